@@ -1,0 +1,1 @@
+"""stc_mlir.emulator"""

@@ -1,0 +1,1 @@
+"""Command-line entry points: stc-opt, stc-import (and stc-run)."""

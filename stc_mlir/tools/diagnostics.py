@@ -1,0 +1,37 @@
+"""Turning exceptions into one-line diagnostics for the command-line tools.
+
+A CLI tool never shows a Python traceback for bad input: it prints `tool: error: ...`
+naming the file and what is wrong, and exits non-zero. Set STC_DEBUG=1 to get the
+traceback when the failure is ours.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+
+
+class UserError(Exception):
+    """An error caused by the user's input; the message is the whole diagnostic."""
+
+
+def run_cli(tool: str, body: Callable[[], int | None]) -> int:
+    """Run `body`, mapping every exception to a diagnostic and an exit code."""
+    try:
+        return body() or 0
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        print(f"{tool}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the point is to catch everything
+        if os.environ.get("STC_DEBUG"):
+            traceback.print_exc()
+        kind = "" if isinstance(exc, UserError) else f"{type(exc).__name__}: "
+        text = str(exc).rstrip() or repr(exc)
+        print(f"{tool}: error: {kind}{text}", file=sys.stderr)
+        return 1

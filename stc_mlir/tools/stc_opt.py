@@ -1,0 +1,50 @@
+"""stc-opt: xdsl-opt with stc-mlir's dialects and passes registered next to xDSL's own."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from stc_mlir import universe
+from stc_mlir.tools.diagnostics import UserError, run_cli
+
+
+class StcOptMain(xDSLOptMain):
+    """The xDSL driver, plus our lazy dialect and pass registries."""
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(description="stc-mlir modular optimizer driver", args=args)
+
+    def register_all_dialects(self):
+        super().register_all_dialects()
+        known = set(self.ctx.registered_dialect_names)
+        for name, factory in universe.DIALECTS.items():
+            if name not in known:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self):
+        super().register_all_passes()
+        for name, factory in universe.PASSES.items():
+            self.register_pass(name, factory)
+
+    def get_input_stream(self):
+        path = self.args.input_file
+        if path is not None:
+            if not os.path.isfile(path):
+                raise UserError(f"cannot open input file '{path}'")
+            # side-car weight files named in the IR are found next to the IR file
+            from stc_mlir.weights import add_search_dir
+
+            add_search_dir(os.path.dirname(os.path.abspath(path)))
+        return super().get_input_stream()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_cli("stc-opt", lambda: StcOptMain(argv).run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Lazy registries of stc-mlir's dialects and passes.
+
+Tools import nothing until a dialect or pass is used, so start-up stays fast. Registered
+as an `xdsl.universe` entry point too, so plain `xdsl-opt` sees our dialects and passes.
+"""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _graph() -> Dialect:
+    from stc_mlir.dialects.graph import Graph
+
+    return Graph
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "graph": _graph,
+    # -- more dialects register here --
+}
+
+
+def _graph_canonicalize() -> type[ModulePass]:
+    from stc_mlir.passes.graph_canonicalize import GraphCanonicalize
+
+    return GraphCanonicalize
+
+
+def _graph_fuse_conv_add_relu() -> type[ModulePass]:
+    from stc_mlir.passes.graph_fuse_conv_add_relu import GraphFuseConvAddRelu
+
+    return GraphFuseConvAddRelu
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "graph-canonicalize": _graph_canonicalize,
+    "graph-fuse-conv-add-relu": _graph_fuse_conv_add_relu,
+    # -- more passes register here --
+}
+
+STC_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -75,6 +75,22 @@ def conv2d(
     return out
 
 
+ACTIVATIONS = ("none", "relu", "relu6")
+
+
+def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: str = "none") -> np.ndarray:
+    """The matrix unit's fused epilogue after bias: + residual, then relu / relu6."""
+    if residual is not None:
+        acc = acc + _f32(residual)
+    if activation == "relu":
+        return np.maximum(acc, F32(0))
+    if activation == "relu6":
+        return np.clip(acc, F32(0), F32(6))
+    if activation != "none":
+        raise KeyError(f"unknown activation '{activation}' (expected one of {ACTIVATIONS})")
+    return acc
+
+
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Batched, broadcasting matrix product with float32 accumulation."""
     return np.matmul(_f32(a), _f32(b))

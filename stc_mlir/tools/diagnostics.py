@@ -32,6 +32,28 @@ def run_cli(tool: str, body: Callable[[], int | None]) -> int:
         if os.environ.get("STC_DEBUG"):
             traceback.print_exc()
         kind = "" if isinstance(exc, UserError) else f"{type(exc).__name__}: "
-        text = str(exc).rstrip() or repr(exc)
+        text = condense(str(exc).rstrip() or repr(exc))
         print(f"{tool}: error: {kind}{text}", file=sys.stderr)
         return 1
+
+
+def condense(text: str, context: int = 1) -> str:
+    """Keep only the annotated part of an xDSL diagnostic that prints a whole module.
+
+    xDSL reports a verification failure by printing the entire module with the failing op
+    underlined; for a real model that is megabytes. Keep the underlined op, its message
+    and `context` lines around it.
+    """
+    lines = text.splitlines()
+    if len(lines) < 40:
+        return text
+    marks = [i for i, line in enumerate(lines) if line.lstrip().startswith("^")]
+    if not marks:
+        return "\n".join(lines[:20] + [f"... ({len(lines) - 20} more lines)"])
+    keep: set[int] = set()
+    for i in marks:
+        end = i + 1
+        while end < len(lines) and lines[end].lstrip().startswith(("|", "-")):
+            end += 1
+        keep.update(range(max(0, i - 1 - context), min(len(lines), end + context)))
+    return "\n".join(lines[i][:400] for i in sorted(keep))

@@ -125,9 +125,9 @@ KERNELS: dict[type[Operation], Kernel] = {
         x[-1] if op.bias is not None else None, p["axis"], p["epsilon"]),
     g.BatchNormOp: lambda op, x, p: kernels.batch_norm(*x, epsilon=p["epsilon"]),
     g.MaxPoolOp: lambda op, x, p: kernels.max_pool(
-        x[0], p["kernel"], p.get("strides") or p["kernel"], p["pads"], p["dilations"], p["ceil_mode"]),
+        x[0], p["kernel"], p["strides"], p["pads"], p["dilations"], p["ceil_mode"]),
     g.AvgPoolOp: lambda op, x, p: kernels.avg_pool(
-        x[0], p["kernel"], p.get("strides") or p["kernel"], p["pads"], p["ceil_mode"], p["count_include_pad"]),
+        x[0], p["kernel"], p["strides"], p["pads"], p["ceil_mode"], p["count_include_pad"]),
     g.GlobalAvgPoolOp: lambda op, x, p: kernels.global_avg_pool(x[0]),
     **{cls: (lambda kind: lambda op, x, p: kernels.reduce(
         kind, x[0], p["axes"] or tuple(range(x[0].ndim)), p["keepdims"]))(cls.name.removeprefix("graph."))

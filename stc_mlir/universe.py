@@ -17,8 +17,15 @@ def _graph() -> Dialect:
     return Graph
 
 
+def _npu() -> Dialect:
+    from stc_mlir.dialects.npu import Npu
+
+    return Npu
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _graph,
+    "npu": _npu,
     # -- more dialects register here --
 }
 
@@ -35,9 +42,16 @@ def _graph_fuse_conv_add_relu() -> type[ModulePass]:
     return GraphFuseConvAddRelu
 
 
+def _graph_externalize_weights() -> type[ModulePass]:
+    from stc_mlir.passes.graph_externalize_weights import GraphExternalizeWeights
+
+    return GraphExternalizeWeights
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fuse-conv-add-relu": _graph_fuse_conv_add_relu,
+    "graph-externalize-weights": _graph_externalize_weights,
     # -- more passes register here --
 }
 

@@ -45,3 +45,8 @@ def read(path: str, offset: int, dtype: np.dtype, shape: tuple[int, ...]) -> np.
             f"weight file '{path}' has {data.size} bytes; {nbytes} bytes at offset {offset} are past its end"
         )
     return data[offset : offset + nbytes].view(dtype).reshape(shape)
+
+
+def forget(path: str) -> None:
+    """Drop a cached mapping (the file was rewritten)."""
+    _mapped.pop(os.path.abspath(path), None)

@@ -144,9 +144,16 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
 
 
 def _axis(axis: int, rank: int, what: str = "axis") -> int:
-    if not -rank <= axis < max(rank, 1):
+    if not -rank <= axis < rank:  # a rank-0 tensor has no axis (ONNX: axis in [-r, r-1])
         raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
-    return axis % rank if rank else 0
+    return axis % rank
+
+
+def _equal(default: object, value: object) -> bool:
+    """Whether a property value is its default (and can be left out of the IR)."""
+    if isinstance(default, tuple) and isinstance(value, list | tuple):
+        return default == tuple(value)
+    return default is not None and type(default) is type(value) and default == value
 
 
 def to_python(attr: Attribute) -> object:
@@ -211,14 +218,17 @@ class ExternAttr(ParametrizedAttribute):
         return (StringAttr(path), IntAttr(offset), IntAttr(nbytes))
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f'<"{self.path.data}", {self.offset.data}, {self.nbytes.data}>')
+        printer.print_string("<")
+        printer.print_string_literal(self.path.data)  # escapes '"' and '\' so the path parses back
+        printer.print_string(f", {self.offset.data}, {self.nbytes.data}>")
 
 
 def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     """A dense attribute holding `array`'s bytes (one copy into an immutable `bytes`)."""
+    shape = np.shape(array)  # np.ascontiguousarray turns a 0-d array into shape (1,)
     array = np.ascontiguousarray(array)
     return DenseIntOrFPElementsAttr(
-        tensor(array.shape, element_type_of(array.dtype)), BytesAttr(array.tobytes())
+        tensor(shape, element_type_of(array.dtype)), BytesAttr(array.tobytes())
     )
 
 
@@ -261,7 +271,10 @@ class GraphOp(IRDLOperation, ABC):
         ]
         p = {**cls.DEFAULTS, **props}
         result_types = cls.infer(types, p)  # type: ignore[arg-type]
-        properties = {k: to_attribute(v) for k, v in props.items() if k in prop_names and v is not None}
+        properties = {
+            k: to_attribute(v) for k, v in props.items()
+            if k in prop_names and v is not None and not _equal(cls.DEFAULTS.get(k), v)
+        }
         return cls._build(list(operands), result_types, properties)
 
     @classmethod
@@ -452,7 +465,10 @@ class ConstantOp(GraphOp):
                     f"graph.constant: value type {self.value.type} does not match result type {t}"
                 )
         else:
-            expected = math.prod(shape_of(t)) * numpy_dtype(t.element_type).itemsize
+            try:
+                expected = math.prod(shape_of(t)) * numpy_dtype(t.element_type).itemsize
+            except ShapeError as e:
+                raise VerifyException(f"graph.constant: {self.value}: {e}") from None
             if self.value.nbytes.data != expected:
                 raise VerifyException(
                     f"graph.constant: {self.value} holds {self.value.nbytes.data} bytes "
@@ -946,7 +962,7 @@ class PoolOp(GraphOp, ABC):
     def infer(cls, types, p):
         (x,) = types
         xs = shape_of(x)
-        kernel, strides, pads = p["kernel"], p.get("strides") or p["kernel"], p["pads"]
+        kernel, strides, pads = p["kernel"], p["strides"], p["pads"]
         dilations = p.get("dilations", (1, 1))
         if len(xs) != 4 or len(kernel) != 2 or len(strides) != 2 or len(pads) != 4:  # type: ignore[arg-type]
             raise ShapeError(f"expects a 4-D input, 2-D kernel/strides and 4 pads, got {x}, {kernel}, {strides}, {pads}")
@@ -962,14 +978,16 @@ class PoolOp(GraphOp, ABC):
 class MaxPoolOp(PoolOp):
     name = "graph.max_pool"
     dilations = opt_prop_def(DenseArrayBase)
-    DEFAULTS: ClassVar[Mapping[str, object]] = {"pads": (0, 0, 0, 0), "ceil_mode": False, "dilations": (1, 1)}
+    DEFAULTS: ClassVar[Mapping[str, object]] = {
+        "strides": (1, 1), "pads": (0, 0, 0, 0), "ceil_mode": False, "dilations": (1, 1)}
 
 
 @irdl_op_definition
 class AvgPoolOp(PoolOp):
     name = "graph.avg_pool"
     count_include_pad = opt_prop_def(BoolAttr)
-    DEFAULTS: ClassVar[Mapping[str, object]] = {"pads": (0, 0, 0, 0), "ceil_mode": False, "count_include_pad": False}
+    DEFAULTS: ClassVar[Mapping[str, object]] = {
+        "strides": (1, 1), "pads": (0, 0, 0, 0), "ceil_mode": False, "count_include_pad": False}
 
 
 @irdl_op_definition

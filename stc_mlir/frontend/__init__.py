@@ -1,1 +1,5 @@
-"""stc_mlir.frontend"""
+"""Frontends: ONNX models into the graph dialect."""
+
+from stc_mlir.frontend.onnx_importer import OnnxImportError, import_onnx
+
+__all__ = ["OnnxImportError", "import_onnx"]

@@ -1,0 +1,133 @@
+"""stc-import: ONNX model (file or built-in name) -> graph dialect IR.
+
+    stc-import MODEL.onnx [--shape NAME=16x3x224x224] [--dtype float16|float32] [-o OUT.mlir]
+    stc-import resnet50 --batch 16 --run      # built-in model, run on the reference interpreter
+
+Weights larger than a few elements go to a side-car file next to the output
+(`OUT.weights.bin`, or `MODEL.weights.bin` in the working directory when printing to
+stdout) so the IR stays readable; `--inline-weights` keeps them in the IR as hex.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from stc_mlir.tools.diagnostics import UserError, run_cli
+
+
+def _parse_shape(text: str) -> tuple[str, list[int]]:
+    name, sep, dims = text.rpartition("=")
+    try:
+        if not sep or not name:
+            raise ValueError
+        return name, [int(d) for d in dims.lower().split("x")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME=D0xD1x..., got '{text}'") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="stc-import", description="Import an ONNX model into the graph dialect.")
+    p.add_argument("model", help="an .onnx file or a built-in model name (see --list-models)")
+    p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
+                   help="fix an input's shape, e.g. data=16x3x224x224 (repeatable)")
+    p.add_argument("--batch", type=int, default=1, help="batch size of a built-in model (default 1)")
+    p.add_argument("--dtype", choices=("float16", "float32"), default="float16",
+                   help="storage type of float tensors (default float16)")
+    p.add_argument("-o", "--output", help="write the IR here (default: stdout)")
+    p.add_argument("--weights", help="side-car weight file (default: next to the output)")
+    p.add_argument("--inline-weights", action="store_true", help="keep all weights inline as hex")
+    p.add_argument("--run", action="store_true",
+                   help="run the imported graph on the reference interpreter and compare with onnxruntime")
+    p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
+    return p
+
+
+def load_model(spec: str, batch: int):
+    """An ONNX ModelProto and a short name from a file path or a built-in model name."""
+    from stc_mlir import models
+
+    if os.path.exists(spec) or spec.endswith(".onnx"):
+        return spec, os.path.splitext(os.path.basename(spec))[0]
+    if spec in models.names():
+        if batch < 1:
+            raise UserError(f"--batch must be >= 1, got {batch}")
+        return models.build(spec, batch=batch), spec
+    raise UserError(f"'{spec}' is neither an ONNX file nor a built-in model ({', '.join(models.names())})")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+
+    def body() -> int:
+        from stc_mlir import models
+        from stc_mlir.frontend import import_onnx
+        from stc_mlir.ir import print_module
+
+        if args.list_models:
+            print("\n".join(models.names()))
+            return 0
+        model, stem = load_model(args.model, args.batch)
+        t0 = time.perf_counter()
+        module = import_onnx(model, shape=dict(args.shape) or None, dtype=args.dtype)
+        n_ops = sum(1 for _ in module.walk()) - 3
+        print(f"stc-import: imported {stem}: {n_ops} ops in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+        if args.output or not args.run:
+            _write(module, args, stem, print_module)
+        if args.run:
+            return _run(model, module, args.model)
+        return 0
+
+    return run_cli("stc-import", body)
+
+
+def _write(module, args, stem: str, print_module) -> None:
+    if not args.inline_weights:
+        from stc_mlir.passes.graph_externalize_weights import GraphExternalizeWeights
+
+        base = os.path.splitext(args.output)[0] if args.output else stem
+        path = args.weights or base + ".weights.bin"
+        GraphExternalizeWeights(file=path).apply(None, module)  # type: ignore[arg-type]
+        print(f"stc-import: weights written to {path}", file=sys.stderr)
+    if args.output:
+        with open(args.output, "w") as f:
+            print_module(module, f)
+    else:
+        print_module(module, sys.stdout)
+
+
+def _run(model, module, spec: str) -> int:
+    """Interpret the module on example inputs; compare with onnxruntime when it is installed."""
+    from stc_mlir import compare, models, reference
+    from stc_mlir.frontend.onnx_importer import load_model as read_onnx
+
+    proto, _ = read_onnx(model)
+    f = reference.find_function(module)
+    arg_shapes = {n: a.type for n, a in zip(reference.input_names(f), f.args)}
+    if spec in models.names():
+        inputs = models.example_inputs(spec, proto)
+    else:
+        inputs = compare.random_inputs(arg_shapes)
+    t0 = time.perf_counter()
+    outputs = reference.run(module, inputs)
+    print(f"stc-import: reference interpreter: {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+    golden = compare.onnxruntime_outputs(proto, inputs)
+    names = reference.output_names(f)
+    ok = True
+    for name, out, ref in zip(names, outputs, golden or [None] * len(outputs)):
+        line = f"  {name}: {'x'.join(map(str, out.shape))} {out.dtype}"
+        if ref is not None:
+            cos, rel = compare.cosine(ref, out), compare.max_relative_error(ref, out)
+            ok &= cos >= compare.MIN_COSINE
+            line += f"  cosine {cos:.6f}  max rel err {rel:.3g} vs onnxruntime"
+        print(line)
+    if golden is None:
+        print("  (onnxruntime is not installed: no comparison)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

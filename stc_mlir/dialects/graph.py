@@ -74,9 +74,10 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from stc_mlir import kernels, weights
+from stc_mlir.errors import StcError
 
 
-class ShapeError(Exception):
+class ShapeError(StcError):
     """Operand types or properties that no result type can satisfy."""
 
 
@@ -479,8 +480,15 @@ class ConstantOp(GraphOp):
         printer.print_string(" ")
         value = self.value
         if isinstance(value, DenseIntOrFPElementsAttr) and len(value) > self.INLINE_LIST_LIMIT:
-            # Hex straight from the bytes: printing element by element is far too slow for weights.
-            printer.print_string(f'dense<"0x{value.data.data.hex().upper()}"> : ')
+            raw = value.data.data
+            head = raw[: len(raw) // len(value)]
+            if raw[len(head) : 2 * len(head)] == head and raw == head * len(value):
+                # a splat stays `dense<v>` (one element, not the whole tensor in hex)
+                DenseIntOrFPElementsAttr(tensor((), value.get_element_type()), BytesAttr(head)).print_without_type(printer)
+                printer.print_string(" : ")
+            else:
+                # Hex straight from the bytes: printing element by element is far too slow for weights.
+                printer.print_string(f'dense<"0x{raw.hex().upper()}"> : ')
             printer.print_attribute(value.type)
         elif isinstance(value, DenseIntOrFPElementsAttr):
             printer.print_attribute(value)
@@ -966,6 +974,8 @@ class PoolOp(GraphOp, ABC):
         dilations = p.get("dilations", (1, 1))
         if len(xs) != 4 or len(kernel) != 2 or len(strides) != 2 or len(pads) != 4:  # type: ignore[arg-type]
             raise ShapeError(f"expects a 4-D input, 2-D kernel/strides and 4 pads, got {x}, {kernel}, {strides}, {pads}")
+        if len(dilations) != 2 or min(kernel) < 1 or min(strides) < 1 or min(dilations) < 1 or min(pads) < 0:  # type: ignore[arg-type,type-var]
+            raise ShapeError(f"kernel {kernel}, strides {strides} and dilations {dilations} need 2 values >= 1, pads {pads} >= 0")
         n, c, h, w = xs
         ho = kernels.window_output_size(h, kernel[0], strides[0], pads[0], pads[2], dilations[0], p["ceil_mode"])  # type: ignore[index,arg-type]
         wo = kernels.window_output_size(w, kernel[1], strides[1], pads[1], pads[3], dilations[1], p["ceil_mode"])  # type: ignore[index,arg-type]
@@ -1111,8 +1121,8 @@ class FlattenOp(GraphOp):
     def infer(cls, types, p):
         (x,) = types
         xs = shape_of(x)
-        axis = p["axis"] % (len(xs) + 1) if p["axis"] < 0 else p["axis"]  # type: ignore[operator]
-        if axis > len(xs):  # type: ignore[operator]
+        axis = p["axis"] + len(xs) if p["axis"] < 0 else p["axis"]  # type: ignore[operator]  # ONNX: [-r, r]
+        if not 0 <= axis <= len(xs):  # type: ignore[operator]
             raise ShapeError(f"axis {p['axis']} is out of range for {x}")
         return [tensor((math.prod(xs[:axis]), math.prod(xs[axis:])), x.element_type)]  # type: ignore[misc]
 

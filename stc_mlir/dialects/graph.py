@@ -807,7 +807,10 @@ def matmul_shape(a: Shape, b: Shape) -> Shape:
     b2 = b + (1,) if len(b) == 1 else b
     if a2[-1] != b2[-2]:
         raise ShapeError(f"contraction dimensions differ: {a2[-1]} (lhs {a}) vs {b2[-2]} (rhs {b})")
-    batch = broadcast_shapes(a2[:-2], b2[:-2])
+    try:
+        batch = broadcast_shapes(a2[:-2], b2[:-2])
+    except ShapeError as e:  # name the operands, not just their batch parts
+        raise ShapeError(f"lhs {a} and rhs {b}: batch {e}") from None
     out = batch + (a2[-2], b2[-1])
     if len(a) == 1:
         out = out[:-2] + out[-1:]
@@ -1256,7 +1259,10 @@ class SliceOp(GraphOp):
         shape = list(shape_of(x))
         steps = p.get("steps") or (1,) * len(p["axes"])  # type: ignore[arg-type]
         if not len(p["starts"]) == len(p["ends"]) == len(p["axes"]) == len(steps):  # type: ignore[arg-type]
-            raise ShapeError("starts, ends, axes and steps must have the same length")
+            raise ShapeError(f"starts {list(p['starts'])}, ends {list(p['ends'])}, axes {list(p['axes'])} "  # type: ignore[call-overload]
+                             f"and steps {list(steps)} must have the same length")
+        if len({_axis(a, len(shape)) for a in p["axes"]}) != len(p["axes"]):  # type: ignore[union-attr,arg-type]
+            raise ShapeError(f"axes {list(p['axes'])} repeat an axis of {x}")  # type: ignore[call-overload]
         for start, end, axis, step in zip(p["starts"], p["ends"], p["axes"], steps):  # type: ignore[call-overload]
             if step == 0:
                 raise ShapeError("step 0 is not allowed")

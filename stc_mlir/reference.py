@@ -16,9 +16,10 @@ from xdsl.ir import Operation, SSAValue
 
 from stc_mlir import kernels
 from stc_mlir.dialects import graph as g
+from stc_mlir.errors import StcError
 
 
-class InterpreterError(Exception):
+class InterpreterError(StcError):
     """The program cannot be executed: missing input, wrong input shape, unknown op."""
 
 

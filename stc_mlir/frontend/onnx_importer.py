@@ -23,13 +23,14 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorTy
 from xdsl.ir import Block, Region, SSAValue
 
 from stc_mlir.dialects import graph as g
+from stc_mlir.errors import StcError
 from stc_mlir.reference import NAME_ATTR
 
 MIN_OPSET, MAX_OPSET = 9, 21
 DTYPES = ("float16", "float32")
 
 
-class OnnxImportError(Exception):
+class OnnxImportError(StcError):
     """The model cannot be imported; the message names the node, op type and opset."""
 
 

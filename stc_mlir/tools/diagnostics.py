@@ -13,8 +13,11 @@ import traceback
 from collections.abc import Callable
 
 
-class UserError(Exception):
-    """An error caused by the user's input; the message is the whole diagnostic."""
+from stc_mlir.errors import StcError
+
+
+class UserError(StcError):
+    """A bad command-line argument."""
 
 
 def run_cli(tool: str, body: Callable[[], int | None]) -> int:
@@ -31,10 +34,19 @@ def run_cli(tool: str, body: Callable[[], int | None]) -> int:
     except Exception as exc:  # noqa: BLE001 - the point is to catch everything
         if os.environ.get("STC_DEBUG"):
             traceback.print_exc()
-        kind = "" if isinstance(exc, UserError) else f"{type(exc).__name__}: "
+        kind = "" if isinstance(exc, StcError) else _KINDS.get(type(exc).__name__, f"{type(exc).__name__}: ")
         text = condense(str(exc).rstrip() or repr(exc))
         print(f"{tool}: error: {kind}{text}", file=sys.stderr)
         return 1
+
+
+_KINDS = {
+    "ParseError": "parse error: ",
+    "VerifyException": "verification failed: ",
+    "DiagnosticException": "",
+    "FileNotFoundError": "",
+    "PassPipelineParseError": "bad pass pipeline: ",
+}
 
 
 def condense(text: str, context: int = 1) -> str:

@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from stc_mlir import universe
@@ -42,8 +43,23 @@ class StcOptMain(xDSLOptMain):
         return super().get_input_stream()
 
 
+    def run(self):
+        try:
+            super().run()
+        except (VerifyException, DiagnosticException) as e:
+            raise UserError(f"{self.get_input_name()}: verification failed: {e}") from None
+
+
+def _main(argv: Sequence[str] | None) -> None:
+    try:
+        tool = StcOptMain(argv)
+    except ValueError as e:  # xDSL reports unknown passes and bad pass options this way
+        raise UserError(f"{e} (list them with --help)") from None
+    tool.run()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli("stc-opt", lambda: StcOptMain(argv).run())
+    return run_cli("stc-opt", lambda: _main(argv))
 
 
 if __name__ == "__main__":

@@ -1236,8 +1236,15 @@ class SplitOp(GraphOp):
 
 
 def slice_bounds(dim: int, start: int, end: int, step: int) -> range:
-    """The indices an ONNX Slice selects along one axis (negative and clamped bounds)."""
-    return range(dim)[slice(start, end, step)]
+    """The indices an ONNX Slice selects along one axis (negative and clamped bounds).
+
+    Not Python's slice: with a negative step ONNX clamps a start below -dim to 0 (Python to
+    "before 0"), so x[-5::-1] of 4 elements selects element 0 in ONNX and nothing in Python.
+    """
+    start, end = start + dim if start < 0 else start, end + dim if end < 0 else end
+    if step > 0:
+        return range(min(max(start, 0), dim), min(max(end, 0), dim), step)
+    return range(min(max(start, 0), dim - 1), min(max(end, -1), dim - 1), step)
 
 
 @irdl_op_definition

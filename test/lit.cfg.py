@@ -1,13 +1,14 @@
-"""lit configuration: every `*.mlir` file under test/ is a FileCheck test of stc-opt / stc-import."""
+"""lit configuration: `*.mlir` (IR) and `*.test` (tool) files under test/ are FileCheck tests."""
 
 import os
 import shutil
+import sys
 
 import lit.formats
 
 config.name = "stc-mlir"
-config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".mlir"]
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["Inputs", "__pycache__"]
 
@@ -20,3 +21,4 @@ for var in ("PYTHONPATH", "HOME", "STC_DEBUG"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%python", sys.executable))

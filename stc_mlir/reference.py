@@ -92,7 +92,9 @@ def _slice(op: g.SliceOp, x: list[np.ndarray], p: dict) -> np.ndarray:
     index = [slice(None)] * x[0].ndim
     steps = p.get("steps") or (1,) * len(p["axes"])
     for start, end, axis, step in zip(p["starts"], p["ends"], p["axes"], steps):
-        index[axis % x[0].ndim] = slice(start, end, step)  # ONNX clamping = Python's
+        axis %= x[0].ndim
+        r = g.slice_bounds(x[0].shape[axis], start, end, step)  # ONNX clamping, not Python's
+        index[axis] = slice(r.start, r.stop if r.stop >= 0 else None, r.step)
     return x[0][tuple(index)]
 
 

@@ -127,7 +127,8 @@ def _is_float(t: Attribute) -> bool:
 def _same_element_type(op_name: str, types: Sequence[TensorType]) -> Attribute:
     element_types = {t.element_type for t in types}
     if len(element_types) != 1:
-        raise ShapeError(f"{op_name}: operand element types differ: {_fmt_types(types)}")
+        # no op name here: the verifier prefixes it (it used to print "graph.add: graph.add: ...")
+        raise ShapeError(f"operand element types differ: {_fmt_types(types)}")
     return types[0].element_type
 
 

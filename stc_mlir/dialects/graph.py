@@ -365,6 +365,8 @@ class GraphOp(IRDLOperation, ABC):
         optional_names = [n for n, d in definition.operands if isinstance(d, OptOperandDef)]
         keyword_values: dict[str, object] = {}
         while (kw := parser.parse_optional_keyword_in(optional_names)) is not None:
+            if kw in keyword_values:
+                parser.raise_error(f"{cls.name}: operand '{kw}' is given twice", start, parser.pos)
             keyword_values[kw] = parser.parse_unresolved_operand()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
@@ -383,7 +385,7 @@ class GraphOp(IRDLOperation, ABC):
             t = parser.parse_type()
             n_operands = len(unresolved) + len(keyword_values)
             operand_types, result_types = [t] * n_operands, [t]
-        ordered = list(unresolved) + [keyword_values[n] for n in optional_names if n in keyword_values]
+        ordered = list(unresolved) + list(keyword_values.values())  # the written order, as the types are
         if len(ordered) != len(operand_types):
             parser.raise_error(
                 f"{cls.name}: {len(ordered)} operands but {len(operand_types)} operand types",
@@ -393,7 +395,7 @@ class GraphOp(IRDLOperation, ABC):
         # regroup into the op definition's operand order
         operands: list = []
         positional = iter(values[: len(unresolved)])
-        keyword = dict(zip([n for n in optional_names if n in keyword_values], values[len(unresolved):]))
+        keyword = dict(zip(keyword_values, values[len(unresolved):]))
         n_required = sum(1 for _, d in definition.operands if not isinstance(d, VarOperandDef))
         n_variadic = len(unresolved) - n_required
         for name, d in definition.operands:

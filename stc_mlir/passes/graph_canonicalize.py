@@ -1,0 +1,275 @@
+"""graph-canonicalize: bring imported graphs to the small op set later passes expect.
+
+ONNX graphs arrive with training-time and convenience operators (BatchNormalization, Gemm,
+Sum, Identity, no-op reshapes) and with weight preprocessing left as ops on constants.
+Folding and decomposing them here means fusion, partitioning and lowering only ever see
+conv2d / matmul / add / mul and constants, and the NPU never spends time on work whose
+result was known at compile time. Every rewrite keeps the computed values, up to fp16
+rounding of the intermediate results it moves.
+
+All data work is numpy on the constants' buffers; each pattern looks only at an op and
+its direct operands or single user, so the pass is linear in the size of the graph.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from stc_mlir import reference
+from stc_mlir.dialects import graph as g
+
+DEFAULT_FOLD_LIMIT = 1 << 20
+"""Largest constant (bytes) constant folding may create, unless it only re-lays out a weight."""
+
+LAYOUT_OPS = (g.TransposeOp, g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp, g.IdentityOp)
+"""Ops that only move data: folding them into a single-use constant keeps the IR size."""
+
+RESHAPE_LIKE = (g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def constant_of(value: SSAValue) -> g.ConstantOp | None:
+    """The graph.constant defining `value`, if any."""
+    owner = value.owner
+    return owner if isinstance(owner, g.ConstantOp) else None
+
+
+def nbytes(t: TensorType) -> int:
+    return math.prod(g.shape_of(t)) * g.numpy_dtype(t.element_type).itemsize
+
+
+def may_rewrite_constant(value: SSAValue, result_bytes: int, limit: int) -> bool:
+    """Whether a new constant of `result_bytes` derived from constant `value` is affordable.
+
+    It is when it is small, or when `value` has no other user, so the new constant
+    replaces the old one instead of adding a second copy of a weight.
+    """
+    return result_bytes <= limit or value.has_one_use()
+
+
+def explicit_props(op: g.GraphOp) -> dict[str, object]:
+    """The op's properties as Python values, without defaults filled in."""
+    return {k: g.to_python(v) for k, v in op.properties.items() if k != "operandSegmentSizes"}
+
+
+def scalar_constant(value: float, element_type) -> g.ConstantOp:
+    return g.ConstantOp.from_numpy(np.asarray(value, dtype=g.numpy_dtype(element_type)))
+
+
+# ----------------------------------------------------------------------------- patterns
+
+
+@dataclass
+class FoldConstants(RewritePattern):
+    """An op of constants becomes a constant, computed by the reference interpreter.
+
+    Only when the result is at most `limit` bytes, or the op only re-lays out constants
+    that have no other user (a transposed or reshaped weight), so folding never grows the IR.
+    """
+
+    limit: int = DEFAULT_FOLD_LIMIT
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if (
+            not isinstance(op, g.GraphOp)
+            or isinstance(op, g.ConstantOp)
+            or not op.operands
+            or type(op) not in reference.KERNELS
+        ):
+            return
+        constants = [constant_of(v) for v in op.operands]
+        if any(c is None for c in constants):
+            return
+        size = sum(nbytes(r.type) for r in op.results)  # type: ignore[arg-type]
+        if size > self.limit and not (
+            isinstance(op, LAYOUT_OPS) and all(v.has_one_use() for v in op.operands)
+        ):
+            return
+        env: dict[SSAValue, np.ndarray] = {v: c.numpy() for v, c in zip(op.operands, constants)}  # type: ignore[union-attr]
+        reference.run_ops([op], env)
+        new_ops = [g.ConstantOp.from_numpy(env[r]) for r in op.results]
+        rewriter.replace(op, new_ops, [c.output for c in new_ops])
+
+
+class FoldBatchNormIntoConv(RewritePattern):
+    """batch_norm(conv2d(x, w, b)) -> conv2d(x, w * s, (b - mean) * s + beta), s = gamma / sqrt(var + eps).
+
+    Needs constant weights, bias and statistics, a conv without epilogue, and no other user
+    of the conv result; computed in float32 and stored in the constants' element type.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.BatchNormOp, rewriter: PatternRewriter, /):
+        conv = op.input.owner
+        if not isinstance(conv, g.Conv2DOp) or not op.input.has_one_use():
+            return
+        if conv.residual is not None or conv.props()["activation"] != "none":
+            return
+        weight = constant_of(conv.weight)
+        bias = constant_of(conv.bias) if conv.bias is not None else None
+        params = [constant_of(v) for v in (op.scale, op.bias, op.mean, op.var)]
+        if weight is None or (conv.bias is not None and bias is None) or any(c is None for c in params):
+            return
+        gamma, beta, mean, var = (c.numpy().astype(np.float32) for c in params)  # type: ignore[union-attr]
+        scale = gamma / np.sqrt(var + np.float32(op.props()["epsilon"]))
+        w = weight.numpy()
+        new_w = w.astype(np.float32) * scale.reshape(-1, 1, 1, 1)
+        b = bias.numpy().astype(np.float32) if bias is not None else np.float32(0)
+        new_b = (b - mean) * scale + beta
+        w_const = g.ConstantOp.from_numpy(new_w.astype(w.dtype))
+        b_const = g.ConstantOp.from_numpy(new_b.astype(w.dtype))
+        new_conv = g.Conv2DOp.make(conv.input, w_const.output, b_const.output, **explicit_props(conv))
+        new_conv.attributes.update(conv.attributes)
+        rewriter.replace(op, [w_const, b_const, new_conv])
+        rewriter.erase(conv)
+
+
+@dataclass
+class DecomposeGemm(RewritePattern):
+    """gemm -> matmul(op(a), op(b)) [* alpha] [+ c [* beta]].
+
+    Transposition and alpha are applied to a constant `b` in numpy (a new constant), and
+    beta to a constant `c`, when that keeps the IR size (see `may_rewrite_constant`);
+    otherwise they become transpose / mul ops. A zero beta drops `c`, as in ONNX.
+    """
+
+    limit: int = DEFAULT_FOLD_LIMIT
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.GemmOp, rewriter: PatternRewriter, /):
+        p = op.props()
+        alpha, beta = float(p["alpha"]), float(p["beta"])  # type: ignore[arg-type]
+        element_type = op.output.type.element_type  # type: ignore[attr-defined]
+        new_ops: list[Operation] = []
+
+        a = op.a
+        if p["trans_a"]:
+            new_ops.append(t := g.TransposeOp.make(a, perm=(1, 0)))
+            a = t.output
+
+        b = op.b
+        b_const = constant_of(b)
+        if b_const is not None and (p["trans_b"] or alpha != 1.0) and may_rewrite_constant(
+            b, nbytes(b.type), self.limit  # type: ignore[arg-type]
+        ):
+            w = b_const.numpy()
+            w = w.T if p["trans_b"] else w
+            if alpha != 1.0:
+                w = (w.astype(np.float32) * np.float32(alpha)).astype(w.dtype)
+            new_ops.append(c := g.ConstantOp.from_numpy(w))
+            b, alpha = c.output, 1.0
+        elif p["trans_b"]:
+            new_ops.append(t := g.TransposeOp.make(b, perm=(1, 0)))
+            b = t.output
+
+        new_ops.append(mm := g.MatmulOp.make(a, b))
+        result = mm.output
+        if alpha != 1.0:
+            new_ops.append(s := scalar_constant(alpha, element_type))
+            new_ops.append(m := g.MulOp.make(result, s.output))
+            result = m.output
+
+        if op.c is not None and beta != 0.0:
+            c = op.c
+            if beta != 1.0:
+                c_const = constant_of(c)
+                if c_const is not None and may_rewrite_constant(c, nbytes(c.type), self.limit):  # type: ignore[arg-type]
+                    data = c_const.numpy()
+                    scaled = (data.astype(np.float32) * np.float32(beta)).astype(data.dtype)
+                    new_ops.append(k := g.ConstantOp.from_numpy(scaled))
+                    c = k.output
+                else:
+                    new_ops.append(s := scalar_constant(beta, element_type))
+                    new_ops.append(m := g.MulOp.make(c, s.output))
+                    c = m.output
+            new_ops.append(add := g.AddOp.make(result, c))
+            result = add.output
+        rewriter.replace(op, new_ops, [result])
+
+
+class DecomposeSum(RewritePattern):
+    """sum(x0, x1, x2, ...) -> add(add(x0, x1), x2) ...; sum(x) -> x."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.SumOp, rewriter: PatternRewriter, /):
+        inputs = list(op.inputs)
+        if len(inputs) == 1:
+            rewriter.replace(op, [], [inputs[0]])
+            return
+        new_ops: list[Operation] = []
+        acc = inputs[0]
+        for x in inputs[1:]:
+            new_ops.append(add := g.AddOp.make(acc, x))
+            acc = add.output
+        rewriter.replace(op, new_ops)
+
+
+class RemoveIdentity(RewritePattern):
+    """identity, and reshape / expand / cast / transpose that change nothing, forward their input."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if isinstance(op, g.IdentityOp):
+            rewriter.replace(op, [], [op.input])
+        elif isinstance(op, (*RESHAPE_LIKE, g.ExpandOp, g.CastOp)):
+            if op.input.type == op.output.type:
+                rewriter.replace(op, [], [op.input])
+        elif isinstance(op, g.TransposeOp):
+            if tuple(op.props()["perm"]) == tuple(range(len(g.shape_of(op.input.type)))):  # type: ignore[arg-type]
+                rewriter.replace(op, [], [op.input])
+
+
+class ComposeLayoutChains(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x) (any of reshape/flatten/squeeze/unsqueeze);
+    transpose(transpose(x)) -> one transpose with the composed permutation."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if isinstance(op, RESHAPE_LIKE) and isinstance(inner := op.input.owner, RESHAPE_LIKE):
+            shape = g.shape_of(op.output.type)
+            rewriter.replace(op, g.ReshapeOp.make(inner.input, shape=shape))
+        elif isinstance(op, g.TransposeOp) and isinstance(inner := op.input.owner, g.TransposeOp):
+            outer_perm, inner_perm = op.props()["perm"], inner.props()["perm"]
+            perm = tuple(inner_perm[i] for i in outer_perm)  # type: ignore[index,union-attr]
+            rewriter.replace(op, g.TransposeOp.make(inner.input, perm=perm))
+
+
+# ----------------------------------------------------------------------------- pass
+
+
+@dataclass(frozen=True)
+class GraphCanonicalize(ModulePass):
+    """Fold BatchNorm into convs, decompose Gemm and Sum, drop identities, fold constants, remove dead ops.
+
+    `fold_limit` (bytes) caps the constants that folding may create (layout changes of
+    single-use weights are exempt); `-p graph-canonicalize{fold-limit=0}` disables growing folds.
+    """
+
+    name = "graph-canonicalize"
+
+    fold_limit: int = DEFAULT_FOLD_LIMIT
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns: list[RewritePattern] = [
+            FoldConstants(self.fold_limit),
+            RemoveIdentity(),
+            ComposeLayoutChains(),
+            FoldBatchNormIntoConv(),
+            DecomposeGemm(self.fold_limit),
+            DecomposeSum(),
+        ]
+        PatternRewriteWalker(GreedyRewritePatternApplier(patterns, dce_enabled=True)).rewrite_module(op)

@@ -1,0 +1,224 @@
+// RUN: stc-opt %s -p graph-canonicalize --split-input-file | filecheck %s
+// RUN: stc-opt %s -p 'graph-canonicalize{fold-limit=0}' --split-input-file | filecheck %s --check-prefix=NOFOLD
+
+// BatchNorm folds into the conv: scale = gamma / sqrt(var + eps) = [1, 6],
+// w' = w * scale = [2, 12], b' = (b - mean) * scale + beta = [0.5, 5].
+// CHECK-LABEL: func.func @bn_fold
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}2.000000e+00]]], {{\[\[\[}}1.200000e+01]]]]> : tensor<2x1x1x1xf16>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<[5.000000e-01, 5.000000e+00]> : tensor<2xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %x, %[[W]] bias %[[B]] {group = 2 : i64} : (tensor<1x2x3x3xf16>, tensor<2x1x1x1xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @bn_fold(%x: tensor<1x2x3x3xf16>) -> tensor<1x2x3x3xf16> {
+  %w = graph.constant dense<[[[[2.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf16>
+  %b = graph.constant dense<[1.0, 1.0]> : tensor<2xf16>
+  %gamma = graph.constant dense<[2.0, 3.0]> : tensor<2xf16>
+  %beta = graph.constant dense<[0.5, -1.0]> : tensor<2xf16>
+  %mean = graph.constant dense<[1.0, 0.0]> : tensor<2xf16>
+  %var = graph.constant dense<[4.0, 0.25]> : tensor<2xf16>
+  %0 = graph.conv2d %x, %w bias %b {group = 2 : i64} : (tensor<1x2x3x3xf16>, tensor<2x1x1x1xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  %1 = graph.batch_norm %0, %gamma, %beta, %mean, %var {epsilon = 0.0} : (tensor<1x2x3x3xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  func.return %1 : tensor<1x2x3x3xf16>
+}
+
+// -----
+
+// A conv without bias gets one: b' = -mean * scale + beta.
+// CHECK-LABEL: func.func @bn_fold_no_bias
+// CHECK:         graph.constant dense<[-1.500000e+00, 2.000000e+00]> : tensor<2xf16>
+// CHECK-NEXT:    graph.conv2d %x, %{{.*}} bias %{{.*}} {strides = array<i64: 2, 2>}
+// CHECK-NOT:     graph.batch_norm
+func.func @bn_fold_no_bias(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x2x2xf16> {
+  %w = graph.constant dense<[[[[1.0]], [[1.0]]], [[[1.0]], [[1.0]]]]> : tensor<2x2x1x1xf16>
+  %gamma = graph.constant dense<[1.0, 1.0]> : tensor<2xf16>
+  %beta = graph.constant dense<[0.5, 2.0]> : tensor<2xf16>
+  %mean = graph.constant dense<[2.0, 0.0]> : tensor<2xf16>
+  %var = graph.constant dense<[1.0, 1.0]> : tensor<2xf16>
+  %0 = graph.conv2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf16>, tensor<2x2x1x1xf16>) -> tensor<1x2x2x2xf16>
+  %1 = graph.batch_norm %0, %gamma, %beta, %mean, %var {epsilon = 0.0} : (tensor<1x2x2x2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x2x2xf16>
+  func.return %1 : tensor<1x2x2x2xf16>
+}
+
+// -----
+
+// Must not fold: the weight is not a constant, the conv result has a second user,
+// the conv already has an activation, the input is not a conv.
+// CHECK-LABEL: func.func @bn_no_fold
+// CHECK-COUNT-4: graph.batch_norm
+func.func @bn_no_fold(%x: tensor<1x2x3x3xf16>, %w: tensor<2x2x1x1xf16>) -> (tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>) {
+  %k = graph.constant dense<[[[[1.0]], [[1.0]]], [[[1.0]], [[1.0]]]]> : tensor<2x2x1x1xf16>
+  %p = graph.constant dense<[1.0, 2.0]> : tensor<2xf16>
+  %0 = graph.conv2d %x, %w : (tensor<1x2x3x3xf16>, tensor<2x2x1x1xf16>) -> tensor<1x2x3x3xf16>
+  %1 = graph.batch_norm %0, %p, %p, %p, %p : (tensor<1x2x3x3xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  %2 = graph.conv2d %x, %k : (tensor<1x2x3x3xf16>, tensor<2x2x1x1xf16>) -> tensor<1x2x3x3xf16>
+  %3 = graph.batch_norm %2, %p, %p, %p, %p : (tensor<1x2x3x3xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  %4 = graph.conv2d %x, %k {activation = "relu"} : (tensor<1x2x3x3xf16>, tensor<2x2x1x1xf16>) -> tensor<1x2x3x3xf16>
+  %5 = graph.batch_norm %4, %p, %p, %p, %p : (tensor<1x2x3x3xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  %6 = graph.batch_norm %x, %p, %p, %p, %p : (tensor<1x2x3x3xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  func.return %1, %2, %3, %5, %6 : tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>
+}
+
+// -----
+
+// Gemm with a constant transposed b: the transpose and alpha go into a new constant;
+// beta != 1 on a non-constant c becomes a mul.
+// CHECK-LABEL: func.func @gemm_const_b
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<{{\[\[}}2.000000e+00, 6.000000e+00], [4.000000e+00, 8.000000e+00]]> : tensor<2x2xf16>
+// CHECK-NEXT:    %[[M:.*]] = graph.matmul %a, %[[B]] : tensor<2x2xf16>
+// CHECK-NEXT:    %[[BETA:.*]] = graph.constant dense<5.000000e-01> : tensor<f16>
+// CHECK-NEXT:    %[[C:.*]] = graph.mul %c, %[[BETA]] : (tensor<2x2xf16>, tensor<f16>) -> tensor<2x2xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.add %[[M]], %[[C]] : tensor<2x2xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @gemm_const_b(%a: tensor<2x2xf16>, %c: tensor<2x2xf16>) -> tensor<2x2xf16> {
+  %b = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf16>
+  %0 = graph.gemm %a, %b c %c {trans_b = true, alpha = 2.0, beta = 0.5} : (tensor<2x2xf16>, tensor<2x2xf16>, tensor<2x2xf16>) -> tensor<2x2xf16>
+  func.return %0 : tensor<2x2xf16>
+}
+
+// -----
+
+// Non-constant operands are transposed by ops, alpha is a mul; beta = 0 drops c.
+// CHECK-LABEL: func.func @gemm_args
+// CHECK-NEXT:    %[[A:.*]] = graph.transpose %a {perm = array<i64: 1, 0>} : (tensor<4x3xf16>) -> tensor<3x4xf16>
+// CHECK-NEXT:    %[[B:.*]] = graph.transpose %b {perm = array<i64: 1, 0>} : (tensor<5x4xf16>) -> tensor<4x5xf16>
+// CHECK-NEXT:    %[[M:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<3x4xf16>, tensor<4x5xf16>) -> tensor<3x5xf16>
+// CHECK-NEXT:    %[[ALPHA:.*]] = graph.constant dense<-1.000000e+00> : tensor<f16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.mul %[[M]], %[[ALPHA]]
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @gemm_args(%a: tensor<4x3xf16>, %b: tensor<5x4xf16>, %c: tensor<5xf16>) -> tensor<3x5xf16> {
+  %0 = graph.gemm %a, %b c %c {trans_a = true, trans_b = true, alpha = -1.0, beta = 0.0} : (tensor<4x3xf16>, tensor<5x4xf16>, tensor<5xf16>) -> tensor<3x5xf16>
+  func.return %0 : tensor<3x5xf16>
+}
+
+// -----
+
+// A plain Gemm is a matmul plus a broadcast add.
+// CHECK-LABEL: func.func @gemm_plain
+// CHECK-NEXT:    %[[M:.*]] = graph.matmul %a, %b
+// CHECK-NEXT:    %[[Y:.*]] = graph.add %[[M]], %c : (tensor<3x5xf16>, tensor<5xf16>) -> tensor<3x5xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @gemm_plain(%a: tensor<3x4xf16>, %b: tensor<4x5xf16>, %c: tensor<5xf16>) -> tensor<3x5xf16> {
+  %0 = graph.gemm %a, %b c %c : (tensor<3x4xf16>, tensor<4x5xf16>, tensor<5xf16>) -> tensor<3x5xf16>
+  func.return %0 : tensor<3x5xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @sum
+// CHECK-NEXT:    %[[S:.*]] = graph.add %x, %y : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+// CHECK-NEXT:    %[[T:.*]] = graph.add %[[S]], %z : tensor<2x3xf16>
+// CHECK-NEXT:    func.return %[[T]], %x
+func.func @sum(%x: tensor<2x3xf16>, %y: tensor<3xf16>, %z: tensor<2x3xf16>) -> (tensor<2x3xf16>, tensor<2x3xf16>) {
+  %0 = graph.sum %x, %y, %z : (tensor<2x3xf16>, tensor<3xf16>, tensor<2x3xf16>) -> tensor<2x3xf16>
+  %1 = graph.sum %x : tensor<2x3xf16>
+  func.return %0, %1 : tensor<2x3xf16>, tensor<2x3xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @identities
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %x : tensor<2x3xf16>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @identities(%x: tensor<2x3xf16>) -> tensor<2x3xf16> {
+  %0 = graph.identity %x : tensor<2x3xf16>
+  %1 = graph.reshape %0 : tensor<2x3xf16>
+  %2 = graph.transpose %1 {perm = array<i64: 0, 1>} : tensor<2x3xf16>
+  %3 = graph.expand %2 : tensor<2x3xf16>
+  %4 = graph.cast %3 : tensor<2x3xf16>
+  %5 = graph.relu %4 : tensor<2x3xf16>
+  func.return %5 : tensor<2x3xf16>
+}
+
+// -----
+
+// Layout ops that do something stay; chains of them compose.
+// CHECK-LABEL: func.func @layout
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : (tensor<2x3x4xf16>) -> tensor<1x4x6xf16>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %x {perm = array<i64: 1, 2, 0>} : (tensor<2x3x4xf16>) -> tensor<3x4x2xf16>
+// CHECK-NEXT:    %[[E:.*]] = graph.expand %x : (tensor<2x3x4xf16>) -> tensor<5x2x3x4xf16>
+// CHECK-NEXT:    func.return %[[R]], %[[T]], %[[E]]
+func.func @layout(%x: tensor<2x3x4xf16>) -> (tensor<1x4x6xf16>, tensor<3x4x2xf16>, tensor<5x2x3x4xf16>) {
+  %0 = graph.flatten %x : (tensor<2x3x4xf16>) -> tensor<2x12xf16>
+  %1 = graph.reshape %0 : (tensor<2x12xf16>) -> tensor<4x6xf16>
+  %2 = graph.unsqueeze %1 {axes = array<i64: 0>} : (tensor<4x6xf16>) -> tensor<1x4x6xf16>
+  %3 = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<2x3x4xf16>) -> tensor<3x2x4xf16>
+  %4 = graph.transpose %3 {perm = array<i64: 0, 2, 1>} : (tensor<3x2x4xf16>) -> tensor<3x4x2xf16>
+  %5 = graph.expand %x : (tensor<2x3x4xf16>) -> tensor<5x2x3x4xf16>
+  func.return %2, %4, %5 : tensor<1x4x6xf16>, tensor<3x4x2xf16>, tensor<5x2x3x4xf16>
+}
+
+// -----
+
+// Small constant expressions fold (also to rank 0); with fold-limit=0 nothing grows.
+// CHECK-LABEL: func.func @fold_small
+// CHECK-NEXT:    %[[C:.*]] = graph.constant dense<[4.000000e+00, 6.000000e+00]> : tensor<2xf16>
+// CHECK-NEXT:    %[[S:.*]] = graph.constant dense<1.000000e+01> : tensor<f16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.add %x, %[[C]] : tensor<2xf16>
+// CHECK-NEXT:    %[[Z:.*]] = graph.mul %[[Y]], %[[S]] : (tensor<2xf16>, tensor<f16>) -> tensor<2xf16>
+// CHECK-NEXT:    func.return %[[Z]]
+// NOFOLD-LABEL: func.func @fold_small
+// NOFOLD:         graph.add %c, %c
+// NOFOLD:         graph.reduce_sum
+func.func @fold_small(%x: tensor<2xf16>) -> tensor<2xf16> {
+  %c = graph.constant dense<[2.0, 3.0]> : tensor<2xf16>
+  %0 = graph.add %c, %c : tensor<2xf16>
+  %1 = graph.reduce_sum %0 {keepdims = false} : (tensor<2xf16>) -> tensor<f16>
+  %2 = graph.add %x, %0 : tensor<2xf16>
+  %3 = graph.mul %2, %1 : (tensor<2xf16>, tensor<f16>) -> tensor<2xf16>
+  func.return %3 : tensor<2xf16>
+}
+
+// -----
+
+// A constant broadcast to 2 MiB is not materialised.
+// CHECK-LABEL: func.func @fold_big
+// CHECK-NEXT:    graph.constant {{.*}} : tensor<1x1024xf16>
+// CHECK-NEXT:    graph.expand
+// CHECK-NEXT:    graph.add
+func.func @fold_big(%x: tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {
+  %c = graph.constant dense<1.0> : tensor<1x1024xf16>
+  %0 = graph.expand %c : (tensor<1x1024xf16>) -> tensor<1024x1024xf16>
+  %1 = graph.add %x, %0 : tensor<1024x1024xf16>
+  func.return %1 : tensor<1024x1024xf16>
+}
+
+// -----
+
+// A transposed weight folds even past the limit when the weight has no other user,
+// and stays a transpose when it has.
+// CHECK-LABEL: func.func @fold_layout
+// CHECK-NEXT:    %[[T:.*]] = graph.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf16>
+// CHECK-NEXT:    graph.matmul %x, %[[T]]
+// NOFOLD-LABEL: func.func @fold_layout
+// NOFOLD-NEXT:    %[[T:.*]] = graph.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf16>
+// NOFOLD-NEXT:    graph.matmul %x, %[[T]]
+func.func @fold_layout(%x: tensor<2x2xf16>) -> tensor<2x2xf16> {
+  %w = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf16>
+  %0 = graph.transpose %w {perm = array<i64: 1, 0>} : tensor<2x2xf16>
+  %1 = graph.matmul %x, %0 : tensor<2x2xf16>
+  func.return %1 : tensor<2x2xf16>
+}
+
+// -----
+
+// NOFOLD-LABEL: func.func @fold_layout_shared
+// NOFOLD-NEXT:    %w = graph.constant
+// NOFOLD-NEXT:    graph.transpose %w
+func.func @fold_layout_shared(%x: tensor<2x2xf16>) -> (tensor<2x2xf16>, tensor<2x2xf16>) {
+  %w = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf16>
+  %0 = graph.transpose %w {perm = array<i64: 1, 0>} : tensor<2x2xf16>
+  %1 = graph.matmul %x, %0 : tensor<2x2xf16>
+  %2 = graph.matmul %x, %w : tensor<2x2xf16>
+  func.return %1, %2 : tensor<2x2xf16>, tensor<2x2xf16>
+}
+
+// -----
+
+// Unused pure ops go, constants included.
+// CHECK-LABEL: func.func @dead
+// CHECK-NEXT:    func.return %x
+func.func @dead(%x: tensor<2xf16>) -> tensor<2xf16> {
+  %c = graph.constant dense<[2.0, 3.0]> : tensor<2xf16>
+  %0 = graph.sigmoid %x : tensor<2xf16>
+  %1 = graph.add %0, %c : tensor<2xf16>
+  func.return %x : tensor<2xf16>
+}

@@ -1,1 +1,21 @@
-"""stc_mlir.emulator"""
+"""The Python NPU emulator: runs npu programs on an emulated STCP920 cluster.
+
+    from stc_mlir.emulator import run, program_from_module
+    outputs, report = run(program_from_module(module), {"x": x}, trace="trace.json")
+    print(report.table()); report.as_dict()
+
+It needs only the npu program (`program.Program`, from IR or a `.stcobj`) and the target
+description; see docs/npu.md for the cycle model, the hazards and the report fields.
+"""
+
+from .check import ProgramError, check_program
+from .memory import EmulatorError, HazardError
+from .program import Buffer, Command, IOSpec, Program, Semaphore, Tile, command, program_from_module, program_to_module, tile
+from .report import Report
+from .simulator import run
+
+__all__ = [
+    "Buffer", "Command", "EmulatorError", "HazardError", "IOSpec", "Program", "ProgramError",
+    "Report", "Semaphore", "Tile", "check_program", "command", "program_from_module",
+    "program_to_module", "run", "tile",
+]

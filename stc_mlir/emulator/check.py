@@ -1,0 +1,299 @@
+"""Static checks of an npu `Program` against a target: the npu dialect's verifier and the
+emulator's load-time checks are this one function.
+
+`check_program` raises `ProgramError` (with a `kind`: "invalid", "out_of_bounds",
+"capacity_overflow", "unallocated" or "sync") whose message names the command (core,
+index in the stream, text), the buffer, the bytes and the limit involved.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from stc_mlir.errors import StcError
+from stc_mlir.kernels import window_output_size
+from stc_mlir.target import Target
+
+from .program import (
+    ACTIVATIONS, DTYPES, FLOAT_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES, Buffer,
+    Command, Program, Tile,
+)
+
+
+class ProgramError(StcError, ValueError):
+    """An npu program that cannot run; `kind` says which rule it breaks."""
+
+    def __init__(self, kind: str, message: str, core: int | None = None,
+                 index: int | None = None, address: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.core = core
+        self.index = index
+        self.address = address
+
+
+def describe_buffer(b: Buffer) -> str:
+    where = f"{b.space} of core {b.core}" if b.space in LOCAL_SPACES else b.space
+    at = f" at offset {b.offset}" if b.offset is not None else ""
+    return f"@{b.name} ({where}, {b.size} bytes{at})"
+
+
+def check_program(program: Program, target: Target, require_offsets: bool = False) -> None:
+    """Raise `ProgramError` for the first rule `program` breaks on `target`."""
+    for core in program.cores:
+        if not 0 <= core < target.cores:
+            raise ProgramError("invalid", f"core id {core} is out of range: {target.name} "
+                               f"has cores 0..{target.cores - 1}", core)
+    for b in program.buffers.values():
+        _check_buffer(b, target, require_offsets)
+    for s in program.semaphores.values():
+        if not 0 <= s.core < target.cores:
+            raise ProgramError("invalid", f"semaphore @{s.name}: core {s.core} is out of range "
+                               f"(cores 0..{target.cores - 1})")
+        if s.init < 0:
+            raise ProgramError("invalid", f"semaphore @{s.name}: negative init {s.init}")
+    for kind, ios in (("input", program.inputs), ("output", program.outputs)):
+        names = Counter(io.name for io in ios)
+        for io in ios:
+            if names[io.name] > 1:
+                raise ProgramError("invalid", f"{kind} '{io.name}' is declared twice")
+            b = program.buffers.get(io.buffer)
+            if b is None or b.space != "ddr":
+                raise ProgramError("invalid", f"{kind} '{io.name}' must name a DDR buffer, "
+                                   f"got @{io.buffer}")
+            if io.dtype not in DTYPES:
+                raise ProgramError("invalid", f"{kind} '{io.name}': unknown dtype {io.dtype}")
+            nbytes = int(np.prod(io.shape)) * DTYPES[io.dtype].itemsize
+            if nbytes > b.size:
+                raise ProgramError("out_of_bounds", f"{kind} '{io.name}' needs {nbytes} bytes "
+                                   f"but buffer {describe_buffer(b)} is smaller")
+    waits: Counter[str] = Counter()
+    signals: Counter[str] = Counter()
+    for core, index, cmd in program.commands():
+        try:
+            _check_command(program, core, cmd)
+        except ProgramError as err:
+            raise ProgramError(err.kind, f"{program.where(core, index)}: {err}", core, index,
+                               err.address) from None
+        for name in cmd.waits + cmd.signals:
+            if name not in program.semaphores:
+                raise ProgramError("sync", f"{program.where(core, index)}: unknown semaphore "
+                                   f"@{name}", core, index)
+        waits.update(cmd.waits)
+        signals.update(cmd.signals)
+    for name, n in waits.items():
+        sem = program.semaphores[name]
+        if sem.init + signals[name] < n:
+            waiters = [f"core {c} #{i}" for c, i, cmd in program.commands() if name in cmd.waits]
+            raise ProgramError(
+                "sync", f"semaphore @{name} has {n} waits but only {sem.init + signals[name]} "
+                f"can be matched (init {sem.init} + {signals[name]} signals); waits at "
+                f"{', '.join(waiters)}")
+
+
+def _check_buffer(b: Buffer, target: Target, require_offsets: bool) -> None:
+    if b.space not in SPACES:
+        raise ProgramError("invalid", f"buffer @{b.name}: unknown memory space '{b.space}' "
+                           f"(expected one of {', '.join(SPACES)})")
+    if b.space in LOCAL_SPACES:
+        if b.core is None or not 0 <= b.core < target.cores:
+            raise ProgramError("invalid", f"buffer @{b.name}: {b.space} buffers need a core "
+                               f"in 0..{target.cores - 1}, got {b.core}")
+    elif b.core is not None:
+        raise ProgramError("invalid", f"buffer @{b.name}: {b.space} buffers are shared by the "
+                           f"cluster and take no core")
+    if b.size <= 0:
+        raise ProgramError("invalid", f"buffer @{b.name}: size must be positive, got {b.size}")
+    capacity = target.memory[b.space].size
+    if b.offset is None:
+        if require_offsets:
+            raise ProgramError("unallocated", f"buffer {describe_buffer(b)} has no offset: "
+                               "allocate buffers (npu-allocate) before running")
+        if b.size > capacity:
+            raise ProgramError("capacity_overflow", f"buffer {describe_buffer(b)} exceeds the "
+                               f"{capacity}-byte {b.space} capacity of {target.name}")
+    else:
+        if b.offset < 0:
+            raise ProgramError("invalid", f"buffer @{b.name}: negative offset {b.offset}")
+        if b.offset + b.size > capacity:
+            raise ProgramError(
+                "capacity_overflow", f"buffer {describe_buffer(b)} ends at byte "
+                f"{b.offset + b.size}, beyond the {capacity}-byte {b.space} capacity of "
+                f"{target.name}", address=b.offset + b.size)
+    if b.init is not None:
+        if b.space != "ddr":
+            raise ProgramError("invalid", f"buffer @{b.name}: only DDR buffers hold constant "
+                               "data")
+        if b.init_dtype not in DTYPES:
+            raise ProgramError("invalid", f"buffer @{b.name}: unknown dtype {b.init_dtype}")
+        if len(b.init) > b.size:
+            raise ProgramError("out_of_bounds", f"buffer {describe_buffer(b)}: its constant "
+                               f"data has {len(b.init)} bytes")
+
+
+def _check_tile(program: Program, slot: str, t: Tile, write: bool) -> Buffer:
+    b = program.buffers.get(t.buffer)
+    if b is None:
+        raise ProgramError("invalid", f"{slot}: unknown buffer @{t.buffer}")
+    if t.dtype not in DTYPES:
+        raise ProgramError("invalid", f"{slot}: unsupported element type {t.dtype}")
+    if not 1 <= len(t.shape) <= MAX_RANK or len(t.strides) != len(t.shape):
+        raise ProgramError("invalid", f"{slot}: a tile has 1 to {MAX_RANK} dimensions and one "
+                           f"stride per dimension, got shape {list(t.shape)} strides "
+                           f"{list(t.strides)}")
+    if min(t.shape) < 1 or min(t.strides) < 0:
+        raise ProgramError("invalid", f"{slot}: tile shape must be positive and strides "
+                           f"non-negative, got shape {list(t.shape)} strides {list(t.strides)}")
+    if write and any(s == 0 and d > 1 for d, s in zip(t.shape, t.strides)):
+        raise ProgramError("invalid", f"{slot}: an output tile cannot have zero strides")
+    if t.offset < 0 or t.offset + t.span > b.size:
+        base = b.offset or 0
+        raise ProgramError(
+            "out_of_bounds", f"{slot}: tile bytes [{t.offset}, {t.offset + t.span}) are outside "
+            f"buffer {describe_buffer(b)}", address=base + t.offset + t.span)
+    return b
+
+
+def _check_command(program: Program, core: int, cmd: Command) -> None:
+    spec = cmd.spec
+    for slot, t in cmd.tiles.items():
+        b = _check_tile(program, slot, t, slot in spec.outs)
+        if spec.unit == "dma":
+            continue
+        if b.space not in LOCAL_SPACES or b.core != core:
+            raise ProgramError("invalid", f"{slot}: a {spec.unit}-unit command works on the "
+                               f"L1/weight buffer of its own core, but {describe_buffer(b)} is not")
+        if slot in spec.outs and b.space != "l1":
+            raise ProgramError("invalid", f"{slot}: results go to L1, not {describe_buffer(b)}")
+        if (cmd.op, slot) == ("conv2d", "weight") and b.space != "wb":
+            raise ProgramError("invalid", f"weight: conv weights are read from the weight "
+                               f"buffer, not {describe_buffer(b)}")
+        if t.dtype not in FLOAT_DTYPES:
+            raise ProgramError("invalid", f"{slot}: compute commands take f16/f32 tiles, "
+                               f"got {t.dtype}")
+    if "kind" in spec.params and cmd.params["kind"] not in spec.kinds:
+        raise ProgramError("invalid", f"unknown kind '{cmd.params['kind']}' (expected one of "
+                           f"{', '.join(spec.kinds)})")
+    _SHAPE_CHECKS[cmd.op](cmd, cmd.tiles, cmd.params)
+
+
+def _expect(cond: bool, message: str) -> None:
+    if not cond:
+        raise ProgramError("invalid", message)
+
+
+def _expect_shape(slot: str, t: Tile, shape: tuple[int, ...]) -> None:
+    _expect(tuple(t.shape) == tuple(shape),
+            f"{slot} tile has shape {list(t.shape)}, expected {list(shape)}")
+
+
+def _same_elements(src: Tile, dst: Tile) -> None:
+    _expect(src.numel == dst.numel and src.dtype == dst.dtype,
+            f"source ({src.numel} x {src.dtype}) and destination ({dst.numel} x {dst.dtype}) "
+            "differ in element count or type")
+
+
+def _epilogue(tiles: dict[str, Tile], params: dict[str, Any], out: tuple[int, ...]) -> None:
+    _expect(params["act"] in ACTIVATIONS,
+            f"unknown activation '{params['act']}' (expected {', '.join(ACTIVATIONS)})")
+    _expect_shape("output", tiles["output"], out)
+    if "bias" in tiles:
+        _expect_shape("bias", tiles["bias"], (out[1] if len(out) == 4 else out[-1],))
+    if "residual" in tiles:
+        _expect_shape("residual", tiles["residual"], out)
+
+
+def _conv2d(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x, w = tiles["input"].shape, tiles["weight"].shape
+    _expect(len(x) == 4 and len(w) == 4 and len(tiles["output"].shape) == 4,
+            "conv2d takes 4-D input (NCHW), weight (OIHW) and output tiles")
+    _expect(len(p["strides"]) == 2 and len(p["dilations"]) == 2 and len(p["pads"]) == 4
+            and min(p["strides"] + p["dilations"]) >= 1 and min(p["pads"]) >= 0,
+            "conv2d needs 2 positive strides, 2 positive dilations and 4 non-negative pads")
+    g = p["groups"]
+    _expect(g >= 1 and x[1] % g == 0 and w[0] % g == 0 and w[1] * g == x[1],
+            f"conv2d: input channels {x[1]}, weight {list(w)} and groups {g} do not match")
+    ho = window_output_size(x[2], w[2], p["strides"][0], p["pads"][0], p["pads"][2], p["dilations"][0])
+    wo = window_output_size(x[3], w[3], p["strides"][1], p["pads"][1], p["pads"][3], p["dilations"][1])
+    _expect(ho >= 1 and wo >= 1, f"conv2d: the window does not fit the {x[2]}x{x[3]} input")
+    _epilogue(tiles, p, (x[0], w[0], ho, wo))
+
+
+def _matmul(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    a, b = tiles["lhs"].shape, tiles["rhs"].shape
+    _expect(len(a) >= 2 and len(b) >= 2 and a[-1] == b[-2],
+            f"matmul: lhs {list(a)} and rhs {list(b)} do not chain (M x K times K x N)")
+    try:
+        batch = np.broadcast_shapes(a[:-2], b[:-2])
+    except ValueError:
+        raise ProgramError("invalid", f"matmul: batch dims of {list(a)} and {list(b)} do not "
+                           "broadcast") from None
+    _epilogue(tiles, p, tuple(batch) + (a[-2], b[-1]))
+
+
+def _elementwise(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    shapes = [tiles[s].shape for s in cmd.spec.ins]
+    try:
+        out = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ProgramError("invalid", f"shapes {[list(s) for s in shapes]} do not broadcast") from None
+    _expect_shape("output", tiles["output"], out)
+
+
+def _axis(axis: int, rank: int) -> int:
+    _expect(-rank <= axis < rank, f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def _softmax(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    _axis(p["axis"], len(tiles["input"].shape))
+    _elementwise(cmd, tiles, p)
+
+
+def _layer_norm(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x = tiles["input"].shape
+    axis = _axis(p["axis"], len(x))
+    for slot in ("scale", "bias"):
+        if slot in tiles:
+            _expect_shape(slot, tiles[slot], x[axis:])
+    _elementwise(cmd, tiles, p)
+
+
+def _pool(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x = tiles["input"].shape
+    k, s, d, pads = p["kernel"], p["strides"], p["dilations"], p["pads"]
+    _expect(len(x) == 4 and len(k) == 2 and len(s) == 2 and len(d) == 2 and len(pads) == 4
+            and min(k + s + d) >= 1 and min(pads) >= 0,
+            "pool takes a 4-D input, 2 kernel sizes, strides and dilations and 4 pads")
+    _expect(p["kind"] == "max" or d == (1, 1), "avg pool has no dilations")
+    ho = window_output_size(x[2], k[0], s[0], pads[0], pads[2], d[0], p["ceil_mode"])
+    wo = window_output_size(x[3], k[1], s[1], pads[1], pads[3], d[1], p["ceil_mode"])
+    _expect(ho >= 1 and wo >= 1, f"pool: the window does not fit the {x[2]}x{x[3]} input")
+    _expect_shape("output", tiles["output"], (x[0], x[1], ho, wo))
+
+
+def _reduce(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x = tiles["input"].shape
+    axes = {_axis(a, len(x)) for a in p["axes"]}
+    _expect(len(axes) == len(p["axes"]) and axes, f"reduce: bad axes {list(p['axes'])}")
+    out = tuple(1 if i in axes else d for i, d in enumerate(x) if p["keepdims"] or i not in axes)
+    _expect_shape("output", tiles["output"], out or (1,))
+
+
+def _copy(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    _same_elements(tiles["input"], tiles["output"])
+
+
+def _dma(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    _same_elements(tiles["src"], tiles["dst"])
+
+
+_SHAPE_CHECKS = {
+    "dma": _dma, "conv2d": _conv2d, "matmul": _matmul, "unary": _elementwise,
+    "binary": _elementwise, "softmax": _softmax, "layer_norm": _layer_norm, "pool": _pool,
+    "reduce": _reduce, "copy": _copy,
+}
+assert set(_SHAPE_CHECKS) == set(OPS)

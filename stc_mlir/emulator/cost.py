@@ -1,0 +1,163 @@
+"""The cycle costs of commands on a target (formulas in docs/npu.md).
+
+Matrix unit (`k_lanes` x `n_lanes` MACs per cycle, K along input channels, N along output
+channels): a conv2d takes N*Ho*Wo*kh*kw*groups*ceil(Cin_g/k)*ceil(Cout_g/n) cycles, a
+depthwise conv (one input and one output channel per group) N*Ho*Wo*kh*kw*ceil(C/n) (the
+channels on the N lanes), a matmul batch*M*ceil(K/k)*ceil(N/n); the fused epilogue (bias,
+residual, activation) is pipelined and free.
+
+Vector unit (`elements_per_cycle` per cycle): a command is a list of passes over elements;
+a special-function pass (names in the target's `special` list) costs `special_cost` simple
+passes. cycles = ceil(sum(elements * cost) / elements_per_cycle).
+
+DMA: `latency` (the source's and destination's memory latencies, plus `hop_latency` per
+NoC hop between cores) then the bytes flow at a rate shared max-min fairly over the
+resources the transfer uses: its engine (`dma.engine_bandwidth`), the LLB and DDR ports
+(`bandwidth`), and the directed NoC links of its X-Y route (`link_bandwidth`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from stc_mlir.target import Target
+
+from .program import LOCAL_SPACES, Buffer, Command
+
+# (pass name, which element count): "in" input elements, "out" output elements,
+# "window" output elements x window size, "row" normalised rows
+_UNARY_PASSES: dict[str, list[str]] = {
+    "gelu": ["mul", "erf", "add", "mul", "mul"],
+    "reciprocal": ["divide"],
+    "leaky_relu": ["mul"],
+}
+
+
+@dataclass(frozen=True)
+class ComputeCost:
+    cycles: int
+    macs: int = 0  # useful multiply-accumulates (matrix unit)
+    elements: int = 0  # element passes (vector unit)
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def vector_passes(cmd: Command) -> list[tuple[str, int]]:
+    """(pass name, element count) of a vector-unit command."""
+    t, p = cmd.tiles, cmd.params
+    n_in, n_out = t["input" if "input" in t else "lhs"].numel, t["output"].numel
+    match cmd.op:
+        case "unary":
+            kind = p["kind"]
+            if kind == "gelu" and p["approximate"] == "tanh":
+                names = ["mul", "mul", "mul", "add", "tanh", "add", "mul"]
+            else:
+                names = _UNARY_PASSES.get(kind, [kind])
+            return [(name, n_out) for name in names]
+        case "binary":
+            return [({"div": "divide"}.get(p["kind"], p["kind"]), n_out)]
+        case "softmax":
+            return [("max", n_in), ("sub", n_in), ("exp", n_in), ("add", n_in), ("divide", n_in)]
+        case "layer_norm":
+            x = t["input"].shape
+            rows = math.prod(x[: p["axis"] % len(x)])
+            passes = [("add", n_in), ("sub", n_in), ("mul", n_in), ("add", n_in), ("mul", n_in),
+                      ("rsqrt", rows)]
+            passes += [(name, n_in) for slot, name in (("scale", "mul"), ("bias", "add")) if slot in t]
+            return passes
+        case "pool":
+            window = n_out * math.prod(p["kernel"])
+            if p["kind"] == "max":
+                return [("max", window)]
+            return [("add", window), ("mul", n_out)]
+        case "reduce":
+            passes = [("max" if p["kind"] == "max" else "add", n_in)]
+            return passes + ([("mul", n_out)] if p["kind"] == "mean" else [])
+        case "copy":
+            return [("copy", n_out)]
+    raise KeyError(cmd.op)
+
+
+def compute_cost(cmd: Command, target: Target) -> ComputeCost:
+    """Cycles (and useful work) of a matrix- or vector-unit command."""
+    k, n = target.k_lanes, target.n_lanes
+    t = cmd.tiles
+    if cmd.op == "conv2d":
+        batch, cin = t["input"].shape[:2]
+        cout, cin_g, kh, kw = t["weight"].shape
+        ho, wo = t["output"].shape[2:]
+        g = cmd.params["groups"]
+        windows = batch * ho * wo * kh * kw
+        macs = windows * cout * cin_g
+        if cin_g == 1 and cout == g:  # depthwise: channels on the N lanes
+            return ComputeCost(windows * _ceil(cin, n), macs)
+        return ComputeCost(windows * g * _ceil(cin_g, k) * _ceil(cout // g, n), macs)
+    if cmd.op == "matmul":
+        out = t["output"].shape
+        rows = math.prod(out[:-1])
+        kdim, ndim = t["lhs"].shape[-1], out[-1]
+        return ComputeCost(rows * _ceil(kdim, k) * _ceil(ndim, n), rows * kdim * ndim)
+    work = sum(count * (target.special_cost if name in target.special else 1)
+               for name, count in vector_passes(cmd))
+    return ComputeCost(_ceil(work, target.vector_elements), elements=work)
+
+
+@dataclass(frozen=True)
+class DmaPlan:
+    unit: str  # "dma_in" or "dma_out"
+    latency: int
+    nbytes: int
+    uses: dict[object, int]  # resource -> bytes through it per byte moved
+
+
+def dma_plan(cmd: Command, core: int, src: Buffer, dst: Buffer, target: Target) -> DmaPlan:
+    """Engine, latency and bandwidth resources of a DMA issued by `core`."""
+    local_dst = dst.space in LOCAL_SPACES and dst.core == core
+    unit = "dma_in" if local_dst else "dma_out"
+    uses: dict[object, int] = {("engine", core, unit): 1}
+    for b in (src, dst):
+        if b.space in ("llb", "ddr"):
+            uses[b.space] = uses.get(b.space, 0) + 1
+    latency = target.memory[src.space].latency + target.memory[dst.space].latency
+    if src.space in LOCAL_SPACES and dst.space in LOCAL_SPACES and src.core != dst.core:
+        assert src.core is not None and dst.core is not None
+        for link in target.route(src.core, dst.core):
+            uses[("link",) + link] = 1
+        latency += target.hops(src.core, dst.core) * target.hop_latency
+    nbytes = cmd.tiles["dst"].numel * cmd.tiles["dst"].itemsize
+    return DmaPlan(unit, latency, nbytes, uses)
+
+
+def capacity(resource: object, target: Target) -> float:
+    """Bytes per cycle a bandwidth resource can carry."""
+    if resource in ("llb", "ddr"):
+        bw = target.memory[resource].bandwidth  # type: ignore[index]
+        assert bw is not None
+        return bw
+    if isinstance(resource, tuple) and resource[0] == "engine":
+        return target.dma_bandwidth
+    return target.link_bandwidth
+
+
+def fair_rates(flows: list[dict[object, int]], target: Target) -> list[float]:
+    """Max-min fair rates (bytes/cycle) of transfers sharing resources (progressive filling)."""
+    rates = [0.0] * len(flows)
+    free = set(range(len(flows)))
+    left = {r: capacity(r, target) for f in flows for r in f}
+    while free:
+        best, best_r = math.inf, None
+        for r, cap in left.items():
+            weight = sum(flows[i].get(r, 0) for i in free)
+            if weight and cap / weight < best:
+                best, best_r = cap / weight, r
+        assert best_r is not None
+        fixed = [i for i in free if best_r in flows[i]]
+        for i in fixed:
+            rates[i] = best
+            free.discard(i)
+            for r, w in flows[i].items():
+                left[r] -= best * w
+    return rates

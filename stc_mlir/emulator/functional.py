@@ -1,0 +1,69 @@
+"""What each command computes, with the shared kernels of `stc_mlir.kernels`.
+
+Tiles are numpy views of the memories (fp16 storage); kernels accumulate in fp32 and the
+result is rounded once to the output tile's type when stored. A fused conv/matmul
+epilogue is applied in fp32: act(acc + bias + residual).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from stc_mlir import kernels
+
+from .program import Command
+
+
+def _epilogue(cmd: Command, acc: np.ndarray, ins: Mapping[str, np.ndarray]) -> np.ndarray:
+    if "residual" in ins:
+        acc = acc + np.asarray(ins["residual"], np.float32)
+    match cmd.params["act"]:
+        case "relu":
+            return kernels.unary("relu", acc)
+        case "relu6":
+            return kernels.unary("clip", acc, min=0.0, max=6.0)
+    return acc
+
+
+def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray]) -> None:
+    """Compute `cmd` from the input views `ins` into the output views `outs` (by slot)."""
+    p = cmd.params
+    match cmd.op:
+        case "dma":
+            outs["dst"][...] = ins["src"].reshape(outs["dst"].shape)
+            return
+        case "copy":
+            result = ins["input"].reshape(outs["output"].shape)
+        case "conv2d":
+            acc = kernels.conv2d(ins["input"], ins["weight"], ins.get("bias"), p["strides"],
+                                 p["pads"], p["dilations"], p["groups"])
+            result = _epilogue(cmd, acc, ins)
+        case "matmul":
+            acc = kernels.matmul(ins["lhs"], ins["rhs"])
+            if "bias" in ins:
+                acc += np.asarray(ins["bias"], np.float32)
+            result = _epilogue(cmd, acc, ins)
+        case "unary":
+            result = kernels.unary(p["kind"], ins["input"], min=p["min"], max=p["max"],
+                                   alpha=p["alpha"], approximate=p["approximate"])
+        case "binary":
+            result = kernels.binary(p["kind"], ins["lhs"], ins["rhs"])
+        case "softmax":
+            result = kernels.softmax(ins["input"], p["axis"])
+        case "layer_norm":
+            result = kernels.layer_norm(ins["input"], ins.get("scale"), ins.get("bias"),
+                                        p["axis"], p["epsilon"])
+        case "pool" if p["kind"] == "max":
+            result = kernels.max_pool(ins["input"], p["kernel"], p["strides"], p["pads"],
+                                      p["dilations"], p["ceil_mode"])
+        case "pool":
+            result = kernels.avg_pool(ins["input"], p["kernel"], p["strides"], p["pads"],
+                                      p["ceil_mode"], p["count_include_pad"])
+        case "reduce":
+            result = kernels.reduce(f"reduce_{p['kind']}", ins["input"], p["axes"], p["keepdims"])
+        case _:
+            raise KeyError(cmd.op)
+    out = outs["output"]
+    out[...] = np.reshape(result, out.shape)

@@ -1,0 +1,219 @@
+"""Byte-addressed memories and the hazard tracker.
+
+Each memory instance (the L1 and weight buffer of every core, the LLB, DDR) is a numpy
+uint8 array covering the bytes its buffers use, so tiles are zero-copy strided views and a
+wrong offset or an overlapping allocation really corrupts data.
+
+Hazards are found with vector clocks. Every engine of every core is a thread; a command's
+accesses carry the epoch of its thread. Per byte, the tracker keeps who wrote it last as an
+int32 code `epoch << TID_BITS | thread` (-1: never written); reads are logged per memory as
+(thread, epoch, bytes) records. A read of a byte whose writer does not happen-before the
+reader, a write over such a byte, or a write over bytes read by a command that does not
+happen-before the writer is an unsynchronised access (`race`); a read of a byte never
+written is `uninitialized_read`. Ordering comes from the FIFO order of each engine and from
+semaphores (a wait joins the clocks of the signals it consumes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from stc_mlir.errors import StcError
+
+from .program import DTYPES, Tile
+
+
+class EmulatorError(StcError, RuntimeError):
+    """A program the emulator cannot run (bad inputs, unallocated buffers...)."""
+
+
+class HazardError(EmulatorError):
+    """The program would corrupt data or deadlock. `kind` is one of "uninitialized_read",
+    "race", "out_of_bounds", "capacity_overflow", "deadlock" (or another checker kind);
+    `report` is the partial report of the run up to the hazard."""
+
+    def __init__(self, kind: str, message: str, core: int | None = None,
+                 index: int | None = None, address: int | None = None):
+        super().__init__(f"{kind.replace('_', ' ')}: {message}")
+        self.kind = kind
+        self.core = core
+        self.index = index
+        self.address = address
+        self.report: Any = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": str(self), "core": self.core,
+                "index": self.index, "address": self.address}
+
+
+def byte_view(arr: np.ndarray, base: int, t: Tile) -> np.ndarray:
+    """View of `arr` (one element per memory byte) over the bytes of tile `t` at byte
+    address `base`: shape t.shape + (itemsize,)."""
+    size = t.itemsize
+    step = arr.itemsize
+    return np.ndarray(t.shape + (size,), dtype=arr.dtype, buffer=arr, offset=base * step,
+                      strides=tuple(s * size * step for s in t.strides) + (step,))
+
+
+def _first_address(mask: np.ndarray, base: int, t: Tile) -> int:
+    """Byte address of the first True of a byte_view-shaped mask."""
+    pos = np.unravel_index(int(np.argmax(mask)), mask.shape)
+    return base + sum(int(i) * s * t.itemsize for i, s in zip(pos[:-1], t.strides)) + int(pos[-1])
+
+
+class Memory:
+    """One memory instance: `extent` bytes (the highest byte its buffers use)."""
+
+    def __init__(self, name: str, level: str, extent: int, track: bool):
+        self.name = name
+        self.level = level
+        self.data = np.full(extent, 0xFF, dtype=np.uint8)  # unwritten f16 bytes read as NaN
+        self.code = np.full(extent, -1, dtype=np.int32) if track else None
+        self.reads = _ReadLog()
+
+    def view(self, base: int, t: Tile) -> np.ndarray:
+        size = t.itemsize
+        return np.ndarray(t.shape, dtype=DTYPES[t.dtype], buffer=self.data, offset=base,
+                          strides=tuple(s * size for s in t.strides))
+
+    def host_write(self, base: int, raw: bytes | np.ndarray) -> None:
+        raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw.view(np.uint8).ravel()
+        self.data[base:base + raw.size] = raw
+        if self.code is not None:
+            self.code[base:base + raw.size] = HazardTracker.HOST_CODE
+
+
+class _ReadLog:
+    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + (base, tile)."""
+
+    def __init__(self) -> None:
+        self.cols = np.zeros((4, 64), dtype=np.int64)
+        self.where: list[tuple[int, Tile]] = []
+        self.n = 0
+        self.pruned_at = 64
+
+    def add(self, lo: int, hi: int, tid: int, epoch: int, base: int, t: Tile) -> None:
+        if self.n == self.cols.shape[1]:
+            self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
+        self.cols[:, self.n] = (lo, hi, tid, epoch)
+        self.where.append((base, t))
+        self.n += 1
+
+    def keep(self, mask: np.ndarray) -> None:
+        idx = np.flatnonzero(mask)
+        self.cols[:, : idx.size] = self.cols[:, idx]
+        self.where = [self.where[i] for i in idx]
+        self.n = idx.size
+
+
+class HazardTracker:
+    """Vector clocks of the engines and the per-byte / per-read shadow state."""
+
+    UNITS = ("dma_in", "dma_out", "matrix", "vector")
+    TID_BITS = 8
+    HOST_CODE = 0  # host writes: thread 0 at epoch 0, which every clock has seen
+
+    def __init__(self, cores: int, describe: Callable[[int, int], str]):
+        self.n = cores * len(self.UNITS)
+        assert self.n < (1 << self.TID_BITS)
+        self.mask = (1 << self.TID_BITS) - 1
+        self.vc = np.zeros((self.n, self.n), dtype=np.int64)
+        self.vc[np.arange(self.n), np.arange(self.n)] = 1
+        self.who: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]  # epoch-1 -> cmd
+        self.describe = describe  # (core, index) -> text naming the command
+        self.active = np.ones(self.n, dtype=bool)
+
+    def tid(self, core: int, unit: str) -> int:
+        return core * len(self.UNITS) + self.UNITS.index(unit)
+
+    # --- clocks
+
+    def begin(self, tid: int, core: int, index: int) -> None:
+        self.who[tid].append((core, index))
+
+    def acquire(self, tid: int, clock: np.ndarray) -> None:
+        np.maximum(self.vc[tid], clock, out=self.vc[tid])
+
+    def release(self, tid: int) -> np.ndarray:
+        """Clock a completed command publishes to the semaphores it signals."""
+        clock = self.vc[tid].copy()
+        self.vc[tid, tid] += 1
+        return clock
+
+    def _thresholds(self, tid: int) -> np.ndarray:
+        """Per writer thread t, the smallest code whose epoch `tid` has not seen."""
+        thr = np.full(1 << self.TID_BITS, np.iinfo(np.int32).max, dtype=np.int64)
+        thr[: self.n] = (self.vc[tid] + 1) << self.TID_BITS
+        return thr
+
+    def _other(self, code: int) -> str:
+        tid, epoch = code & self.mask, code >> self.TID_BITS
+        core, index = self.who[tid][epoch - 1]
+        return f"{self.describe(core, index)} on {self.UNITS[tid % len(self.UNITS)]}"
+
+    # --- accesses
+
+    def read(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
+        codes = byte_view(mem.code, base, t)
+        unwritten = codes < 0
+        if unwritten.any():
+            addr = _first_address(unwritten, base, t)
+            raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "
+                              f"{mem.name}+{addr:#x}, which was never written", core, index, addr)
+        self._check_writers(mem, codes, base, t, tid, core, index, "reads")
+        epoch = int(self.vc[tid, tid])
+        mem.reads.add(base, base + t.span, tid, epoch, base, t)
+        if mem.reads.n >= 2 * mem.reads.pruned_at:
+            self._prune(mem)
+
+    def write(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
+        codes = byte_view(mem.code, base, t)
+        self._check_writers(mem, codes, base, t, tid, core, index, "writes")
+        self._check_readers(mem, base, t, tid, core, index)
+        codes[...] = (int(self.vc[tid, tid]) << self.TID_BITS) | tid
+
+    def _check_writers(self, mem: Memory, codes: np.ndarray, base: int, t: Tile, tid: int,
+                       core: int, index: int, verb: str) -> None:
+        thr = self._thresholds(tid)
+        bad = codes >= thr[codes & self.mask]
+        if bad.any():
+            addr = _first_address(bad, base, t)
+            raise HazardError(
+                "race", f"{self.describe(core, index)} {verb} {mem.name}+{addr:#x}, written by "
+                f"{self._other(int(mem.code[addr]))} with no synchronisation ordering them",
+                core, index, addr)
+
+    def _check_readers(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
+        log = mem.reads
+        if not log.n:
+            return
+        lo, hi, rtid, repoch = log.cols[:, : log.n]
+        seen = self.vc[tid][rtid]
+        cand = np.flatnonzero((lo < base + t.span) & (hi > base) & (rtid != tid) & (repoch > seen))
+        for i in cand:
+            rbase, rt = log.where[i]
+            lo_all = min(base, rbase)
+            window = np.zeros(max(base + t.span, rbase + rt.span) - lo_all, dtype=bool)
+            byte_view(window, base - lo_all, t)[...] = True
+            hit = byte_view(window, rbase - lo_all, rt)
+            if hit.any():
+                addr = _first_address(hit, rbase, rt)
+                other = int((repoch[i] << self.TID_BITS) | rtid[i])
+                raise HazardError(
+                    "race", f"{self.describe(core, index)} writes {mem.name}+{addr:#x}, read by "
+                    f"{self._other(other)} with no synchronisation ordering them",
+                    core, index, addr)
+
+    def _prune(self, mem: Memory) -> None:
+        """Forget reads every thread that still has commands has synchronised with."""
+        log = mem.reads
+        live = np.flatnonzero(self.active)
+        if live.size:
+            known = self.vc[live].min(axis=0)
+            log.keep(log.cols[3, : log.n] > known[log.cols[2, : log.n]])
+        else:
+            log.keep(np.zeros(log.n, dtype=bool))
+        log.pruned_at = max(64, log.n)

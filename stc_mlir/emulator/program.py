@@ -1,0 +1,379 @@
+"""The npu program as plain Python data: what the emulator runs and `.stcobj` stores.
+
+A `Program` is the npu dialect without xDSL: buffers (`Buffer`), semaphores, one command
+list per core (`Command`, whose operands are `Tile`s: a buffer symbol, a byte offset, a
+shape and element strides), and the model inputs/outputs (`IOSpec`). `OPS` describes every
+command kind once (operand slots, parameters and defaults); the npu dialect, the checker,
+the cost model and the functional model all follow it.
+
+`program_from_module` / `program_to_module` convert from / to npu IR (xDSL is imported only
+inside them); `to_manifest` / `from_manifest` give the JSON form used by `.stcobj`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from stc_mlir import kernels
+
+SPACES = ("l1", "wb", "llb", "ddr")
+LOCAL_SPACES = ("l1", "wb")  # one per core: buffers in them name their core
+DTYPES: dict[str, np.dtype] = {
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+}
+FLOAT_DTYPES = ("f16", "f32")
+MAX_RANK = 4
+ACTIVATIONS = ("none", "relu", "relu6")
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A strided view of a buffer: `offset` in bytes from the buffer start, `shape` and
+    `strides` in elements of `dtype` (row-major strides when built with `tile()`)."""
+
+    buffer: str
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: str = "f16"
+
+    @property
+    def itemsize(self) -> int:
+        return DTYPES[self.dtype].itemsize
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def span(self) -> int:
+        """Bytes from `offset` to one past the last byte the tile touches."""
+        last = sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+        return (last + 1) * self.itemsize
+
+    @property
+    def is_contiguous(self) -> bool:
+        return self.strides == contiguous_strides(self.shape)
+
+
+def contiguous_strides(shape: Iterable[int]) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for d in reversed(tuple(shape)):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+def tile(
+    buffer: str, shape: Iterable[int], offset: int = 0,
+    strides: Iterable[int] | None = None, dtype: str = "f16",
+) -> Tile:
+    shape = tuple(int(d) for d in shape)
+    strides = contiguous_strides(shape) if strides is None else tuple(int(s) for s in strides)
+    return Tile(buffer, int(offset), shape, strides, dtype)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """`size` bytes in `space` (of `core` for l1/wb); `offset` is None before allocation.
+    `init` holds the constant contents (weights) of a DDR buffer."""
+
+    name: str
+    space: str
+    size: int
+    core: int | None = None
+    offset: int | None = None
+    init: bytes | None = None
+    init_dtype: str = "f16"
+
+    @property
+    def memory(self) -> tuple[str, int | None]:
+        """The memory instance the buffer lives in: (space, core or None)."""
+        return self.space, self.core
+
+
+@dataclass(frozen=True)
+class Semaphore:
+    """A counting semaphore homed on `core`, starting at `init`."""
+
+    name: str
+    core: int = 0
+    init: int = 0
+
+
+@dataclass(frozen=True)
+class IOSpec:
+    """A model input or output: a dense row-major tensor at the start of a DDR buffer."""
+
+    name: str
+    buffer: str
+    shape: tuple[int, ...]
+    dtype: str = "f16"
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of a core's stream. `tiles` maps the op's operand slots to tiles,
+    `params` holds every parameter of `OPS[op]` (defaults filled in)."""
+
+    op: str
+    tiles: Mapping[str, Tile]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    waits: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+
+    @property
+    def spec(self) -> OpSpec:
+        return OPS[self.op]
+
+    def inputs(self) -> list[tuple[str, Tile]]:
+        return [(s, self.tiles[s]) for s in self.spec.reads if s in self.tiles]
+
+    def outputs(self) -> list[tuple[str, Tile]]:
+        return [(s, self.tiles[s]) for s in self.spec.outs]
+
+    def describe(self) -> str:
+        """The command in the npu dialect's syntax (without its parameters)."""
+        spec = self.spec
+        head = f"npu.{self.op}" + (f" {self.params['kind']}" if "kind" in spec.params else "")
+        ins = ", ".join(format_tile(self.tiles[s]) for s in spec.ins)
+        opts = "".join(f" {s} {format_tile(self.tiles[s])}" for s in spec.optional if s in self.tiles)
+        outs = ", ".join(format_tile(self.tiles[s]) for s in spec.outs)
+        return f"{head} {ins}{opts} -> {outs}"
+
+
+def format_tile(t: Tile) -> str:
+    text = f"@{t.buffer}[{t.offset}] : {'x'.join(map(str, t.shape))}x{t.dtype}"
+    if not t.is_contiguous:
+        text += f" strides [{', '.join(map(str, t.strides))}]"
+    return text
+
+
+@dataclass
+class Program:
+    name: str = "main"
+    target: str = "stcp920"
+    buffers: dict[str, Buffer] = field(default_factory=dict)
+    semaphores: dict[str, Semaphore] = field(default_factory=dict)
+    cores: dict[int, list[Command]] = field(default_factory=dict)
+    inputs: list[IOSpec] = field(default_factory=list)
+    outputs: list[IOSpec] = field(default_factory=list)
+
+    def commands(self) -> Iterable[tuple[int, int, Command]]:
+        """(core, index in its stream, command) for every command."""
+        for core, stream in self.cores.items():
+            for index, cmd in enumerate(stream):
+                yield core, index, cmd
+
+    def where(self, core: int, index: int) -> str:
+        """How error messages name a command."""
+        return f"core {core}, command #{index} ({self.cores[core][index].describe()})"
+
+
+# ----------------------------------------------------------------------------- op table
+
+REQUIRED = object()  # marks a parameter without default
+PARAM_KINDS = ("int", "ints", "float", "str", "bool")
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """Operand slots and parameters of one command kind.
+
+    `ins` are required input tiles, `optional` optional input tiles (named by keyword in
+    the IR), `outs` output tiles; `params` maps name -> (kind, default) with kind one of
+    PARAM_KINDS; a `kind` parameter (if any) takes one of `kinds`."""
+
+    op: str
+    unit: str  # "dma", "matrix" or "vector"
+    ins: tuple[str, ...]
+    outs: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    params: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
+    kinds: tuple[str, ...] = ()
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        return self.ins + self.optional
+
+    def fill(self, params: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+        """`params` normalised (ints as tuples, floats as float) with defaults filled."""
+        out: dict[str, Any] = {}
+        for name in params:
+            if name not in self.params:
+                raise ValueError(f"{where}npu.{self.op} has no parameter '{name}'")
+        for name, (kind, default) in self.params.items():
+            value = params.get(name, default)
+            if value is REQUIRED:
+                raise ValueError(f"{where}npu.{self.op} needs parameter '{name}'")
+            out[name] = _normalise(kind, value)
+        return out
+
+
+def _normalise(kind: str, value: Any) -> Any:
+    match kind:
+        case "int":
+            return int(value)
+        case "ints":
+            return tuple(int(v) for v in value)
+        case "float":
+            return float(value)
+        case "str":
+            return str(value)
+        case "bool":
+            return bool(value)
+    raise ValueError(f"unknown parameter kind {kind}")
+
+
+_WINDOW = {
+    "strides": ("ints", (1, 1)),
+    "pads": ("ints", (0, 0, 0, 0)),
+    "dilations": ("ints", (1, 1)),
+}
+
+OPS: dict[str, OpSpec] = {
+    spec.op: spec
+    for spec in (
+        OpSpec("dma", "dma", ("src",), ("dst",)),
+        OpSpec(
+            "conv2d", "matrix", ("input", "weight"), ("output",), ("bias", "residual"),
+            {**_WINDOW, "groups": ("int", 1), "act": ("str", "none")},
+        ),
+        OpSpec("matmul", "matrix", ("lhs", "rhs"), ("output",), ("bias", "residual"),
+               {"act": ("str", "none")}),
+        OpSpec(
+            "unary", "vector", ("input",), ("output",), (),
+            {"kind": ("str", REQUIRED), "alpha": ("float", 0.01), "min": ("float", 0.0),
+             "max": ("float", 6.0), "approximate": ("str", "none")},
+            kernels.UNARY_KINDS,
+        ),
+        OpSpec("binary", "vector", ("lhs", "rhs"), ("output",), (),
+               {"kind": ("str", REQUIRED)}, tuple(kernels.BINARY)),
+        OpSpec("softmax", "vector", ("input",), ("output",), (), {"axis": ("int", -1)}),
+        OpSpec("layer_norm", "vector", ("input",), ("output",), ("scale", "bias"),
+               {"axis": ("int", -1), "epsilon": ("float", 1e-5)}),
+        OpSpec(
+            "pool", "vector", ("input",), ("output",), (),
+            {"kind": ("str", REQUIRED), "kernel": ("ints", REQUIRED), **_WINDOW,
+             "ceil_mode": ("bool", False), "count_include_pad": ("bool", False)},
+            ("max", "avg"),
+        ),
+        OpSpec("reduce", "vector", ("input",), ("output",), (),
+               {"kind": ("str", REQUIRED), "axes": ("ints", REQUIRED), "keepdims": ("bool", True)},
+               ("sum", "mean", "max")),
+        OpSpec("copy", "vector", ("input",), ("output",)),
+    )
+}
+
+
+def command(
+    op: str, waits: Iterable[str] = (), signals: Iterable[str] = (), **operands: Any,
+) -> Command:
+    """Build a command: tile operands by slot name, parameters by name."""
+    spec = OPS[op]
+    tiles = {k: v for k, v in operands.items() if isinstance(v, Tile)}
+    params = {k: v for k, v in operands.items() if not isinstance(v, Tile) and v is not None}
+    for slot in spec.ins + spec.outs:
+        if slot not in tiles:
+            raise ValueError(f"npu.{op} needs a tile for '{slot}'")
+    for slot in tiles:
+        if slot not in spec.ins + spec.optional + spec.outs:
+            raise ValueError(f"npu.{op} has no operand '{slot}'")
+    return Command(op, tiles, spec.fill(params), tuple(waits), tuple(signals))
+
+
+# ----------------------------------------------------------------------------- JSON form
+
+
+def _tile_json(t: Tile) -> list[Any]:
+    return [t.buffer, t.offset, list(t.shape), list(t.strides), t.dtype]
+
+
+def _tile_from_json(v: list[Any]) -> Tile:
+    return Tile(v[0], v[1], tuple(v[2]), tuple(v[3]), v[4])
+
+
+def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """JSON-ready manifest of `program`, and the constant buffer contents by buffer name."""
+    blobs = {b.name: b.init for b in program.buffers.values() if b.init is not None}
+    manifest = {
+        "name": program.name,
+        "target": program.target,
+        "buffers": [
+            {"name": b.name, "space": b.space, "size": b.size, "core": b.core,
+             "offset": b.offset, "init_dtype": b.init_dtype if b.init is not None else None}
+            for b in program.buffers.values()
+        ],
+        "semaphores": [[s.name, s.core, s.init] for s in program.semaphores.values()],
+        "inputs": [[io.name, io.buffer, list(io.shape), io.dtype] for io in program.inputs],
+        "outputs": [[io.name, io.buffer, list(io.shape), io.dtype] for io in program.outputs],
+        "cores": {
+            str(core): [
+                [c.op, {s: _tile_json(t) for s, t in c.tiles.items()},
+                 {k: list(v) if isinstance(v, tuple) else v for k, v in c.params.items()},
+                 list(c.waits), list(c.signals)]
+                for c in stream
+            ]
+            for core, stream in program.cores.items()
+        },
+    }
+    return manifest, blobs
+
+
+def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Program:
+    buffers = {}
+    for b in manifest["buffers"]:
+        init = blobs.get(b["name"]) if b["init_dtype"] is not None else None
+        buffers[b["name"]] = Buffer(b["name"], b["space"], b["size"], b["core"], b["offset"],
+                                    init, b["init_dtype"] or "f16")
+    cores = {}
+    for core, stream in manifest["cores"].items():
+        cmds = []
+        for op, tiles, params, waits, signals in stream:
+            spec = OPS[op]
+            cmds.append(Command(op, {s: _tile_from_json(t) for s, t in tiles.items()},
+                                spec.fill(params), tuple(waits), tuple(signals)))
+        cores[int(core)] = cmds
+    return Program(
+        name=manifest["name"],
+        target=manifest["target"],
+        buffers=buffers,
+        semaphores={n: Semaphore(n, c, i) for n, c, i in manifest["semaphores"]},
+        cores=cores,
+        inputs=[IOSpec(n, b, tuple(s), d) for n, b, s, d in manifest["inputs"]],
+        outputs=[IOSpec(n, b, tuple(s), d) for n, b, s, d in manifest["outputs"]],
+    )
+
+
+# ----------------------------------------------------------------------------- IR conversion
+
+
+def program_from_module(module: Any) -> Program:
+    """The `npu.program` in `module` (or the `npu.program` op itself) as a `Program`."""
+    from stc_mlir.dialects import npu
+
+    return npu.to_program(module)
+
+
+def program_to_module(program: Program) -> Any:
+    """A `builtin.module` holding `program` as an `npu.program` op."""
+    from stc_mlir.dialects import npu
+
+    return npu.from_program(program)
+
+
+def with_offsets(program: Program, offsets: Mapping[str, int]) -> Program:
+    """A copy of `program` with the given buffers placed at the given offsets."""
+    buffers = {n: replace(b, offset=offsets.get(n, b.offset)) for n, b in program.buffers.items()}
+    return replace(program, buffers=buffers)

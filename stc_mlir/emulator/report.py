@@ -1,0 +1,187 @@
+"""The emulator's report: cycles, utilisation, bytes per memory level, roofline, and a
+Chrome trace (one process per core, one track per unit / DMA engine)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from stc_mlir.target import MEMORY_LEVELS, Target
+
+UNITS = ("dma_in", "dma_out", "matrix", "vector")
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A span of time on one unit: a command (`index` >= 0) or a semaphore wait."""
+
+    core: int
+    unit: str
+    index: int
+    label: str
+    start: float
+    end: float
+    wait: bool = False
+
+
+@dataclass
+class Report:
+    program: str
+    target: Target
+    cycles: int = 0
+    compute_cycles: int = 0  # aligned matrix + vector cycles of all compute commands
+    macs: int = 0
+    min_ddr_bytes: int = 0
+    bytes_read: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MEMORY_LEVELS, 0))
+    bytes_written: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MEMORY_LEVELS, 0))
+    peak: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MEMORY_LEVELS, 0))
+    commands: int = 0
+    timeline: list[Slice] = field(default_factory=list)
+    hazards: list[dict[str, Any]] = field(default_factory=list)
+
+    # --- derived figures
+
+    def busy(self, core: int, unit: str) -> float:
+        return sum(s.end - s.start for s in self.timeline
+                   if s.core == core and s.unit == unit and not s.wait)
+
+    def waiting(self, core: int, unit: str) -> float:
+        return sum(s.end - s.start for s in self.timeline
+                   if s.core == core and s.unit == unit and s.wait)
+
+    def core_busy(self, core: int) -> float:
+        """Cycles during which at least one unit of `core` runs a command."""
+        spans = sorted((s.start, s.end) for s in self.timeline if s.core == core and not s.wait)
+        total, reach = 0.0, float("-inf")
+        for start, end in spans:
+            if end > reach:
+                total += end - max(start, reach)
+                reach = end
+        return total
+
+    @property
+    def roofline_compute(self) -> float:
+        return self.compute_cycles / self.target.cores
+
+    @property
+    def roofline_ddr(self) -> float:
+        bw = self.target.memory["ddr"].bandwidth
+        assert bw is not None
+        return self.min_ddr_bytes / bw
+
+    @property
+    def roofline_cycles(self) -> int:
+        return int(-(-max(self.roofline_compute, self.roofline_ddr) // 1))
+
+    def _unit_fraction(self, unit: str) -> float:
+        total = sum(self.busy(c, unit) for c in range(self.target.cores))
+        return total / (self.target.cores * self.cycles) if self.cycles else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        t = self.target
+        capacity = t.macs_per_cycle * t.cores * self.cycles
+        matrix_busy = sum(self.busy(c, "matrix") for c in range(t.cores))
+        cores = []
+        for c in range(t.cores):
+            busy = self.core_busy(c)
+            cores.append({
+                "core": c, "busy": busy, "idle": self.cycles - busy,
+                "units": {u: {"busy": self.busy(c, u), "wait": self.waiting(c, u),
+                              "commands": sum(1 for s in self.timeline
+                                              if s.core == c and s.unit == u and not s.wait)}
+                          for u in UNITS},
+            })
+        return {
+            "program": self.program,
+            "target": t.name,
+            "cycles": self.cycles,
+            "time_us": self.cycles / (t.clock_ghz * 1e3),
+            "commands": self.commands,
+            "roofline_cycles": self.roofline_cycles,
+            "roofline_ratio": self.cycles / self.roofline_cycles if self.roofline_cycles else 0.0,
+            "compute_roofline_cycles": self.roofline_compute,
+            "ddr_roofline_cycles": self.roofline_ddr,
+            "ddr_bytes": self.bytes_read["ddr"] + self.bytes_written["ddr"],
+            "min_ddr_bytes": self.min_ddr_bytes,
+            "bytes_read": dict(self.bytes_read),
+            "bytes_written": dict(self.bytes_written),
+            **{f"peak_{lvl}_bytes": self.peak[lvl] for lvl in MEMORY_LEVELS},
+            "macs": self.macs,
+            "mac_utilization": self.macs / capacity if capacity else 0.0,
+            "matrix_lane_efficiency": self.macs / (matrix_busy * t.macs_per_cycle) if matrix_busy else 0.0,
+            "matrix_utilization": self._unit_fraction("matrix"),
+            "vector_utilization": self._unit_fraction("vector"),
+            "cores": cores,
+            "hazards": list(self.hazards),
+        }
+
+    # --- text
+
+    def table(self) -> str:
+        """A readable summary, per memory level and per core and unit (Vela-style)."""
+        d = self.as_dict()
+        t = self.target
+        lines = [
+            f"npu emulator report: program '{self.program}' on {t.name} ({t.cores} cores, "
+            f"{t.clock_ghz:g} GHz), {self.commands} commands",
+            f"  cycles                {d['cycles']:>14,}   ({d['time_us']:.1f} us)",
+            f"  roofline cycles       {d['roofline_cycles']:>14,}   (compute "
+            f"{d['compute_roofline_cycles']:,.0f}, DDR {d['ddr_roofline_cycles']:,.0f}); "
+            f"ratio {d['roofline_ratio']:.2f}x",
+            f"  MAC utilisation       {100 * d['mac_utilization']:>13.1f}%   (matrix busy "
+            f"{100 * d['matrix_utilization']:.1f}%, lane efficiency "
+            f"{100 * d['matrix_lane_efficiency']:.1f}%)",
+            f"  vector utilisation    {100 * d['vector_utilization']:>13.1f}%",
+            f"  DDR bytes             {d['ddr_bytes']:>14,}   (minimum {d['min_ddr_bytes']:,})",
+            "",
+            f"  {'memory':<8}{'read B':>14}{'written B':>14}{'peak B':>14}{'capacity B':>16}",
+        ]
+        for lvl in MEMORY_LEVELS:
+            per_core = " per core" if lvl in ("l1", "wb") else ""
+            lines.append(f"  {lvl:<8}{self.bytes_read[lvl]:>14,}{self.bytes_written[lvl]:>14,}"
+                         f"{self.peak[lvl]:>14,}{t.memory[lvl].size:>16,}{per_core}")
+        lines += ["", f"  {'core':<6}{'unit':<9}{'cmds':>6}{'busy cyc':>14}{'busy %':>8}"
+                  f"{'wait cyc':>14}"]
+        for core in d["cores"]:
+            for unit, u in core["units"].items():
+                if not u["commands"]:
+                    continue
+                pct = 100 * u["busy"] / self.cycles if self.cycles else 0.0
+                lines.append(f"  {core['core']:<6}{unit:<9}{u['commands']:>6}{u['busy']:>14,.0f}"
+                             f"{pct:>7.1f}%{u['wait']:>14,.0f}")
+            if any(u["commands"] for u in core["units"].values()):
+                lines.append(f"  {core['core']:<6}{'(core)':<9}{'':>6}{core['busy']:>14,.0f}"
+                             f"{100 * core['busy'] / max(self.cycles, 1):>7.1f}%"
+                             f"{'idle ' + format(core['idle'], ',.0f'):>14}")
+        for h in self.hazards:
+            lines.append(f"  HAZARD {h['message']}")
+        return "\n".join(lines)
+
+    __str__ = table
+
+    # --- trace
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        """Chrome trace events (Perfetto / chrome://tracing); times in microseconds."""
+        us = 1.0 / (self.target.clock_ghz * 1e3)
+        events: list[dict[str, Any]] = []
+        for core in sorted({s.core for s in self.timeline}):
+            events.append({"ph": "M", "name": "process_name", "pid": core, "tid": 0,
+                           "args": {"name": f"core {core}"}})
+            for i, unit in enumerate(UNITS):
+                events.append({"ph": "M", "name": "thread_name", "pid": core, "tid": i,
+                               "args": {"name": unit}})
+        for s in self.timeline:
+            events.append({
+                "ph": "X", "pid": s.core, "tid": UNITS.index(s.unit), "name": s.label,
+                "cat": "wait" if s.wait else s.unit, "ts": s.start * us,
+                "dur": (s.end - s.start) * us,
+                "args": {"command": s.index, "start_cycle": s.start, "end_cycle": s.end},
+            })
+        return events
+
+    def write_trace(self, path: str | os.PathLike[str]) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"traceEvents": self.trace_events(), "displayTimeUnit": "ns"}, f)

@@ -1,0 +1,345 @@
+"""The event-driven emulator of one STCP920 cluster.
+
+Each core issues its stream in order, `issue_cycles` per command, into per-unit FIFO
+queues (DMA in, DMA out, matrix, vector). A unit starts its head command once it is
+issued, the unit is free and every semaphore in its `waits` can be taken (each wait
+decrements its semaphore by one); when the command completes, every semaphore in its
+`signals` is incremented, after `hop_latency` per NoC hop from the command's core to the
+semaphore's home core. A command's data effect is applied when it starts (hazard checks
+guarantee that no other command can observe the difference). DMAs share bandwidth
+(cost.fair_rates) and are re-timed whenever a transfer starts or ends.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stc_mlir.target import Target
+
+from . import cost
+from .check import ProgramError, check_program
+from .functional import execute
+from .memory import EmulatorError, HazardError, HazardTracker, Memory
+from .program import DTYPES, LOCAL_SPACES, Buffer, Command, Program
+from .report import UNITS, Report, Slice
+
+
+@dataclass
+class _Task:
+    """A command prepared for execution."""
+
+    core: int
+    index: int
+    cmd: Command
+    unit: str
+    tid: int
+    ready: float  # when its issue completes
+    waits: Counter[str]
+    places: dict[str, tuple[Memory, int]]  # slot -> (memory, byte address)
+    duration: float = 0.0  # compute commands
+    dma: cost.DmaPlan | None = None
+    macs: int = 0
+    start: float = 0.0
+
+
+@dataclass
+class _Flow:
+    task: _Task
+    remaining: float
+    uses: dict[object, int]
+    rate: float = 0.0
+
+
+@dataclass(order=True)
+class _Event:
+    time: float
+    seq: int
+    kind: str = field(compare=False)
+    data: Any = field(compare=False)
+
+
+class Simulator:
+    def __init__(self, program: Program, target: Target, check_hazards: bool = True):
+        self.program = program
+        self.target = target
+        self.check_hazards = check_hazards
+        self.report = Report(program.name, target)
+        try:
+            check_program(program, target, require_offsets=True)
+        except ProgramError as err:
+            raise HazardError(err.kind, str(err), err.core, err.index, err.address) from None
+        self.report.min_ddr_bytes = sum(len(b.init) for b in program.buffers.values()
+                                        if b.init is not None) + sum(
+            math.prod(io.shape) * DTYPES[io.dtype].itemsize
+            for io in program.inputs + program.outputs)
+        self.tracker = HazardTracker(target.cores, program.where)
+        self.memories = self._make_memories()
+        self.tasks = self._prepare()
+
+    # --- set-up
+
+    def _memory_key(self, b: Buffer) -> tuple[str, int | None]:
+        return (b.space, b.core if b.space in LOCAL_SPACES else None)
+
+    def _make_memories(self) -> dict[tuple[str, int | None], Memory]:
+        extents: dict[tuple[str, int | None], int] = {}
+        for b in self.program.buffers.values():
+            key = self._memory_key(b)
+            assert b.offset is not None
+            extents[key] = max(extents.get(key, 0), b.offset + b.size)
+        memories = {}
+        for (space, core), extent in extents.items():
+            name = space if core is None else f"{space}[{core}]"
+            memories[(space, core)] = Memory(name, space, extent, self.check_hazards)
+            peak = self.report.peak
+            peak[space] = max(peak[space], extent)
+        return memories
+
+    def _place(self, buffer: str, offset: int) -> tuple[Memory, int]:
+        b = self.program.buffers[buffer]
+        assert b.offset is not None
+        return self.memories[self._memory_key(b)], b.offset + offset
+
+    def _prepare(self) -> list[deque[_Task]]:
+        t = self.target
+        queues: list[deque[_Task]] = [deque() for _ in range(t.cores * len(UNITS))]
+        buffers = self.program.buffers
+        for core, stream in self.program.cores.items():
+            for index, cmd in enumerate(stream):
+                places = {s: self._place(tl.buffer, tl.offset) for s, tl in cmd.tiles.items()}
+                task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
+                             Counter(cmd.waits), places)
+                if cmd.op == "dma":
+                    task.dma = cost.dma_plan(cmd, core, buffers[cmd.tiles["src"].buffer],
+                                             buffers[cmd.tiles["dst"].buffer], t)
+                    task.unit = task.dma.unit
+                else:
+                    c = cost.compute_cost(cmd, t)
+                    task.duration, task.macs = c.cycles, c.macs
+                    self.report.compute_cycles += c.cycles
+                task.tid = self.tracker.tid(core, task.unit)
+                queues[task.tid].append(task)
+                self.report.commands += 1
+        return queues
+
+    # --- running
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self._load_inputs(inputs)
+        try:
+            self._simulate()
+            outputs = self._read_outputs()
+        except HazardError as err:
+            self.report.hazards.append(err.as_dict())
+            err.report = self.report
+            raise
+        return outputs
+
+    def _load_inputs(self, inputs: dict[str, np.ndarray]) -> None:
+        prog = self.program
+        for b in prog.buffers.values():
+            if b.init is not None:
+                mem, addr = self._place(b.name, 0)
+                mem.host_write(addr, b.init)
+        expected = {io.name for io in prog.inputs}
+        if set(inputs) != expected:
+            raise EmulatorError(f"program '{prog.name}' takes inputs {sorted(expected)}, "
+                                f"got {sorted(inputs)}")
+        for io in prog.inputs:
+            value = np.ascontiguousarray(inputs[io.name], dtype=DTYPES[io.dtype])
+            if value.shape != io.shape:
+                raise EmulatorError(f"input '{io.name}' has shape {list(value.shape)}, "
+                                    f"expected {list(io.shape)}")
+            mem, addr = self._place(io.buffer, 0)
+            mem.host_write(addr, value)
+
+    def _read_outputs(self) -> dict[str, np.ndarray]:
+        outputs = {}
+        for io in self.program.outputs:
+            mem, addr = self._place(io.buffer, 0)
+            n = math.prod(io.shape) * DTYPES[io.dtype].itemsize
+            if mem.code is not None and (mem.code[addr:addr + n] < 0).any():
+                first = addr + int(np.argmax(mem.code[addr:addr + n] < 0))
+                raise HazardError("uninitialized_read", f"output '{io.name}' (buffer "
+                                  f"@{io.buffer}) has bytes never written, first at "
+                                  f"{mem.name}+{first:#x}", address=first)
+            raw = mem.data[addr:addr + n].copy()
+            outputs[io.name] = raw.view(DTYPES[io.dtype]).reshape(io.shape)
+        return outputs
+
+    def _push(self, time: float, kind: str, data: Any) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, _Event(time, self._seq, kind, data))
+
+    def _simulate(self) -> None:
+        self._events: list[_Event] = []
+        self._seq = 0
+        self.sem_count = {s.name: s.init for s in self.program.semaphores.values()}
+        self.sem_clock = {s: np.zeros(self.tracker.n, dtype=np.int64) for s in self.sem_count}
+        self.busy = [False] * len(self.tasks)
+        self.blocked_since: list[float | None] = [None] * len(self.tasks)
+        self.flows: list[_Flow] = []
+        self.flow_time = 0.0
+        self.flow_generation = 0
+        self.now = 0.0
+        for tid, queue in enumerate(self.tasks):
+            self.tracker.active[tid] = bool(queue)
+            if queue:
+                self._push(queue[0].ready, "kick", tid)
+        while self._events:
+            ev = heapq.heappop(self._events)
+            self.now = ev.time
+            if ev.kind == "kick":
+                self._try_start(ev.data)
+            elif ev.kind == "done":
+                self._complete(ev.data)
+            elif ev.kind == "signal":
+                name, clock = ev.data
+                self.sem_count[name] += 1
+                np.maximum(self.sem_clock[name], clock, out=self.sem_clock[name])
+                for tid in range(len(self.tasks)):
+                    if self.blocked_since[tid] is not None:
+                        self._try_start(tid)
+            elif ev.kind == "flow":
+                self._advance_flows()
+                self.flows.append(_Flow(ev.data, ev.data.dma.nbytes, ev.data.dma.uses))
+                self._retime_flows()
+            elif ev.kind == "flows" and ev.data == self.flow_generation:
+                self._advance_flows()
+                done = [f for f in self.flows if f.remaining <= 1e-9 * f.task.dma.nbytes]
+                self.flows = [f for f in self.flows if f not in done]
+                self._retime_flows()
+                for f in done:
+                    self._complete(f.task)
+        ends = [s.end for s in self.report.timeline]
+        self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))
+        if any(self.tasks):
+            self._deadlock()
+
+    def _try_start(self, tid: int) -> None:
+        queue = self.tasks[tid]
+        if self.busy[tid] or not queue:
+            return
+        task = queue[0]
+        if task.ready > self.now:
+            self._push(task.ready, "kick", tid)
+            return
+        if any(self.sem_count[s] < n for s, n in task.waits.items()):
+            if self.blocked_since[tid] is None:
+                self.blocked_since[tid] = self.now
+            return
+        since = self.blocked_since[tid]
+        if since is not None:
+            if self.now > since:
+                names = ", ".join(f"@{s}" for s in task.waits)
+                self.report.timeline.append(Slice(task.core, task.unit, task.index,
+                                                  f"wait {names}", since, self.now, True))
+            self.blocked_since[tid] = None
+        for s, n in task.waits.items():
+            self.sem_count[s] -= n
+            self.tracker.acquire(tid, self.sem_clock[s])
+        queue.popleft()
+        self.busy[tid] = True
+        task.start = self.now
+        self.tracker.begin(tid, task.core, task.index)
+        self._apply(task)
+        if task.dma is None:
+            self._push(self.now + task.duration, "done", task)
+        else:
+            self._push(self.now + task.dma.latency, "flow", task)
+
+    def _apply(self, task: _Task) -> None:
+        """The command's data effect, with its hazard checks and byte counts."""
+        cmd = task.cmd
+        ins, outs = {}, {}
+        for slot, tile in cmd.inputs():
+            mem, addr = task.places[slot]
+            if mem.code is not None:
+                self.tracker.read(mem, addr, tile, task.tid, task.core, task.index)
+            ins[slot] = mem.view(addr, tile)
+            self.report.bytes_read[mem.level] += tile.numel * tile.itemsize
+        for slot, tile in cmd.outputs():
+            mem, addr = task.places[slot]
+            if mem.code is not None:
+                self.tracker.write(mem, addr, tile, task.tid, task.core, task.index)
+            outs[slot] = mem.view(addr, tile)
+            self.report.bytes_written[mem.level] += tile.numel * tile.itemsize
+        execute(cmd, ins, outs)
+
+    def _complete(self, task: _Task) -> None:
+        tid = task.tid
+        self.busy[tid] = False
+        self.report.timeline.append(Slice(task.core, task.unit, task.index, task.cmd.op,
+                                          task.start, self.now))
+        self.report.macs += task.macs
+        clock = self.tracker.release(tid)
+        sems = self.program.semaphores
+        for name in task.cmd.signals:
+            delay = self.target.hops(task.core, sems[name].core) * self.target.hop_latency
+            self._push(self.now + delay, "signal", (name, clock))
+        if not self.tasks[tid]:
+            self.tracker.active[tid] = False
+        self._try_start(tid)
+
+    def _advance_flows(self) -> None:
+        dt = self.now - self.flow_time
+        for f in self.flows:
+            f.remaining -= f.rate * dt
+        self.flow_time = self.now
+
+    def _retime_flows(self) -> None:
+        self.flow_generation += 1
+        if not self.flows:
+            return
+        for f, rate in zip(self.flows, cost.fair_rates([f.uses for f in self.flows], self.target)):
+            f.rate = rate
+        finish = min(max(f.remaining, 0.0) / f.rate for f in self.flows)
+        self._push(self.now + finish, "flows", self.flow_generation)
+
+    def _deadlock(self) -> None:
+        pending = {(t.core, t.index) for q in self.tasks for t in q}
+        lines = []
+        first: _Task | None = None
+        for queue in self.tasks:
+            if not queue:
+                continue
+            task = queue[0]
+            first = first or task
+            needs = []
+            for s, n in task.waits.items():
+                signallers = [f"core {c} #{i}" for c, i in sorted(pending)
+                              if s in self.program.cores[c][i].signals]
+                needs.append(f"@{s} (count {self.sem_count[s]}, needs {n}; pending signallers: "
+                             f"{', '.join(signallers) or 'none'})")
+            lines.append(f"{self.program.where(task.core, task.index)} on {task.unit} waits "
+                         f"for {', '.join(needs)}")
+        assert first is not None
+        raise HazardError("deadlock", f"no command can start after cycle {self.report.cycles}: "
+                          + "; ".join(lines), first.core, first.index)
+
+
+def run(
+    program: Program, inputs: dict[str, np.ndarray], target: Target | str | None = None,
+    trace: str | None = None, check_hazards: bool = True,
+) -> tuple[dict[str, np.ndarray], Report]:
+    """Emulate `program` on `inputs` (by input name); returns (outputs by name, report).
+
+    `target` defaults to the program's own target; `trace` is a path for a Chrome trace
+    JSON. Raises `HazardError` (with `.report`) when the program would corrupt data or
+    deadlock, `EmulatorError` for bad inputs."""
+    from stc_mlir import target as targets
+
+    tgt = targets.load(target if target is not None else program.target)
+    sim = Simulator(program, tgt, check_hazards)
+    try:
+        outputs = sim.run(inputs)
+    finally:
+        if trace is not None:
+            sim.report.write_trace(trace)
+    return outputs, sim.report

@@ -1,0 +1,84 @@
+// RUN: stc-opt %s | filecheck %s
+// RUN: stc-opt %s | stc-opt | filecheck %s
+// RUN: stc-opt %s --print-op-generic | stc-opt | filecheck %s
+
+// Every npu op in its custom syntax: buffers (allocated or not, with constant contents),
+// semaphores, model inputs/outputs, and each command kind with optional operands,
+// non-default parameters, strided tiles and waits/signals.
+
+// CHECK:      npu.program @all_ops target "stcp920" {
+// CHECK-NEXT:   npu.buffer @x : ddr[4096] at 0
+// CHECK-NEXT:   npu.buffer @w : ddr[8] at 4096 = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf16>
+// CHECK-NEXT:   npu.buffer @y : ddr[4096] at 8192
+// CHECK-NEXT:   npu.buffer @stage : llb[4096]
+// CHECK-NEXT:   npu.buffer @a : l1(0)[8192] at 0
+// CHECK-NEXT:   npu.buffer @b : l1(0)[8192] at 8192
+// CHECK-NEXT:   npu.buffer @wt : wb(0)[1024] at 0
+// CHECK-NEXT:   npu.buffer @remote : l1(5)[8192]
+// CHECK-NEXT:   npu.input "x" @x : 1x2x32x32xf16
+// CHECK-NEXT:   npu.output "y" @y : 2048xf16
+// CHECK-NEXT:   npu.semaphore @loaded core 0
+// CHECK-NEXT:   npu.semaphore @free core 5 init 2
+// CHECK-NEXT:   npu.core 0 {
+// CHECK-NEXT:     npu.dma @x[0] : 1x2x32x32xf16 -> @a[0] : 1x2x32x32xf16 {signals = [@loaded]}
+// CHECK-NEXT:     npu.dma @x[64] : 2x4x32xf16 strides [1024, 32, 1] -> @stage[0] : 256xf16 {waits = [@free], signals = [@loaded, @loaded]}
+// CHECK-NEXT:     npu.dma @a[0] : 2x16x32xf16 strides [1024, 32, 1] -> @remote[0] : 1x2x16x32xf16
+// CHECK-NEXT:     npu.conv2d @a[0] : 1x2x32x32xf16, @wt[0] : 4x2x3x3xf16 bias @wt[144] : 4xf16 residual @b[0] : 1x4x16x16xf16 -> @b[0] : 1x4x16x16xf16 {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, act = "relu6", waits = [@loaded]}
+// CHECK-NEXT:     npu.conv2d @a[0] : 1x2x32x32xf16, @wt[0] : 2x1x3x3xf16 -> @b[0] : 1x2x30x30xf16 {groups = 2 : i64}
+// CHECK-NEXT:     npu.matmul @a[0] : 64x32xf16, @wt[0] : 32x16xf16 bias @wt[992] : 16xf16 -> @b[0] : 64x16xf16 {act = "relu"}
+// CHECK-NEXT:     npu.matmul @a[0] : 2x16x32xf16, @a[4096] : 2x32x16xf16 strides [512, 1, 32] -> @b[0] : 2x16x16xf16
+// CHECK-NEXT:     npu.unary relu @a[0] : 64x32xf16 -> @b[0] : 64x32xf16
+// CHECK-NEXT:     npu.unary clip @a[0] : 64x32xf16 -> @a[0] : 64x32xf16 {min = -1.000000e+00 : f64, max = 1.000000e+00 : f64}
+// CHECK-NEXT:     npu.unary gelu @a[0] : 2048xf16 -> @b[0] : 2048xf16 {approximate = "tanh"}
+// CHECK-NEXT:     npu.binary add @a[0] : 64x32xf16, @b[0] : 32xf16 -> @b[0] : 64x32xf16
+// CHECK-NEXT:     npu.softmax @a[0] : 64x32xf16 -> @b[0] : 64x32xf16 {axis = 0 : i64}
+// CHECK-NEXT:     npu.layer_norm @a[0] : 64x32xf16 scale @wt[0] : 32xf16 bias @wt[64] : 32xf16 -> @b[0] : 64x32xf16 {epsilon = 1.000000e-06 : f64}
+// CHECK-NEXT:     npu.pool max @a[0] : 1x2x32x32xf16 -> @b[0] : 1x2x16x16xf16 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>}
+// CHECK-NEXT:     npu.pool avg @a[0] : 1x2x32x32xf16 -> @b[0] : 1x2x1x1xf16 {kernel = array<i64: 32, 32>, count_include_pad = true}
+// CHECK-NEXT:     npu.reduce mean @a[0] : 64x32xf16 -> @b[0] : 64xf16 {axes = array<i64: -1>, keepdims = false}
+// CHECK-NEXT:     npu.copy @a[0] : 64x32xf16 strides [1, 64] -> @b[0] : 64x32xf16 {signals = [@free]}
+// CHECK-NEXT:     npu.dma @b[0] : 2048xf16 -> @y[0] : 2048xf16
+// CHECK-NEXT:   }
+// CHECK-NEXT:   npu.core 5 {
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
+
+npu.program @all_ops target "stcp920" {
+  npu.buffer @x : ddr[4096] at 0
+  npu.buffer @w : ddr[8] at 4096 = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf16>
+  npu.buffer @y : ddr[4096] at 8192
+  npu.buffer @stage : llb[4096]
+  npu.buffer @a : l1(0)[8192] at 0
+  npu.buffer @b : l1(0)[8192] at 8192
+  npu.buffer @wt : wb(0)[1024] at 0
+  npu.buffer @remote : l1(5)[8192]
+  npu.input "x" @x : 1x2x32x32xf16
+  npu.output "y" @y : 2048xf16
+  npu.semaphore @loaded core 0
+  npu.semaphore @free core 5 init 2
+  npu.core 0 {
+    npu.dma @x[0] : 1x2x32x32xf16 -> @a[0] : 1x2x32x32xf16 {signals = [@loaded]}
+    // strided source (rows 1..4 of both channels) into a contiguous LLB tile
+    npu.dma @x[64] : 2x4x32xf16 strides [1024, 32, 1] -> @stage[0] : 256xf16 {waits = [@free], signals = [@loaded, @loaded]}
+    // L1 to L1 of another core over the NoC, reshaping on the way
+    npu.dma @a[0] : 2x16x32xf16 strides [1024, 32, 1] -> @remote[0] : 1x2x16x32xf16
+    npu.conv2d @a[0] : 1x2x32x32xf16, @wt[0] : 4x2x3x3xf16 bias @wt[144] : 4xf16 residual @b[0] : 1x4x16x16xf16 -> @b[0] : 1x4x16x16xf16 {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, act = "relu6", waits = [@loaded]}
+    npu.conv2d @a[0] : 1x2x32x32xf16, @wt[0] : 2x1x3x3xf16 -> @b[0] : 1x2x30x30xf16 {groups = 2 : i64}
+    npu.matmul @a[0] : 64x32xf16, @wt[0] : 32x16xf16 bias @wt[992] : 16xf16 -> @b[0] : 64x16xf16 {act = "relu"}
+    // rhs read transposed through its strides
+    npu.matmul @a[0] : 2x16x32xf16, @a[4096] : 2x32x16xf16 strides [512, 1, 32] -> @b[0] : 2x16x16xf16
+    npu.unary relu @a[0] : 64x32xf16 -> @b[0] : 64x32xf16
+    npu.unary clip @a[0] : 64x32xf16 -> @a[0] : 64x32xf16 {min = -1.0 : f64, max = 1.0 : f64}
+    npu.unary gelu @a[0] : 2048xf16 -> @b[0] : 2048xf16 {approximate = "tanh"}
+    npu.binary add @a[0] : 64x32xf16, @b[0] : 32xf16 -> @b[0] : 64x32xf16
+    npu.softmax @a[0] : 64x32xf16 -> @b[0] : 64x32xf16 {axis = 0 : i64}
+    npu.layer_norm @a[0] : 64x32xf16 scale @wt[0] : 32xf16 bias @wt[64] : 32xf16 -> @b[0] : 64x32xf16 {epsilon = 1.0e-06 : f64}
+    npu.pool max @a[0] : 1x2x32x32xf16 -> @b[0] : 1x2x16x16xf16 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>}
+    npu.pool avg @a[0] : 1x2x32x32xf16 -> @b[0] : 1x2x1x1xf16 {kernel = array<i64: 32, 32>, count_include_pad = true}
+    npu.reduce mean @a[0] : 64x32xf16 -> @b[0] : 64xf16 {axes = array<i64: -1>, keepdims = false}
+    npu.copy @a[0] : 64x32xf16 strides [1, 64] -> @b[0] : 64x32xf16 {signals = [@free]}
+    npu.dma @b[0] : 2048xf16 -> @y[0] : 2048xf16
+  }
+  npu.core 5 {
+  }
+}

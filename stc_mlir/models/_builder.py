@@ -2,11 +2,10 @@
 
 `GraphBuilder` accumulates the nodes and initializers of one ONNX graph under unique names
 in torch.onnx's style (`/layer1/layer1.0/conv1/Conv`, `..._output_0`), so the builders read
-like the module they export. `ConvNetBuilder` adds Conv+BatchNormalization blocks and keeps a
-running estimate of every activation's per-channel mean and variance: random weights only
-give a well-scaled network if the BatchNorm running statistics match what the convolution
-really produces, and tracking them analytically is much cheaper than calibrating by running
-the model.
+like the module they export. `ConvNetBuilder` adds Conv+BatchNormalization blocks and runs
+each layer in numpy on a calibration image as it is added, so every BatchNorm gets the
+running statistics its convolution really produces and the random network stays at unit
+scale from the first layer to the last.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ STEM_CHANNELS = 32
 LAST_CHANNELS = 1280
 NUM_CLASSES = 1000
 OPSETS = range(11, 18)
+MIN_IMAGE_SIZE = 32  # the total stride
 
 
 def build(
@@ -43,6 +44,8 @@ def build(
 ) -> onnx.ModelProto:
     if opset not in OPSETS:
         raise ValueError(f"mobilenetv2: opset must be in {OPSETS.start}..{OPSETS.stop - 1}")
+    if image_size < MIN_IMAGE_SIZE:
+        raise ValueError(f"mobilenetv2: image_size must be at least {MIN_IMAGE_SIZE}")
     n = symbolic_or_static(batch, dynamic_batch)
     b = ConvNetBuilder(seed)
     image = b.add_input("input", TensorProto.FLOAT, [n, 3, image_size, image_size])

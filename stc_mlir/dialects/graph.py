@@ -775,10 +775,12 @@ class Conv2DOp(GraphOp):
             raise ShapeError(f"strides {strides} and dilations {dilations} must be >= 1, pads {pads} >= 0")
         n, c, h, wd = xs
         o, cg, kh, kw = ws
-        if group < 1 or c % group or o % group or c // group != cg:  # type: ignore[operator]
+        if group < 1 or o % group:  # type: ignore[operator]
+            raise ShapeError(f"group {group} must be >= 1 and divide the {o} output channels of weight {w}")
+        if c != cg * group:  # type: ignore[operator]
             raise ShapeError(
                 f"input {x} has {c} channels but weight {w} with group {group} expects "
-                f"{cg} x {group} = {cg * group} (and output channels {o} divisible by the group)"  # type: ignore[operator]
+                f"{cg} x {group} = {cg * group}"  # type: ignore[operator]
             )
         ho = kernels.window_output_size(h, kh, strides[0], pads[0], pads[2], dilations[0])  # type: ignore[index]
         wo = kernels.window_output_size(wd, kw, strides[1], pads[1], pads[3], dilations[1])  # type: ignore[index]

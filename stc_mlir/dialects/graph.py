@@ -145,6 +145,11 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
     return tuple(out)
 
 
+def _broadcasts_to(shape: Shape, target: Shape) -> bool:
+    """Whether `shape` broadcasts one way to `target` (ONNX unidirectional broadcasting)."""
+    return len(shape) <= len(target) and all(s in (1, t) for s, t in zip(shape[::-1], target[::-1]))
+
+
 def _axis(axis: int, rank: int, what: str = "axis") -> int:
     if not -rank <= axis < rank:  # a rank-0 tensor has no axis (ONNX: axis in [-r, r-1])
         raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
@@ -698,7 +703,7 @@ class PReluOp(GraphOp):
     def infer(cls, types, p):
         x, slope = types
         _same_element_type(cls.name, types)
-        if broadcast_shapes(shape_of(x), shape_of(slope)) != shape_of(x):
+        if not _broadcasts_to(shape_of(slope), shape_of(x)):
             raise ShapeError(f"slope {slope} does not broadcast to input {x}")
         return [x]
 
@@ -877,7 +882,7 @@ class GemmOp(GraphOp):
         k2, n = b[::-1] if p["trans_b"] else b
         if k != k2:
             raise ShapeError(f"contraction dimensions differ: {k} vs {k2} ({types[0]}, {types[1]})")
-        if len(types) == 3 and broadcast_shapes(shape_of(types[2]), (m, n)) != (m, n):
+        if len(types) == 3 and not _broadcasts_to(shape_of(types[2]), (m, n)):
             raise ShapeError(f"c {types[2]} does not broadcast to {m}x{n}")
         return [tensor((m, n), element_type)]
 
@@ -929,7 +934,7 @@ class LayerNormOp(GraphOp):
         xs = shape_of(x)
         axis = _axis(p["axis"], len(xs))  # type: ignore[arg-type]
         for t in types[1:]:
-            if broadcast_shapes(shape_of(t), xs[axis:]) != xs[axis:]:
+            if not _broadcasts_to(shape_of(t), xs[axis:]):
                 raise ShapeError(f"scale/bias {t} does not broadcast to the normalised shape {xs[axis:]}")
         return [x]
 

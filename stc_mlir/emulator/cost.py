@@ -12,8 +12,9 @@ passes. cycles = ceil(sum(elements * cost) / elements_per_cycle).
 
 DMA: `latency` (the source's and destination's memory latencies, plus `hop_latency` per
 NoC hop between cores) then the bytes flow at a rate shared max-min fairly over the
-resources the transfer uses: its engine (`dma.engine_bandwidth`), the LLB and DDR ports
-(`bandwidth`), and the directed NoC links of its X-Y route (`link_bandwidth`).
+shared resources the transfer uses: the LLB and DDR ports (`bandwidth`) and the directed
+NoC links of its X-Y route (`link_bandwidth`); no transfer goes faster than its engine
+(`dma.engine_bandwidth`).
 """
 
 from __future__ import annotations
@@ -110,54 +111,59 @@ class DmaPlan:
     unit: str  # "dma_in" or "dma_out"
     latency: int
     nbytes: int
-    uses: dict[object, int]  # resource -> bytes through it per byte moved
+    cap: float  # the engine's bandwidth: no transfer moves faster
+    shared: tuple[tuple[object, int], ...]  # (shared resource, bytes through it per byte)
 
 
 def dma_plan(cmd: Command, core: int, src: Buffer, dst: Buffer, target: Target) -> DmaPlan:
-    """Engine, latency and bandwidth resources of a DMA issued by `core`."""
+    """Engine, latency and shared bandwidth resources of a DMA issued by `core`."""
     local_dst = dst.space in LOCAL_SPACES and dst.core == core
-    unit = "dma_in" if local_dst else "dma_out"
-    uses: dict[object, int] = {("engine", core, unit): 1}
+    shared: dict[object, int] = {}
     for b in (src, dst):
         if b.space in ("llb", "ddr"):
-            uses[b.space] = uses.get(b.space, 0) + 1
+            shared[b.space] = shared.get(b.space, 0) + 1
     latency = target.memory[src.space].latency + target.memory[dst.space].latency
     if src.space in LOCAL_SPACES and dst.space in LOCAL_SPACES and src.core != dst.core:
         assert src.core is not None and dst.core is not None
         for link in target.route(src.core, dst.core):
-            uses[("link",) + link] = 1
+            shared[("link",) + link] = 1
         latency += target.hops(src.core, dst.core) * target.hop_latency
     nbytes = cmd.tiles["dst"].numel * cmd.tiles["dst"].itemsize
-    return DmaPlan(unit, latency, nbytes, uses)
+    return DmaPlan("dma_in" if local_dst else "dma_out", latency, nbytes, target.dma_bandwidth,
+                   tuple(shared.items()))
 
 
 def capacity(resource: object, target: Target) -> float:
-    """Bytes per cycle a bandwidth resource can carry."""
+    """Bytes per cycle a shared resource (LLB or DDR port, NoC link) carries."""
     if resource in ("llb", "ddr"):
         bw = target.memory[resource].bandwidth  # type: ignore[index]
         assert bw is not None
         return bw
-    if isinstance(resource, tuple) and resource[0] == "engine":
-        return target.dma_bandwidth
     return target.link_bandwidth
 
 
-def fair_rates(flows: list[dict[object, int]], target: Target) -> list[float]:
-    """Max-min fair rates (bytes/cycle) of transfers sharing resources (progressive filling)."""
+def fair_rates(flows: list[DmaPlan], target: Target) -> list[float]:
+    """Max-min fair rates (bytes/cycle) of concurrent transfers (progressive filling):
+    all unfixed transfers speed up together until a shared resource or a transfer's own
+    engine cap saturates; the transfers it limits are fixed at that rate."""
     rates = [0.0] * len(flows)
     free = set(range(len(flows)))
-    left = {r: capacity(r, target) for f in flows for r in f}
+    left = {r: capacity(r, target) for f in flows for r, _ in f.shared}
     while free:
-        best, best_r = math.inf, None
-        for r, cap in left.items():
-            weight = sum(flows[i].get(r, 0) for i in free)
-            if weight and cap / weight < best:
-                best, best_r = cap / weight, r
-        assert best_r is not None
-        fixed = [i for i in free if best_r in flows[i]]
+        weight: dict[object, int] = {}
+        for i in free:
+            for r, w in flows[i].shared:
+                weight[r] = weight.get(r, 0) + w
+        bottleneck = min(weight, key=lambda r: left[r] / weight[r]) if weight else None
+        level = left[bottleneck] / weight[bottleneck] if weight else math.inf
+        capped = min(free, key=lambda i: flows[i].cap)
+        if flows[capped].cap <= level:
+            fixed, level = [capped], flows[capped].cap
+        else:
+            fixed = [i for i in free if any(r == bottleneck for r, _ in flows[i].shared)]
         for i in fixed:
-            rates[i] = best
+            rates[i] = level
             free.discard(i)
-            for r, w in flows[i].items():
-                left[r] -= best * w
+            for r, w in flows[i].shared:
+                left[r] -= level * w
     return rates

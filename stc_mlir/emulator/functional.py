@@ -27,15 +27,20 @@ def _epilogue(cmd: Command, acc: np.ndarray, ins: Mapping[str, np.ndarray]) -> n
     return acc
 
 
+def _copy(src: np.ndarray, dst: np.ndarray) -> None:
+    dst[...] = src if src.shape == dst.shape else src.reshape(dst.shape)
+
+
 def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray]) -> None:
     """Compute `cmd` from the input views `ins` into the output views `outs` (by slot)."""
     p = cmd.params
     match cmd.op:
         case "dma":
-            outs["dst"][...] = ins["src"].reshape(outs["dst"].shape)
+            _copy(ins["src"], outs["dst"])
             return
         case "copy":
-            result = ins["input"].reshape(outs["output"].shape)
+            _copy(ins["input"], outs["output"])
+            return
         case "conv2d":
             acc = kernels.conv2d(ins["input"], ins["weight"], ins.get("bias"), p["strides"],
                                  p["pads"], p["dilations"], p["groups"])

@@ -6,7 +6,7 @@ wrong offset or an overlapping allocation really corrupts data.
 
 Hazards are found with vector clocks. Every engine of every core is a thread; a command's
 accesses carry the epoch of its thread. Per byte, the tracker keeps who wrote it last as an
-int32 code `epoch << TID_BITS | thread` (-1: never written); reads are logged per memory as
+int32 code `epoch << TID_BITS | thread` (0: never written; thread 0 is the host); reads are logged per memory as
 (thread, epoch, bytes) records. A read of a byte whose writer does not happen-before the
 reader, a write over such a byte, or a write over bytes read by a command that does not
 happen-before the writer is an unsynchronised access (`race`); a read of a byte never
@@ -49,41 +49,66 @@ class HazardError(EmulatorError):
                 "index": self.index, "address": self.address}
 
 
-def byte_view(arr: np.ndarray, base: int, t: Tile) -> np.ndarray:
-    """View of `arr` (one element per memory byte) over the bytes of tile `t` at byte
-    address `base`: shape t.shape + (itemsize,)."""
+def byte_view(arr: np.ndarray, base: int, t: Tile, granule: int = 1) -> np.ndarray:
+    """View of `arr` (one element per `granule` memory bytes) over the bytes of tile `t`
+    at byte address `base`: shape t.shape + (itemsize // granule,)."""
     size = t.itemsize
     step = arr.itemsize
-    return np.ndarray(t.shape + (size,), dtype=arr.dtype, buffer=arr, offset=base * step,
-                      strides=tuple(s * size * step for s in t.strides) + (step,))
+    return np.ndarray(t.shape + (size // granule,), dtype=arr.dtype, buffer=arr,
+                      offset=base // granule * step,
+                      strides=tuple(s * size // granule * step for s in t.strides) + (step,))
 
 
-def _first_address(mask: np.ndarray, base: int, t: Tile) -> int:
-    """Byte address of the first True of a byte_view-shaped mask."""
+def first_address(mask: np.ndarray, base: int, t: Tile, granule: int = 1) -> int:
+    """Byte address of the first True of a `byte_view`-shaped mask."""
     pos = np.unravel_index(int(np.argmax(mask)), mask.shape)
-    return base + sum(int(i) * s * t.itemsize for i, s in zip(pos[:-1], t.strides)) + int(pos[-1])
+    inner = sum(int(i) * s for i, s in zip(pos[:-1], t.strides)) * t.itemsize
+    return base + inner + int(pos[-1]) * granule
 
 
 class Memory:
-    """One memory instance: `extent` bytes (the highest byte its buffers use)."""
+    """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
-    def __init__(self, name: str, level: str, extent: int, track: bool):
+    With hazard tracking, `code` holds one writer code per `granule` bytes (2 when every
+    buffer and tile of this memory starts at an even address, else 1); 0: never written."""
+
+    def __init__(self, name: str, level: str, extent: int, track: bool, granule: int = 1):
         self.name = name
         self.level = level
-        self.data = np.full(extent, 0xFF, dtype=np.uint8)  # unwritten f16 bytes read as NaN
-        self.code = np.full(extent, -1, dtype=np.int32) if track else None
+        self.granule = granule
+        self.data = np.zeros(extent, dtype=np.uint8)
+        self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
         self.reads = _ReadLog()
+        self.last_write: dict[int, int] = {}  # thread -> epoch of its last write here
 
     def view(self, base: int, t: Tile) -> np.ndarray:
         size = t.itemsize
         return np.ndarray(t.shape, dtype=DTYPES[t.dtype], buffer=self.data, offset=base,
                           strides=tuple(s * size for s in t.strides))
 
+    def codes(self, base: int, t: Tile) -> np.ndarray:
+        assert self.code is not None
+        return byte_view(self.code, base, t, self.granule)
+
+    def address(self, mask: np.ndarray, base: int, t: Tile) -> int:
+        return first_address(mask, base, t, self.granule)
+
     def host_write(self, base: int, raw: bytes | np.ndarray) -> None:
         raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw.view(np.uint8).ravel()
         self.data[base:base + raw.size] = raw
         if self.code is not None:
-            self.code[base:base + raw.size] = HazardTracker.HOST_CODE
+            g = self.granule
+            self.code[base // g:-(-(base + raw.size) // g)] = HazardTracker.HOST_CODE
+
+    def unwritten(self, base: int, nbytes: int) -> int | None:
+        """Address of the first never-written byte of [base, base + nbytes), if any."""
+        if self.code is None:
+            return None
+        g = self.granule
+        codes = self.code[base // g:-(-(base + nbytes) // g)]
+        if codes.min() > 0:
+            return None
+        return max(base, (base // g + int(np.argmax(codes == 0))) * g)
 
 
 class _ReadLog:
@@ -114,20 +139,21 @@ class HazardTracker:
 
     UNITS = ("dma_in", "dma_out", "matrix", "vector")
     TID_BITS = 8
-    HOST_CODE = 0  # host writes: thread 0 at epoch 0, which every clock has seen
+    HOST_CODE = 1 << TID_BITS  # host writes: thread 0 at epoch 1, which every clock has seen
 
     def __init__(self, cores: int, describe: Callable[[int, int], str]):
-        self.n = cores * len(self.UNITS)
-        assert self.n < (1 << self.TID_BITS)
+        self.n = 1 + cores * len(self.UNITS)
+        assert self.n <= (1 << self.TID_BITS)
         self.mask = (1 << self.TID_BITS) - 1
         self.vc = np.zeros((self.n, self.n), dtype=np.int64)
         self.vc[np.arange(self.n), np.arange(self.n)] = 1
+        self.vc[:, 0] = 1
         self.who: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]  # epoch-1 -> cmd
         self.describe = describe  # (core, index) -> text naming the command
-        self.active = np.ones(self.n, dtype=bool)
+        self.active = np.zeros(self.n, dtype=bool)
 
     def tid(self, core: int, unit: str) -> int:
-        return core * len(self.UNITS) + self.UNITS.index(unit)
+        return 1 + core * len(self.UNITS) + self.UNITS.index(unit)
 
     # --- clocks
 
@@ -143,48 +169,48 @@ class HazardTracker:
         self.vc[tid, tid] += 1
         return clock
 
-    def _thresholds(self, tid: int) -> np.ndarray:
-        """Per writer thread t, the smallest code whose epoch `tid` has not seen."""
-        thr = np.full(1 << self.TID_BITS, np.iinfo(np.int32).max, dtype=np.int64)
-        thr[: self.n] = (self.vc[tid] + 1) << self.TID_BITS
-        return thr
-
     def _other(self, code: int) -> str:
         tid, epoch = code & self.mask, code >> self.TID_BITS
         core, index = self.who[tid][epoch - 1]
-        return f"{self.describe(core, index)} on {self.UNITS[tid % len(self.UNITS)]}"
+        return f"{self.describe(core, index)} on {self.UNITS[(tid - 1) % len(self.UNITS)]}"
 
     # --- accesses
 
     def read(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
-        codes = byte_view(mem.code, base, t)
-        unwritten = codes < 0
-        if unwritten.any():
-            addr = _first_address(unwritten, base, t)
+        codes = mem.codes(base, t)
+        if codes.min() == 0:
+            addr = mem.address(codes == 0, base, t)
             raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "
                               f"{mem.name}+{addr:#x}, which was never written", core, index, addr)
         self._check_writers(mem, codes, base, t, tid, core, index, "reads")
-        epoch = int(self.vc[tid, tid])
-        mem.reads.add(base, base + t.span, tid, epoch, base, t)
+        mem.reads.add(base, base + t.span, tid, int(self.vc[tid, tid]), base, t)
         if mem.reads.n >= 2 * mem.reads.pruned_at:
             self._prune(mem)
 
     def write(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
-        codes = byte_view(mem.code, base, t)
+        codes = mem.codes(base, t)
         self._check_writers(mem, codes, base, t, tid, core, index, "writes")
         self._check_readers(mem, base, t, tid, core, index)
-        codes[...] = (int(self.vc[tid, tid]) << self.TID_BITS) | tid
+        epoch = int(self.vc[tid, tid])
+        codes[...] = (epoch << self.TID_BITS) | tid
+        mem.last_write[tid] = epoch
 
     def _check_writers(self, mem: Memory, codes: np.ndarray, base: int, t: Tile, tid: int,
                        core: int, index: int, verb: str) -> None:
-        thr = self._thresholds(tid)
-        bad = codes >= thr[codes & self.mask]
-        if bad.any():
-            addr = _first_address(bad, base, t)
-            raise HazardError(
-                "race", f"{self.describe(core, index)} {verb} {mem.name}+{addr:#x}, written by "
-                f"{self._other(int(mem.code[addr]))} with no synchronisation ordering them",
-                core, index, addr)
+        """Race if a byte's last writer does not happen-before thread `tid`. Only threads
+        that wrote this memory after the epoch `tid` has seen of them need checking."""
+        seen = self.vc[tid]
+        for writer, epoch in mem.last_write.items():
+            if epoch <= seen[writer]:
+                continue
+            limit = int(seen[writer] + 1) << self.TID_BITS
+            bad = ((codes & self.mask) == writer) & (codes >= limit)
+            if bad.any():
+                addr = mem.address(bad, base, t)
+                raise HazardError(
+                    "race", f"{self.describe(core, index)} {verb} {mem.name}+{addr:#x}, written "
+                    f"by {self._other(int(codes[bad][0]))} with no synchronisation ordering them",
+                    core, index, addr)
 
     def _check_readers(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
         log = mem.reads
@@ -200,7 +226,7 @@ class HazardTracker:
             byte_view(window, base - lo_all, t)[...] = True
             hit = byte_view(window, rbase - lo_all, rt)
             if hit.any():
-                addr = _first_address(hit, rbase, rt)
+                addr = first_address(hit, rbase, rt)
                 other = int((repoch[i] << self.TID_BITS) | rtid[i])
                 raise HazardError(
                     "race", f"{self.describe(core, index)} writes {mem.name}+{addr:#x}, read by "

@@ -52,7 +52,6 @@ class _Task:
 class _Flow:
     task: _Task
     remaining: float
-    uses: dict[object, int]
     rate: float = 0.0
 
 
@@ -73,7 +72,10 @@ class Simulator:
         try:
             check_program(program, target, require_offsets=True)
         except ProgramError as err:
-            raise HazardError(err.kind, str(err), err.core, err.index, err.address) from None
+            hazard = HazardError(err.kind, str(err), err.core, err.index, err.address)
+            self.report.hazards.append(hazard.as_dict())
+            hazard.report = self.report
+            raise hazard from None
         self.report.min_ddr_bytes = sum(len(b.init) for b in program.buffers.values()
                                         if b.init is not None) + sum(
             math.prod(io.shape) * DTYPES[io.dtype].itemsize
@@ -89,16 +91,25 @@ class Simulator:
 
     def _make_memories(self) -> dict[tuple[str, int | None], Memory]:
         extents: dict[tuple[str, int | None], int] = {}
-        for b in self.program.buffers.values():
+        odd: set[tuple[str, int | None]] = set()  # memories with an odd start address
+        buffers = self.program.buffers
+        for b in buffers.values():
             key = self._memory_key(b)
             assert b.offset is not None
             extents[key] = max(extents.get(key, 0), b.offset + b.size)
+            if b.offset % 2:
+                odd.add(key)
+        for _, _, cmd in self.program.commands():
+            for t in cmd.tiles.values():
+                if t.offset % 2:
+                    odd.add(self._memory_key(buffers[t.buffer]))
         memories = {}
-        for (space, core), extent in extents.items():
+        for key, extent in extents.items():
+            space, core = key
             name = space if core is None else f"{space}[{core}]"
-            memories[(space, core)] = Memory(name, space, extent, self.check_hazards)
-            peak = self.report.peak
-            peak[space] = max(peak[space], extent)
+            granule = 1 if key in odd else 2
+            memories[key] = Memory(name, space, extent, self.check_hazards, granule)
+            self.report.peak[space] = max(self.report.peak[space], extent)
         return memories
 
     def _place(self, buffer: str, offset: int) -> tuple[Memory, int]:
@@ -164,8 +175,8 @@ class Simulator:
         for io in self.program.outputs:
             mem, addr = self._place(io.buffer, 0)
             n = math.prod(io.shape) * DTYPES[io.dtype].itemsize
-            if mem.code is not None and (mem.code[addr:addr + n] < 0).any():
-                first = addr + int(np.argmax(mem.code[addr:addr + n] < 0))
+            first = mem.unwritten(addr, n)
+            if first is not None:
                 raise HazardError("uninitialized_read", f"output '{io.name}' (buffer "
                                   f"@{io.buffer}) has bytes never written, first at "
                                   f"{mem.name}+{first:#x}", address=first)
@@ -187,6 +198,7 @@ class Simulator:
         self.flows: list[_Flow] = []
         self.flow_time = 0.0
         self.flow_generation = 0
+        self._rates: dict[tuple[object, ...], list[float]] = {}
         self.now = 0.0
         for tid, queue in enumerate(self.tasks):
             self.tracker.active[tid] = bool(queue)
@@ -208,7 +220,8 @@ class Simulator:
                         self._try_start(tid)
             elif ev.kind == "flow":
                 self._advance_flows()
-                self.flows.append(_Flow(ev.data, ev.data.dma.nbytes, ev.data.dma.uses))
+                plan = ev.data.dma
+                self.flows.append(_Flow(ev.data, plan.nbytes))
                 self._retime_flows()
             elif ev.kind == "flows" and ev.data == self.flow_generation:
                 self._advance_flows()
@@ -297,7 +310,12 @@ class Simulator:
         self.flow_generation += 1
         if not self.flows:
             return
-        for f, rate in zip(self.flows, cost.fair_rates([f.uses for f in self.flows], self.target)):
+        key = tuple(f.task.dma.shared for f in self.flows)
+        rates = self._rates.get(key)
+        if rates is None:
+            rates = cost.fair_rates([f.task.dma for f in self.flows], self.target)
+            self._rates[key] = rates
+        for f, rate in zip(self.flows, rates):
             f.rate = rate
         finish = min(max(f.remaining, 0.0) / f.rate for f in self.flows)
         self._push(self.now + finish, "flows", self.flow_generation)

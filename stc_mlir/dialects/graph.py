@@ -428,6 +428,15 @@ class GraphOp(IRDLOperation, ABC):
 # ----------------------------------------------------------------------------- constant
 
 
+def _finite(value: DenseIntOrFPElementsAttr, raw: bytes) -> bool:
+    """False if float bytes hold NaN/Inf: xDSL prints those as bit patterns (`0x7fc00000`)
+    that its parser reads back as integers, so such constants are printed as hex bytes."""
+    np_type = _NUMPY_OF.get(value.get_element_type())
+    if np_type is None or not _is_float(value.get_element_type()):
+        return True
+    return bool(np.isfinite(np.frombuffer(raw, np_type)).all())
+
+
 @irdl_op_definition
 class ConstantOp(GraphOp):
     """A weight or other constant tensor, inline (`dense<...>`) or in a side-car file."""
@@ -491,12 +500,18 @@ class ConstantOp(GraphOp):
             raw = value.data.data
             head = raw[: len(raw) // len(value)]
             if raw[len(head) : 2 * len(head)] == head and raw == head * len(value):
-                # a splat stays `dense<v>` (one element, not the whole tensor in hex)
-                DenseIntOrFPElementsAttr(tensor((), value.get_element_type()), BytesAttr(head)).print_without_type(printer)
-                printer.print_string(" : ")
+                # a splat stays one element: `dense<v>`, or its hex bytes for NaN/Inf
+                if _finite(value, head):
+                    DenseIntOrFPElementsAttr(tensor((), value.get_element_type()), BytesAttr(head)).print_without_type(printer)
+                    printer.print_string(" : ")
+                else:
+                    printer.print_string(f'dense<"0x{head.hex().upper()}"> : ')
             else:
                 # Hex straight from the bytes: printing element by element is far too slow for weights.
                 printer.print_string(f'dense<"0x{raw.hex().upper()}"> : ')
+            printer.print_attribute(value.type)
+        elif isinstance(value, DenseIntOrFPElementsAttr) and not _finite(value, value.data.data):
+            printer.print_string(f'dense<"0x{value.data.data.hex().upper()}"> : ')
             printer.print_attribute(value.type)
         elif isinstance(value, DenseIntOrFPElementsAttr):
             printer.print_attribute(value)

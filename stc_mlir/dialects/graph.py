@@ -374,7 +374,8 @@ class GraphOp(IRDLOperation, ABC):
                 parser.raise_error(f"{cls.name}: operand '{kw}' is given twice", start, parser.pos)
             keyword_values[kw] = parser.parse_unresolved_operand()
         attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
+        parser.parse_punctuation(":", f" before the types of {cls.name}" + (
+            f" (its optional operands are {', '.join(optional_names)})" if optional_names else ""))
         if parser.parse_optional_punctuation("(") is not None:
             operand_types = []
             if parser.parse_optional_punctuation(")") is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from stc_mlir.target import Target
 
@@ -140,6 +141,19 @@ def capacity(resource: object, target: Target) -> float:
         assert bw is not None
         return bw
     return target.link_bandwidth
+
+
+_SHARES: dict[tuple[str, frozenset[Any]], dict[Any, float]] = {}
+
+
+def shares(kinds: frozenset[tuple[Any, int]], target: Target) -> dict[Any, float]:
+    """Rate of each kind of transfer, a kind being (shared resources, engine cap), given
+    how many transfers of each kind run (`kinds`: {(kind, count)}); memoised."""
+    key = (target.path, kinds)
+    if key not in _SHARES:
+        plans = [DmaPlan("", 0, 0, cap, shared) for (shared, cap), n in kinds for _ in range(n)]
+        _SHARES[key] = {(p.shared, p.cap): r for p, r in zip(plans, fair_rates(plans, target))}
+    return _SHARES[key]
 
 
 def fair_rates(flows: list[DmaPlan], target: Target) -> list[float]:

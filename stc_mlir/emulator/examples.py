@@ -12,22 +12,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from stc_mlir.target import load as load_target
+
 from .builder import ProgramBuilder
 from .program import Program, tile
 
 
 def conv_by_rows(
     x_shape: tuple[int, int, int, int], weight: np.ndarray, bias: np.ndarray | None = None,
-    cores: int = 8, out_chunks: int = 1, act: str = "none", name: str = "conv_by_rows",
+    cores: int = 8, out_chunks: int | None = None, act: str = "none", name: str = "conv_by_rows",
+    target: str = "stcp920",
 ) -> Program:
-    """Input "x" (NCHW, f16) -> output "y": conv2d(x, weight, bias), stride 1, pads kh // 2."""
+    """Input "x" (NCHW, f16) -> output "y": conv2d(x, weight, bias), stride 1, pads kh // 2.
+    `out_chunks` (number of weight chunks) defaults to the fewest that fit the weight buffer."""
     n, c, h, w = x_shape
     o, cin, kh, kw = weight.shape
+    if out_chunks is None:
+        wb = load_target(target).memory["wb"].size - (o * 2 if bias is not None else 0)
+        out_chunks = next(k for k in range(1, o + 1) if o % k == 0
+                          and min(2, k) * (o // k) * cin * kh * kw * 2 <= wb)
     assert cin == c and kh % 2 == 1 and kw % 2 == 1 and o % out_chunks == 0
     assert h % cores == 0 and h // cores >= kh // 2
     p, pw = kh // 2, kw // 2
     rows, oc = h // cores, o // out_chunks
-    b = ProgramBuilder(name)
+    b = ProgramBuilder(name, target)
     x = b.input("x", x_shape)
     y = b.output("y", (n, o, h, w))
     wt = b.constant("w", weight.astype(np.float16))

@@ -17,6 +17,8 @@ semaphores (a wait joins the clocks of the signals it consumes).
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,28 +51,48 @@ class HazardError(EmulatorError):
                 "index": self.index, "address": self.address}
 
 
-def byte_view(arr: np.ndarray, base: int, t: Tile, granule: int = 1) -> np.ndarray:
-    """View of `arr` (one element per `granule` memory bytes) over the bytes of tile `t`
-    at byte address `base`: shape t.shape + (itemsize // granule,)."""
-    size = t.itemsize
-    step = arr.itemsize
-    return np.ndarray(t.shape + (size // granule,), dtype=arr.dtype, buffer=arr,
-                      offset=base // granule * step,
-                      strides=tuple(s * size // granule * step for s in t.strides) + (step,))
+@dataclass(frozen=True)
+class Footprint:
+    """The bytes of a tile at address `base`: a grid (`shape`, byte `strides`) of contiguous
+    runs of `run` bytes."""
 
+    base: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    run: int
+    span: int  # bytes from base to the end of the last run
 
-def first_address(mask: np.ndarray, base: int, t: Tile, granule: int = 1) -> int:
-    """Byte address of the first True of a `byte_view`-shaped mask."""
-    pos = np.unravel_index(int(np.argmax(mask)), mask.shape)
-    inner = sum(int(i) * s for i, s in zip(pos[:-1], t.strides)) * t.itemsize
-    return base + inner + int(pos[-1]) * granule
+    @staticmethod
+    def of(base: int, t: Tile) -> Footprint:
+        size = t.itemsize
+        dims = [(d, s * size) for d, s in zip(t.shape, t.strides) if d > 1]
+        run = size
+        while dims and dims[-1][1] == run:  # merge contiguous inner dims into the run
+            run *= dims.pop()[0]
+        return Footprint(base, tuple(d for d, _ in dims), tuple(s for _, s in dims), run, t.span)
+
+    def alignment(self) -> int:
+        """The largest granule every byte range of this footprint is made of."""
+        return math.gcd(self.base, self.run, *self.strides)
+
+    def view(self, arr: np.ndarray, granule: int = 1) -> np.ndarray:
+        """`arr` (one element per `granule` bytes) over this footprint: shape + (run/granule,)."""
+        step = arr.itemsize
+        return np.ndarray(self.shape + (self.run // granule,), dtype=arr.dtype, buffer=arr,
+                          offset=self.base // granule * step,
+                          strides=tuple(s // granule * step for s in self.strides) + (step,))
+
+    def address(self, mask: np.ndarray, granule: int = 1) -> int:
+        """Byte address of the first True of a `view`-shaped mask."""
+        pos = np.unravel_index(int(np.argmax(mask)), mask.shape)
+        return self.base + sum(int(i) * s for i, s in zip(pos, self.strides)) + int(pos[-1]) * granule
 
 
 class Memory:
     """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
-    With hazard tracking, `code` holds one writer code per `granule` bytes (2 when every
-    buffer and tile of this memory starts at an even address, else 1); 0: never written."""
+    With hazard tracking, `code` holds one writer code per `granule` bytes (the largest
+    granule all accesses to this memory are aligned to); 0: never written."""
 
     def __init__(self, name: str, level: str, extent: int, track: bool, granule: int = 1):
         self.name = name
@@ -86,12 +108,9 @@ class Memory:
         return np.ndarray(t.shape, dtype=DTYPES[t.dtype], buffer=self.data, offset=base,
                           strides=tuple(s * size for s in t.strides))
 
-    def codes(self, base: int, t: Tile) -> np.ndarray:
+    def codes(self, fp: Footprint) -> np.ndarray:
         assert self.code is not None
-        return byte_view(self.code, base, t, self.granule)
-
-    def address(self, mask: np.ndarray, base: int, t: Tile) -> int:
-        return first_address(mask, base, t, self.granule)
+        return fp.view(self.code, self.granule)
 
     def host_write(self, base: int, raw: bytes | np.ndarray) -> None:
         raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw.view(np.uint8).ravel()
@@ -112,19 +131,19 @@ class Memory:
 
 
 class _ReadLog:
-    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + (base, tile)."""
+    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + footprints."""
 
     def __init__(self) -> None:
         self.cols = np.zeros((4, 64), dtype=np.int64)
-        self.where: list[tuple[int, Tile]] = []
+        self.where: list[Footprint] = []
         self.n = 0
         self.pruned_at = 64
 
-    def add(self, lo: int, hi: int, tid: int, epoch: int, base: int, t: Tile) -> None:
+    def add(self, fp: Footprint, tid: int, epoch: int) -> None:
         if self.n == self.cols.shape[1]:
             self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
-        self.cols[:, self.n] = (lo, hi, tid, epoch)
-        self.where.append((base, t))
+        self.cols[:, self.n] = (fp.base, fp.base + fp.span, tid, epoch)
+        self.where.append(fp)
         self.n += 1
 
     def keep(self, mask: np.ndarray) -> None:
@@ -132,6 +151,10 @@ class _ReadLog:
         self.cols[:, : idx.size] = self.cols[:, idx]
         self.where = [self.where[i] for i in idx]
         self.n = idx.size
+
+
+def _shift(fp: Footprint, delta: int) -> Footprint:
+    return Footprint(fp.base + delta, fp.shape, fp.strides, fp.run, fp.span)
 
 
 class HazardTracker:
@@ -176,26 +199,26 @@ class HazardTracker:
 
     # --- accesses
 
-    def read(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
-        codes = mem.codes(base, t)
+    def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+        codes = mem.codes(fp)
         if codes.min() == 0:
-            addr = mem.address(codes == 0, base, t)
+            addr = fp.address(codes == 0, mem.granule)
             raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "
                               f"{mem.name}+{addr:#x}, which was never written", core, index, addr)
-        self._check_writers(mem, codes, base, t, tid, core, index, "reads")
-        mem.reads.add(base, base + t.span, tid, int(self.vc[tid, tid]), base, t)
+        self._check_writers(mem, codes, fp, tid, core, index, "reads")
+        mem.reads.add(fp, tid, int(self.vc[tid, tid]))
         if mem.reads.n >= 2 * mem.reads.pruned_at:
             self._prune(mem)
 
-    def write(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
-        codes = mem.codes(base, t)
-        self._check_writers(mem, codes, base, t, tid, core, index, "writes")
-        self._check_readers(mem, base, t, tid, core, index)
+    def write(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+        codes = mem.codes(fp)
+        self._check_writers(mem, codes, fp, tid, core, index, "writes")
+        self._check_readers(mem, fp, tid, core, index)
         epoch = int(self.vc[tid, tid])
         codes[...] = (epoch << self.TID_BITS) | tid
         mem.last_write[tid] = epoch
 
-    def _check_writers(self, mem: Memory, codes: np.ndarray, base: int, t: Tile, tid: int,
+    def _check_writers(self, mem: Memory, codes: np.ndarray, fp: Footprint, tid: int,
                        core: int, index: int, verb: str) -> None:
         """Race if a byte's last writer does not happen-before thread `tid`. Only threads
         that wrote this memory after the epoch `tid` has seen of them need checking."""
@@ -206,31 +229,34 @@ class HazardTracker:
             limit = int(seen[writer] + 1) << self.TID_BITS
             bad = ((codes & self.mask) == writer) & (codes >= limit)
             if bad.any():
-                addr = mem.address(bad, base, t)
+                addr = fp.address(bad, mem.granule)
                 raise HazardError(
                     "race", f"{self.describe(core, index)} {verb} {mem.name}+{addr:#x}, written "
                     f"by {self._other(int(codes[bad][0]))} with no synchronisation ordering them",
                     core, index, addr)
 
-    def _check_readers(self, mem: Memory, base: int, t: Tile, tid: int, core: int, index: int) -> None:
+    def _check_readers(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+        """Race if bytes this write overwrites were read by a command that does not
+        happen-before it (exact overlap checked byte by byte for candidate reads)."""
         log = mem.reads
         if not log.n:
             return
         lo, hi, rtid, repoch = log.cols[:, : log.n]
         seen = self.vc[tid][rtid]
-        cand = np.flatnonzero((lo < base + t.span) & (hi > base) & (rtid != tid) & (repoch > seen))
+        end = fp.base + fp.span
+        cand = np.flatnonzero((lo < end) & (hi > fp.base) & (rtid != tid) & (repoch > seen))
         for i in cand:
-            rbase, rt = log.where[i]
-            lo_all = min(base, rbase)
-            window = np.zeros(max(base + t.span, rbase + rt.span) - lo_all, dtype=bool)
-            byte_view(window, base - lo_all, t)[...] = True
-            hit = byte_view(window, rbase - lo_all, rt)
+            other = log.where[i]
+            lo_all = min(fp.base, other.base)
+            window = np.zeros(max(end, other.base + other.span) - lo_all, dtype=bool)
+            _shift(fp, -lo_all).view(window)[...] = True
+            hit = _shift(other, -lo_all).view(window)
             if hit.any():
-                addr = first_address(hit, rbase, rt)
-                other = int((repoch[i] << self.TID_BITS) | rtid[i])
+                addr = other.address(hit)
+                code = int((repoch[i] << self.TID_BITS) | rtid[i])
                 raise HazardError(
                     "race", f"{self.describe(core, index)} writes {mem.name}+{addr:#x}, read by "
-                    f"{self._other(other)} with no synchronisation ordering them",
+                    f"{self._other(code)} with no synchronisation ordering them",
                     core, index, addr)
 
     def _prune(self, mem: Memory) -> None:

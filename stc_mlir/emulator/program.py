@@ -12,6 +12,7 @@ inside them); `to_manifest` / `from_manifest` give the JSON form used by `.stcob
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -56,7 +57,7 @@ class Tile:
     def numel(self) -> int:
         return math.prod(self.shape)
 
-    @property
+    @functools.cached_property
     def span(self) -> int:
         """Bytes from `offset` to one past the last byte the tile touches."""
         last = sum((d - 1) * s for d, s in zip(self.shape, self.strides))

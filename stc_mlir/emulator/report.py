@@ -43,23 +43,34 @@ class Report:
 
     # --- derived figures
 
-    def busy(self, core: int, unit: str) -> float:
-        return sum(s.end - s.start for s in self.timeline
-                   if s.core == core and s.unit == unit and not s.wait)
+    def unit_stats(self) -> dict[tuple[int, str], dict[str, float]]:
+        """{(core, unit): {"busy", "wait", "commands"}} for every core and unit."""
+        stats = {(c, u): {"busy": 0.0, "wait": 0.0, "commands": 0}
+                 for c in range(self.target.cores) for u in UNITS}
+        for s in self.timeline:
+            entry = stats[(s.core, s.unit)]
+            if s.wait:
+                entry["wait"] += s.end - s.start
+            else:
+                entry["busy"] += s.end - s.start
+                entry["commands"] += 1
+        return stats
 
-    def waiting(self, core: int, unit: str) -> float:
-        return sum(s.end - s.start for s in self.timeline
-                   if s.core == core and s.unit == unit and s.wait)
-
-    def core_busy(self, core: int) -> float:
-        """Cycles during which at least one unit of `core` runs a command."""
-        spans = sorted((s.start, s.end) for s in self.timeline if s.core == core and not s.wait)
-        total, reach = 0.0, float("-inf")
-        for start, end in spans:
-            if end > reach:
-                total += end - max(start, reach)
-                reach = end
-        return total
+    def core_busy(self) -> dict[int, float]:
+        """Per core, the cycles during which at least one of its units runs a command."""
+        spans: dict[int, list[tuple[float, float]]] = {c: [] for c in range(self.target.cores)}
+        for s in self.timeline:
+            if not s.wait:
+                spans[s.core].append((s.start, s.end))
+        busy = {}
+        for core, intervals in spans.items():
+            total, reach = 0.0, float("-inf")
+            for start, end in sorted(intervals):
+                if end > reach:
+                    total += end - max(start, reach)
+                    reach = end
+            busy[core] = total
+        return busy
 
     @property
     def roofline_compute(self) -> float:
@@ -75,24 +86,18 @@ class Report:
     def roofline_cycles(self) -> int:
         return int(-(-max(self.roofline_compute, self.roofline_ddr) // 1))
 
-    def _unit_fraction(self, unit: str) -> float:
-        total = sum(self.busy(c, unit) for c in range(self.target.cores))
-        return total / (self.target.cores * self.cycles) if self.cycles else 0.0
-
     def as_dict(self) -> dict[str, Any]:
         t = self.target
-        capacity = t.macs_per_cycle * t.cores * self.cycles
-        matrix_busy = sum(self.busy(c, "matrix") for c in range(t.cores))
-        cores = []
-        for c in range(t.cores):
-            busy = self.core_busy(c)
-            cores.append({
-                "core": c, "busy": busy, "idle": self.cycles - busy,
-                "units": {u: {"busy": self.busy(c, u), "wait": self.waiting(c, u),
-                              "commands": sum(1 for s in self.timeline
-                                              if s.core == c and s.unit == u and not s.wait)}
-                          for u in UNITS},
-            })
+        stats = self.unit_stats()
+        busy = self.core_busy()
+        capacity = t.cores * self.cycles
+
+        def unit_total(unit: str) -> float:
+            return sum(stats[(c, unit)]["busy"] for c in range(t.cores))
+
+        matrix_busy = unit_total("matrix")
+        cores = [{"core": c, "busy": busy[c], "idle": self.cycles - busy[c],
+                  "units": {u: stats[(c, u)] for u in UNITS}} for c in range(t.cores)]
         return {
             "program": self.program,
             "target": t.name,
@@ -109,10 +114,10 @@ class Report:
             "bytes_written": dict(self.bytes_written),
             **{f"peak_{lvl}_bytes": self.peak[lvl] for lvl in MEMORY_LEVELS},
             "macs": self.macs,
-            "mac_utilization": self.macs / capacity if capacity else 0.0,
+            "mac_utilization": self.macs / (capacity * t.macs_per_cycle) if capacity else 0.0,
             "matrix_lane_efficiency": self.macs / (matrix_busy * t.macs_per_cycle) if matrix_busy else 0.0,
-            "matrix_utilization": self._unit_fraction("matrix"),
-            "vector_utilization": self._unit_fraction("vector"),
+            "matrix_utilization": matrix_busy / capacity if capacity else 0.0,
+            "vector_utilization": unit_total("vector") / capacity if capacity else 0.0,
             "cores": cores,
             "hazards": list(self.hazards),
         }

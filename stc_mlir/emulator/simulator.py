@@ -25,7 +25,7 @@ from stc_mlir.target import Target
 from . import cost
 from .check import ProgramError, check_program
 from .functional import execute
-from .memory import EmulatorError, HazardError, HazardTracker, Memory
+from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory
 from .program import DTYPES, LOCAL_SPACES, Buffer, Command, Program
 from .report import UNITS, Report, Slice
 
@@ -41,7 +41,7 @@ class _Task:
     tid: int
     ready: float  # when its issue completes
     waits: Counter[str]
-    places: dict[str, tuple[Memory, int]]  # slot -> (memory, byte address)
+    places: dict[str, tuple[tuple[str, int | None], Footprint]]  # slot -> (memory, bytes)
     duration: float = 0.0  # compute commands
     dma: cost.DmaPlan | None = None
     macs: int = 0
@@ -81,8 +81,8 @@ class Simulator:
             math.prod(io.shape) * DTYPES[io.dtype].itemsize
             for io in program.inputs + program.outputs)
         self.tracker = HazardTracker(target.cores, program.where)
-        self.memories = self._make_memories()
         self.tasks = self._prepare()
+        self.memories = self._make_memories()
 
     # --- set-up
 
@@ -90,32 +90,36 @@ class Simulator:
         return (b.space, b.core if b.space in LOCAL_SPACES else None)
 
     def _make_memories(self) -> dict[tuple[str, int | None], Memory]:
+        """One Memory per (space, core) used, each with the coarsest hazard-tracking
+        granule that all its accesses (tiles, host writes and reads) are aligned to."""
+        prog = self.program
         extents: dict[tuple[str, int | None], int] = {}
-        odd: set[tuple[str, int | None]] = set()  # memories with an odd start address
-        buffers = self.program.buffers
-        for b in buffers.values():
+        align: dict[tuple[str, int | None], int] = {}
+        for b in prog.buffers.values():
             key = self._memory_key(b)
             assert b.offset is not None
             extents[key] = max(extents.get(key, 0), b.offset + b.size)
-            if b.offset % 2:
-                odd.add(key)
-        for _, _, cmd in self.program.commands():
-            for t in cmd.tiles.values():
-                if t.offset % 2:
-                    odd.add(self._memory_key(buffers[t.buffer]))
+            host = [len(b.init)] if b.init is not None else []
+            host += [math.prod(io.shape) * DTYPES[io.dtype].itemsize
+                     for io in prog.inputs + prog.outputs if io.buffer == b.name]
+            if host:
+                align[key] = math.gcd(align.get(key, 0), b.offset, *host)
+        for queue in self.tasks:
+            for task in queue:
+                for key, fp in task.places.values():
+                    align[key] = math.gcd(align.get(key, 0), fp.alignment())
         memories = {}
         for key, extent in extents.items():
             space, core = key
             name = space if core is None else f"{space}[{core}]"
-            granule = 1 if key in odd else 2
-            memories[key] = Memory(name, space, extent, self.check_hazards, granule)
+            memories[key] = Memory(name, space, extent, self.check_hazards, align.get(key) or 1)
             self.report.peak[space] = max(self.report.peak[space], extent)
         return memories
 
-    def _place(self, buffer: str, offset: int) -> tuple[Memory, int]:
+    def _place(self, buffer: str) -> tuple[Memory, int]:
         b = self.program.buffers[buffer]
         assert b.offset is not None
-        return self.memories[self._memory_key(b)], b.offset + offset
+        return self.memories[self._memory_key(b)], b.offset
 
     def _prepare(self) -> list[deque[_Task]]:
         t = self.target
@@ -123,7 +127,11 @@ class Simulator:
         buffers = self.program.buffers
         for core, stream in self.program.cores.items():
             for index, cmd in enumerate(stream):
-                places = {s: self._place(tl.buffer, tl.offset) for s, tl in cmd.tiles.items()}
+                places = {}
+                for slot, tl in cmd.tiles.items():
+                    b = buffers[tl.buffer]
+                    assert b.offset is not None
+                    places[slot] = (self._memory_key(b), Footprint.of(b.offset + tl.offset, tl))
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
                              Counter(cmd.waits), places)
                 if cmd.op == "dma":
@@ -156,7 +164,7 @@ class Simulator:
         prog = self.program
         for b in prog.buffers.values():
             if b.init is not None:
-                mem, addr = self._place(b.name, 0)
+                mem, addr = self._place(b.name)
                 mem.host_write(addr, b.init)
         expected = {io.name for io in prog.inputs}
         if set(inputs) != expected:
@@ -167,13 +175,13 @@ class Simulator:
             if value.shape != io.shape:
                 raise EmulatorError(f"input '{io.name}' has shape {list(value.shape)}, "
                                     f"expected {list(io.shape)}")
-            mem, addr = self._place(io.buffer, 0)
+            mem, addr = self._place(io.buffer)
             mem.host_write(addr, value)
 
     def _read_outputs(self) -> dict[str, np.ndarray]:
         outputs = {}
         for io in self.program.outputs:
-            mem, addr = self._place(io.buffer, 0)
+            mem, addr = self._place(io.buffer)
             n = math.prod(io.shape) * DTYPES[io.dtype].itemsize
             first = mem.unwritten(addr, n)
             if first is not None:
@@ -195,10 +203,10 @@ class Simulator:
         self.sem_clock = {s: np.zeros(self.tracker.n, dtype=np.int64) for s in self.sem_count}
         self.busy = [False] * len(self.tasks)
         self.blocked_since: list[float | None] = [None] * len(self.tasks)
+        self.waiting: dict[str, set[int]] = {}  # semaphore -> threads blocked on it
         self.flows: list[_Flow] = []
         self.flow_time = 0.0
         self.flow_generation = 0
-        self._rates: dict[tuple[object, ...], list[float]] = {}
         self.now = 0.0
         for tid, queue in enumerate(self.tasks):
             self.tracker.active[tid] = bool(queue)
@@ -215,9 +223,8 @@ class Simulator:
                 name, clock = ev.data
                 self.sem_count[name] += 1
                 np.maximum(self.sem_clock[name], clock, out=self.sem_clock[name])
-                for tid in range(len(self.tasks)):
-                    if self.blocked_since[tid] is not None:
-                        self._try_start(tid)
+                for tid in sorted(self.waiting.pop(name, ())):
+                    self._try_start(tid)
             elif ev.kind == "flow":
                 self._advance_flows()
                 plan = ev.data.dma
@@ -243,9 +250,12 @@ class Simulator:
         if task.ready > self.now:
             self._push(task.ready, "kick", tid)
             return
-        if any(self.sem_count[s] < n for s, n in task.waits.items()):
+        short = [s for s, n in task.waits.items() if self.sem_count[s] < n]
+        if short:
             if self.blocked_since[tid] is None:
                 self.blocked_since[tid] = self.now
+            for s in short:
+                self.waiting.setdefault(s, set()).add(tid)
             return
         since = self.blocked_since[tid]
         if since is not None:
@@ -272,16 +282,18 @@ class Simulator:
         cmd = task.cmd
         ins, outs = {}, {}
         for slot, tile in cmd.inputs():
-            mem, addr = task.places[slot]
+            key, fp = task.places[slot]
+            mem = self.memories[key]
             if mem.code is not None:
-                self.tracker.read(mem, addr, tile, task.tid, task.core, task.index)
-            ins[slot] = mem.view(addr, tile)
+                self.tracker.read(mem, fp, task.tid, task.core, task.index)
+            ins[slot] = mem.view(fp.base, tile)
             self.report.bytes_read[mem.level] += tile.numel * tile.itemsize
         for slot, tile in cmd.outputs():
-            mem, addr = task.places[slot]
+            key, fp = task.places[slot]
+            mem = self.memories[key]
             if mem.code is not None:
-                self.tracker.write(mem, addr, tile, task.tid, task.core, task.index)
-            outs[slot] = mem.view(addr, tile)
+                self.tracker.write(mem, fp, task.tid, task.core, task.index)
+            outs[slot] = mem.view(fp.base, tile)
             self.report.bytes_written[mem.level] += tile.numel * tile.itemsize
         execute(cmd, ins, outs)
 
@@ -310,13 +322,11 @@ class Simulator:
         self.flow_generation += 1
         if not self.flows:
             return
-        key = tuple(f.task.dma.shared for f in self.flows)
-        rates = self._rates.get(key)
-        if rates is None:
-            rates = cost.fair_rates([f.task.dma for f in self.flows], self.target)
-            self._rates[key] = rates
-        for f, rate in zip(self.flows, rates):
-            f.rate = rate
+        # max-min fair shares depend only on how many transfers use which resources
+        kinds = frozenset(Counter((f.task.dma.shared, f.task.dma.cap) for f in self.flows).items())
+        rates = cost.shares(kinds, self.target)
+        for f in self.flows:
+            f.rate = rates[(f.task.dma.shared, f.task.dma.cap)]
         finish = min(max(f.remaining, 0.0) / f.rate for f in self.flows)
         self._push(self.now + finish, "flows", self.flow_generation)
 

@@ -526,14 +526,15 @@ class ConstantOp(GraphOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
+        start = parser.pos
         value = parser.parse_attribute()
         if isinstance(value, DenseIntOrFPElementsAttr):
             result_type = value.type
         elif isinstance(value, ExternAttr):
-            parser.parse_punctuation(":")
+            parser.parse_punctuation(":", " and the result type after a #graph.extern value")
             result_type = parser.parse_type()
         else:
-            parser.raise_error("graph.constant expects a dense<...> or #graph.extern<...> value")
+            parser.raise_error("graph.constant expects a dense<...> or #graph.extern<...> value", start, parser.pos)
         attrs = parser.parse_optional_attr_dict()
         op = cls.build(properties={"value": value}, result_types=[result_type])
         op.attributes.update(attrs)

@@ -31,9 +31,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
-    ArrayAttr, BoolAttr, BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
-    Float16Type, Float32Type, IntAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr,
-    SymbolRefAttr, TensorType, f16, f32, f64, i1, i32, i64,
+    ArrayAttr, BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntAttr,
+    IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, TensorType, f16, f32, f64, i1, i32, i64,
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, TypeAttribute
@@ -240,6 +239,23 @@ class BufferOp(IRDLOperation):
     init = opt_prop_def(DenseIntOrFPElementsAttr)
     traits = traits_def(SymbolOpInterface(), HasParent(ProgramOp))
 
+    def __init__(self, name: str, space: str, size: int, core: int | None = None,
+                 offset: int | None = None, init: bytes | None = None, init_dtype: str = "f16"):
+        props: dict[str, Attribute | None] = {
+            "sym_name": StringAttr(name), "space": SpaceAttr(Space(space)), "size": _int(size),
+            "core": None if core is None else _int(core),
+            "offset": None if offset is None else _int(offset),
+        }
+        if init is not None:
+            n = len(init) // P.DTYPES[init_dtype].itemsize
+            props["init"] = DenseIntOrFPElementsAttr(
+                TensorType(_ELEMENT_TYPES[init_dtype], [n]), BytesAttr(init))
+        super().__init__(properties=props)
+
+    def set_offset(self, offset: int) -> None:
+        """Place the buffer (what an allocator does)."""
+        self.properties["offset"] = _int(offset)
+
     @classmethod
     def parse(cls, parser: Parser) -> BufferOp:
         props: dict[str, Attribute] = {"sym_name": parser.parse_symbol_name()}
@@ -285,6 +301,10 @@ class SemaphoreOp(IRDLOperation):
     init = opt_prop_def(IntegerAttr)
     traits = traits_def(SymbolOpInterface(), HasParent(ProgramOp))
 
+    def __init__(self, name: str, core: int, init: int = 0):
+        super().__init__(properties={"sym_name": StringAttr(name), "core": _int(core),
+                                     "init": _int(init) if init else None})
+
     @classmethod
     def parse(cls, parser: Parser) -> SemaphoreOp:
         props: dict[str, Attribute] = {"sym_name": parser.parse_symbol_name()}
@@ -307,6 +327,10 @@ class _IOOp(IRDLOperation):
     buffer = prop_def(SymbolRefAttr)
     type = prop_def(TensorType)
     traits = traits_def(HasParent(ProgramOp))
+
+    def __init__(self, name: str, buffer: str, shape: Sequence[int], dtype: str = "f16"):
+        super().__init__(properties={"io_name": StringAttr(name), "buffer": SymbolRefAttr(buffer),
+                                     "type": TensorType(_ELEMENT_TYPES[dtype], shape)})
 
     @classmethod
     def parse(cls, parser: Parser) -> _IOOp:
@@ -497,6 +521,13 @@ def _command_op(spec: P.OpSpec) -> type[CommandOp]:
 
 
 COMMAND_OPS: dict[str, type[CommandOp]] = {op: _command_op(spec) for op, spec in P.OPS.items()}
+
+
+def command_op(op: str, waits: Sequence[str] = (), signals: Sequence[str] = (),
+               **operands: Any) -> CommandOp:
+    """Build a command op: tiles (`stc_mlir.emulator.program.tile`) and parameters by name,
+    e.g. `command_op("dma", src=tile("x", (64,)), dst=tile("t", (64,)), signals=["s"])`."""
+    return COMMAND_OPS[op].from_command(P.command(op, waits, signals, **operands))
 DmaOp = COMMAND_OPS["dma"]
 Conv2dOp = COMMAND_OPS["conv2d"]
 MatmulOp = COMMAND_OPS["matmul"]
@@ -548,31 +579,13 @@ def to_program(op: ModuleOp | ProgramOp) -> P.Program:
 
 def from_program(prog: P.Program) -> ModuleOp:
     """`prog` as a `builtin.module` holding one `npu.program`."""
-    ops: list[IRDLOperation] = []
-    for b in prog.buffers.values():
-        props: dict[str, Attribute] = {
-            "sym_name": StringAttr(b.name), "space": SpaceAttr(Space(b.space)),
-            "size": _int(b.size),
-        }
-        if b.core is not None:
-            props["core"] = _int(b.core)
-        if b.offset is not None:
-            props["offset"] = _int(b.offset)
-        if b.init is not None:
-            n = len(b.init) // P.DTYPES[b.init_dtype].itemsize
-            props["init"] = DenseIntOrFPElementsAttr(
-                TensorType(_ELEMENT_TYPES[b.init_dtype], [n]), BytesAttr(b.init))
-        ops.append(BufferOp.create(properties=props))
-    for s in prog.semaphores.values():
-        props = {"sym_name": StringAttr(s.name), "core": _int(s.core)}
-        if s.init:
-            props["init"] = _int(s.init)
-        ops.append(SemaphoreOp.create(properties=props))
-    for cls, ios in ((InputOp, prog.inputs), (OutputOp, prog.outputs)):
-        for io in ios:
-            ops.append(cls.create(properties={
-                "io_name": StringAttr(io.name), "buffer": SymbolRefAttr(io.buffer),
-                "type": TensorType(_ELEMENT_TYPES[io.dtype], io.shape)}))
+    ops: list[IRDLOperation] = [
+        BufferOp(b.name, b.space, b.size, b.core, b.offset, b.init, b.init_dtype)
+        for b in prog.buffers.values()
+    ]
+    ops += [SemaphoreOp(s.name, s.core, s.init) for s in prog.semaphores.values()]
+    ops += [InputOp(io.name, io.buffer, io.shape, io.dtype) for io in prog.inputs]
+    ops += [OutputOp(io.name, io.buffer, io.shape, io.dtype) for io in prog.outputs]
     for core in sorted(prog.cores):
         ops.append(CoreOp(core, [COMMAND_OPS[c.op].from_command(c) for c in prog.cores[core]]))
     return ModuleOp([ProgramOp(prog.name, prog.target, ops)])

@@ -85,12 +85,12 @@ class ProgramBuilder:
         ends: dict[tuple[str, int | None], int] = {}
         for b in self.program.buffers.values():
             if b.offset is not None:
-                key = (b.space, b.core)
+                key = b.memory
                 ends[key] = max(ends.get(key, 0), b.offset + b.size)
         buffers = {}
         for name, b in self.program.buffers.items():
             if b.offset is None:
-                key = (b.space, b.core)
+                key = b.memory
                 offset = -(-ends.get(key, 0) // ALIGN) * ALIGN
                 ends[key] = offset + b.size
                 b = replace(b, offset=offset)

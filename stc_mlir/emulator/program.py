@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -372,9 +372,3 @@ def program_to_module(program: Program) -> Any:
     from stc_mlir.dialects import npu
 
     return npu.from_program(program)
-
-
-def with_offsets(program: Program, offsets: Mapping[str, int]) -> Program:
-    """A copy of `program` with the given buffers placed at the given offsets."""
-    buffers = {n: replace(b, offset=offsets.get(n, b.offset)) for n, b in program.buffers.items()}
-    return replace(program, buffers=buffers)

@@ -26,8 +26,8 @@ from . import cost
 from .check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory
-from .program import DTYPES, LOCAL_SPACES, Buffer, Command, Program
-from .report import UNITS, Report, Slice
+from .program import DTYPES, Command, Program
+from .report import Report, Slice
 
 
 @dataclass
@@ -86,9 +86,6 @@ class Simulator:
 
     # --- set-up
 
-    def _memory_key(self, b: Buffer) -> tuple[str, int | None]:
-        return (b.space, b.core if b.space in LOCAL_SPACES else None)
-
     def _make_memories(self) -> dict[tuple[str, int | None], Memory]:
         """One Memory per (space, core) used, each with the coarsest hazard-tracking
         granule that all its accesses (tiles, host writes and reads) are aligned to."""
@@ -96,7 +93,7 @@ class Simulator:
         extents: dict[tuple[str, int | None], int] = {}
         align: dict[tuple[str, int | None], int] = {}
         for b in prog.buffers.values():
-            key = self._memory_key(b)
+            key = b.memory
             assert b.offset is not None
             extents[key] = max(extents.get(key, 0), b.offset + b.size)
             host = [len(b.init)] if b.init is not None else []
@@ -119,11 +116,11 @@ class Simulator:
     def _place(self, buffer: str) -> tuple[Memory, int]:
         b = self.program.buffers[buffer]
         assert b.offset is not None
-        return self.memories[self._memory_key(b)], b.offset
+        return self.memories[b.memory], b.offset
 
     def _prepare(self) -> list[deque[_Task]]:
         t = self.target
-        queues: list[deque[_Task]] = [deque() for _ in range(t.cores * len(UNITS))]
+        queues: list[deque[_Task]] = [deque() for _ in range(self.tracker.n)]  # by thread
         buffers = self.program.buffers
         for core, stream in self.program.cores.items():
             for index, cmd in enumerate(stream):
@@ -131,7 +128,7 @@ class Simulator:
                 for slot, tl in cmd.tiles.items():
                     b = buffers[tl.buffer]
                     assert b.offset is not None
-                    places[slot] = (self._memory_key(b), Footprint.of(b.offset + tl.offset, tl))
+                    places[slot] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
                              Counter(cmd.waits), places)
                 if cmd.op == "dma":
@@ -280,21 +277,19 @@ class Simulator:
     def _apply(self, task: _Task) -> None:
         """The command's data effect, with its hazard checks and byte counts."""
         cmd = task.cmd
-        ins, outs = {}, {}
-        for slot, tile in cmd.inputs():
-            key, fp = task.places[slot]
-            mem = self.memories[key]
-            if mem.code is not None:
-                self.tracker.read(mem, fp, task.tid, task.core, task.index)
-            ins[slot] = mem.view(fp.base, tile)
-            self.report.bytes_read[mem.level] += tile.numel * tile.itemsize
-        for slot, tile in cmd.outputs():
-            key, fp = task.places[slot]
-            mem = self.memories[key]
-            if mem.code is not None:
-                self.tracker.write(mem, fp, task.tid, task.core, task.index)
-            outs[slot] = mem.view(fp.base, tile)
-            self.report.bytes_written[mem.level] += tile.numel * tile.itemsize
+        ins: dict[str, np.ndarray] = {}
+        outs: dict[str, np.ndarray] = {}
+        for tiles, views, check, count in (
+            (cmd.inputs(), ins, self.tracker.read, self.report.bytes_read),
+            (cmd.outputs(), outs, self.tracker.write, self.report.bytes_written),
+        ):
+            for slot, tile in tiles:
+                key, fp = task.places[slot]
+                mem = self.memories[key]
+                if mem.code is not None:
+                    check(mem, fp, task.tid, task.core, task.index)
+                views[slot] = mem.view(fp.base, tile)
+                count[mem.level] += tile.numel * tile.itemsize
         execute(cmd, ins, outs)
 
     def _complete(self, task: _Task) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stc_mlir.errors import StcError
+
 __all__ = ["MEMORY_LEVELS", "MemoryLevel", "Target", "TargetError", "load"]
 
 #: memory levels in order from the cores outwards; l1 and wb exist once per core
@@ -24,7 +26,7 @@ PER_CORE_LEVELS = ("l1", "wb")
 _HERE = Path(__file__).resolve().parent
 
 
-class TargetError(ValueError):
+class TargetError(StcError, ValueError):
     """A target description file is missing, unreadable or has a bad key."""
 
 

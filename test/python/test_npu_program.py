@@ -113,3 +113,34 @@ def test_unallocated_buffers_verify_but_do_not_run():
 
     with pytest.raises(HazardError, match=r"unallocated: buffer @t \(l1 of core 0, 64 bytes\) has no offset"):
         run(program_from_module(module), {"x": np.zeros(32, np.float16)})
+
+
+def test_build_ir_in_python_then_allocate():
+    """What a lowering builds and an allocator changes: buffers get offsets, tiles stay."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    from stc_mlir.dialects.npu import BufferOp, CoreOp, InputOp, OutputOp, ProgramOp, SemaphoreOp, command_op
+    from stc_mlir.emulator import tile
+
+    x, t, y = tile("x", (4, 32)), tile("t", (4, 32)), tile("y", (4, 32))
+    buffers = [BufferOp("x", "ddr", 256), BufferOp("y", "ddr", 256), BufferOp("t", "l1", 256, core=7)]
+    module = ModuleOp([ProgramOp("sigmoid", "stcp920", [
+        *buffers, SemaphoreOp("in", 7), SemaphoreOp("out", 7),
+        InputOp("x", "x", (4, 32)), OutputOp("y", "y", (4, 32)),
+        CoreOp(7, [
+            command_op("dma", src=x, dst=t, signals=["in"]),
+            command_op("unary", waits=["in"], signals=["out"], input=t, output=t, kind="sigmoid"),
+            command_op("dma", waits=["out"], src=t, dst=y),
+        ]),
+    ])])
+    module.verify()
+    assert "npu.unary sigmoid @t[0] : 4x32xf16 -> @t[0] : 4x32xf16 {waits = [@in], signals = [@out]}" in str(module)
+    for op, offset in zip(buffers, (0, 256, 4096)):
+        op.set_offset(offset)
+    module.verify()
+    xv = RNG.standard_normal((4, 32)).astype(np.float16)
+    out, report = run(program_from_module(module), {"x": xv})
+    from stc_mlir import kernels
+
+    np.testing.assert_array_equal(out["y"], kernels.sigmoid(xv).astype(np.float16))
+    assert report.peak["l1"] == 4096 + 256

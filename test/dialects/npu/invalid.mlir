@@ -279,3 +279,13 @@ npu.program @p target "stcp920" {
 // CHECK: {{^}}no-such-chip: no such target file (built-in targets: stcp920){{$}}
 npu.program @p target "no-such-chip" {
 }
+
+// -----
+
+// CHECK: {{^}}unsupported npu element type bf16 (expected f16, f32, i32 or i64){{$}}
+npu.program @p target "stcp920" {
+  npu.buffer @t : l1(0)[64]
+  npu.core 0 {
+    npu.dma @t[0] : 4xbf16 -> @t[8] : 4xbf16
+  }
+}

@@ -101,7 +101,9 @@ class Memory:
         self.data = np.zeros(extent, dtype=np.uint8)
         self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
         self.reads = _ReadLog()
-        self.last_write: dict[int, int] = {}  # thread -> epoch of its last write here
+        # per thread: epoch of its last write here and the hull [lo, hi) of all its writes
+        self.last_write: np.ndarray | None = None
+        self.write_hull: np.ndarray | None = None
 
     def view(self, base: int, t: Tile) -> np.ndarray:
         size = t.itemsize
@@ -216,24 +218,38 @@ class HazardTracker:
         self._check_readers(mem, fp, tid, core, index)
         epoch = int(self.vc[tid, tid])
         codes[...] = (epoch << self.TID_BITS) | tid
+        if mem.last_write is None or mem.write_hull is None:
+            mem.last_write = np.zeros(self.n, dtype=np.int64)
+            mem.write_hull = np.tile(np.array([[np.iinfo(np.int64).max], [0]]), self.n)
         mem.last_write[tid] = epoch
+        hull = mem.write_hull
+        hull[0, tid] = min(hull[0, tid], fp.base)
+        hull[1, tid] = max(hull[1, tid], fp.base + fp.span)
 
     def _check_writers(self, mem: Memory, codes: np.ndarray, fp: Footprint, tid: int,
                        core: int, index: int, verb: str) -> None:
         """Race if a byte's last writer does not happen-before thread `tid`. Only threads
-        that wrote this memory after the epoch `tid` has seen of them need checking."""
+        that wrote near these bytes after the epoch `tid` has seen of them need checking."""
+        if mem.last_write is None or mem.write_hull is None:
+            return
         seen = self.vc[tid]
-        for writer, epoch in mem.last_write.items():
-            if epoch <= seen[writer]:
-                continue
-            limit = int(seen[writer] + 1) << self.TID_BITS
-            bad = ((codes & self.mask) == writer) & (codes >= limit)
-            if bad.any():
-                addr = fp.address(bad, mem.granule)
-                raise HazardError(
-                    "race", f"{self.describe(core, index)} {verb} {mem.name}+{addr:#x}, written "
-                    f"by {self._other(int(codes[bad][0]))} with no synchronisation ordering them",
-                    core, index, addr)
+        lo, hi = mem.write_hull
+        writers = np.flatnonzero((mem.last_write > seen) & (lo < fp.base + fp.span) & (hi > fp.base))
+        if not writers.size:
+            return
+        if writers.size == 1:
+            limit = int(seen[writers[0]] + 1) << self.TID_BITS
+            bad = ((codes & self.mask) == writers[0]) & (codes >= limit)
+        else:
+            limits = np.full(self.mask + 1, np.iinfo(np.int32).max, dtype=np.int64)
+            limits[writers] = (seen[writers] + 1) << self.TID_BITS
+            bad = codes >= np.take(limits, codes & self.mask)
+        if bad.any():
+            addr = fp.address(bad, mem.granule)
+            raise HazardError(
+                "race", f"{self.describe(core, index)} {verb} {mem.name}+{addr:#x}, written "
+                f"by {self._other(int(codes[bad][0]))} with no synchronisation ordering them",
+                core, index, addr)
 
     def _check_readers(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
         """Race if bytes this write overwrites were read by a command that does not

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,19 +48,20 @@ class _Task:
     start: float = 0.0
 
 
-@dataclass
+@dataclass(eq=False)
 class _Flow:
     task: _Task
+    bytes: int
     remaining: float
     rate: float = 0.0
 
 
-@dataclass(order=True)
-class _Event:
-    time: float
-    seq: int
-    kind: str = field(compare=False)
-    data: Any = field(compare=False)
+def _partition(flows: list[_Flow]) -> tuple[list[_Flow], list[_Flow]]:
+    """(finished, still running) transfers."""
+    done, running = [], []
+    for f in flows:
+        (done if f.remaining <= 1e-9 * f.bytes else running).append(f)
+    return done, running
 
 
 class Simulator:
@@ -191,10 +192,10 @@ class Simulator:
 
     def _push(self, time: float, kind: str, data: Any) -> None:
         self._seq += 1
-        heapq.heappush(self._events, _Event(time, self._seq, kind, data))
+        heapq.heappush(self._events, (time, self._seq, kind, data))
 
     def _simulate(self) -> None:
-        self._events: list[_Event] = []
+        self._events: list[tuple[float, int, str, Any]] = []  # (time, seq, kind, data)
         self._seq = 0
         self.sem_count = {s.name: s.init for s in self.program.semaphores.values()}
         self.sem_clock = {s: np.zeros(self.tracker.n, dtype=np.int64) for s in self.sem_count}
@@ -210,27 +211,24 @@ class Simulator:
             if queue:
                 self._push(queue[0].ready, "kick", tid)
         while self._events:
-            ev = heapq.heappop(self._events)
-            self.now = ev.time
-            if ev.kind == "kick":
-                self._try_start(ev.data)
-            elif ev.kind == "done":
-                self._complete(ev.data)
-            elif ev.kind == "signal":
-                name, clock = ev.data
+            self.now, _, kind, data = heapq.heappop(self._events)
+            if kind == "kick":
+                self._try_start(data)
+            elif kind == "done":
+                self._complete(data)
+            elif kind == "signal":
+                name, clock = data
                 self.sem_count[name] += 1
                 np.maximum(self.sem_clock[name], clock, out=self.sem_clock[name])
                 for tid in sorted(self.waiting.pop(name, ())):
                     self._try_start(tid)
-            elif ev.kind == "flow":
+            elif kind == "flow":
                 self._advance_flows()
-                plan = ev.data.dma
-                self.flows.append(_Flow(ev.data, plan.nbytes))
+                self.flows.append(_Flow(data, data.dma.nbytes, data.dma.nbytes))
                 self._retime_flows()
-            elif ev.kind == "flows" and ev.data == self.flow_generation:
+            elif kind == "flows" and data == self.flow_generation:
                 self._advance_flows()
-                done = [f for f in self.flows if f.remaining <= 1e-9 * f.task.dma.nbytes]
-                self.flows = [f for f in self.flows if f not in done]
+                done, self.flows = _partition(self.flows)
                 self._retime_flows()
                 for f in done:
                     self._complete(f.task)

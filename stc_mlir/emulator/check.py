@@ -18,7 +18,7 @@ from stc_mlir.kernels import window_output_size
 from stc_mlir.target import Target
 
 from .program import (
-    ACTIVATIONS, DTYPES, FLOAT_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES, Buffer,
+    ACTIVATIONS, DTYPES, FLOAT_DTYPES, INDEX_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES, Buffer,
     Command, Program, Tile,
 )
 
@@ -291,8 +291,17 @@ def _dma(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
     _same_elements(tiles["src"], tiles["dst"])
 
 
+def _gather(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    data, idx, out = tiles["data"], tiles["indices"], tiles["output"]
+    _expect(idx.dtype in INDEX_DTYPES, f"gather indices are i32 or i64, got {idx.dtype}")
+    _expect(out.dtype == data.dtype, f"gather output type {out.dtype} differs from the "
+            f"data type {data.dtype}")
+    axis = _axis(p["axis"], len(data.shape))
+    _expect_shape("output", out, data.shape[:axis] + idx.shape + data.shape[axis + 1:])
+
+
 _SHAPE_CHECKS = {
-    "dma": _dma, "conv2d": _conv2d, "matmul": _matmul, "unary": _elementwise,
+    "dma": _dma, "gather": _gather, "conv2d": _conv2d, "matmul": _matmul, "unary": _elementwise,
     "binary": _elementwise, "softmax": _softmax, "layer_norm": _layer_norm, "pool": _pool,
     "reduce": _reduce, "copy": _copy,
 }

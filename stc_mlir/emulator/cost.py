@@ -117,7 +117,8 @@ class DmaPlan:
 
 
 def dma_plan(cmd: Command, core: int, src: Buffer, dst: Buffer, target: Target) -> DmaPlan:
-    """Engine, latency and shared bandwidth resources of a DMA issued by `core`."""
+    """Engine, latency and shared bandwidth resources of a DMA (or gather) issued by `core`,
+    moving from buffer `src` to buffer `dst`."""
     local_dst = dst.space in LOCAL_SPACES and dst.core == core
     shared: dict[object, int] = {}
     for b in (src, dst):
@@ -129,7 +130,8 @@ def dma_plan(cmd: Command, core: int, src: Buffer, dst: Buffer, target: Target) 
         for link in target.route(src.core, dst.core):
             shared[("link",) + link] = 1
         latency += target.hops(src.core, dst.core) * target.hop_latency
-    nbytes = cmd.tiles["dst"].numel * cmd.tiles["dst"].itemsize
+    out = cmd.tiles[cmd.spec.outs[0]]
+    nbytes = out.numel * out.itemsize  # a gather moves the rows it selects
     return DmaPlan("dma_in" if local_dst else "dma_out", latency, nbytes, target.dma_bandwidth,
                    tuple(shared.items()))
 

@@ -32,11 +32,20 @@ def _copy(src: np.ndarray, dst: np.ndarray) -> None:
 
 
 def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray]) -> None:
-    """Compute `cmd` from the input views `ins` into the output views `outs` (by slot)."""
+    """Compute `cmd` from the input views `ins` into the output views `outs` (by slot).
+    Raises IndexError for a gather index out of range."""
     p = cmd.params
     match cmd.op:
         case "dma":
             _copy(ins["src"], outs["dst"])
+            return
+        case "gather":
+            data, idx = ins["data"], ins["indices"]
+            size = data.shape[p["axis"] % data.ndim]
+            if idx.size and (idx.min() < -size or idx.max() >= size):
+                bad = idx[(idx < -size) | (idx >= size)].flat[0]
+                raise IndexError(f"gather index {bad} is out of range for axis size {size}")
+            outs["output"][...] = kernels.gather(data, idx, p["axis"])
             return
         case "copy":
             _copy(ins["input"], outs["output"])

@@ -31,6 +31,7 @@ DTYPES: dict[str, np.dtype] = {
     "i64": np.dtype(np.int64),
 }
 FLOAT_DTYPES = ("f16", "f32")
+INDEX_DTYPES = ("i32", "i64")
 MAX_RANK = 4
 ACTIVATIONS = ("none", "relu", "relu6")
 
@@ -247,6 +248,7 @@ OPS: dict[str, OpSpec] = {
     spec.op: spec
     for spec in (
         OpSpec("dma", "dma", ("src",), ("dst",)),
+        OpSpec("gather", "dma", ("data", "indices"), ("output",), (), {"axis": ("int", 0)}),
         OpSpec(
             "conv2d", "matrix", ("input", "weight"), ("output",), ("bias", "residual"),
             {**_WINDOW, "groups": ("int", 1), "act": ("str", "none")},

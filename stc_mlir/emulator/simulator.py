@@ -132,9 +132,10 @@ class Simulator:
                     places[slot] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
                              Counter(cmd.waits), places)
-                if cmd.op == "dma":
-                    task.dma = cost.dma_plan(cmd, core, buffers[cmd.tiles["src"].buffer],
-                                             buffers[cmd.tiles["dst"].buffer], t)
+                spec = cmd.spec
+                if spec.unit == "dma":
+                    src, dst = cmd.tiles[spec.ins[0]], cmd.tiles[spec.outs[0]]
+                    task.dma = cost.dma_plan(cmd, core, buffers[src.buffer], buffers[dst.buffer], t)
                     task.unit = task.dma.unit
                 else:
                     c = cost.compute_cost(cmd, t)
@@ -288,7 +289,11 @@ class Simulator:
                     check(mem, fp, task.tid, task.core, task.index)
                 views[slot] = mem.view(fp.base, tile)
                 count[mem.level] += tile.numel * tile.itemsize
-        execute(cmd, ins, outs)
+        try:
+            execute(cmd, ins, outs)
+        except IndexError as err:
+            raise HazardError("out_of_bounds", f"{self.program.where(task.core, task.index)}: "
+                              f"{err}", task.core, task.index) from None
 
     def _complete(self, task: _Task) -> None:
         tid = task.tid

@@ -218,3 +218,37 @@ def test_bad_inputs_are_reported():
         run(program, {"b": f16(64, 32)})
     with pytest.raises(EmulatorError, match=r"input 'a' has shape \[32, 64\], expected \[64, 32\]"):
         run(program, {"a": f16(32, 64)})
+
+
+def _embedding_program(vocab=50, dim=24, n=10):
+    b = ProgramBuilder("embedding")
+    table = b.constant("table", f16(vocab, dim))
+    ids = b.input("ids", (n,), dtype="i64")
+    y = b.output("y", (n, dim))
+    ids_l1 = tile(b.buffer("ids_l1", "l1", n * 8, core=1), (n,), dtype="i64")
+    rows = tile(b.buffer("rows", "l1", n * dim * 2, core=1), (n, dim))
+    b.add(1, "dma", src=ids, dst=ids_l1, signals=[b.semaphore("ids", core=1)])
+    b.add(1, "gather", waits=["ids"], signals=[b.semaphore("rows", core=1)],
+          data=table, indices=ids_l1, output=rows)
+    b.add(1, "dma", waits=["rows"], src=rows, dst=y)
+    return b.build(), np.frombuffer(b.program.buffers["table"].init, np.float16).reshape(vocab, dim)
+
+
+def test_gather_rows_of_a_ddr_table():
+    program, table = _embedding_program()
+    ids = np.array([3, 0, 49, -1, 7, 7, 12, 30, 2, 1], np.int64)
+    out, report = run(program, {"ids": ids})
+    np.testing.assert_array_equal(out["y"], kernels.gather(table, ids, 0))
+    (g,) = [s for s in report.timeline if s.label == "gather"]
+    assert g.unit == "dma_in"
+    assert g.end - g.start == 200 + 10 * 24 * 2 / 64  # DDR latency + the selected rows
+
+
+def test_gather_index_out_of_range():
+    from stc_mlir.emulator import HazardError
+
+    program, _ = _embedding_program()
+    with pytest.raises(HazardError, match=r"out of bounds: core 1, command #1 \(npu\.gather "
+                       r"@table\[0\] : 50x24xf16, @ids_l1\[0\] : 10xi64 -> @rows\[0\] : 10x24xf16\): "
+                       r"gather index 50 is out of range for axis size 50"):
+        run(program, {"ids": np.array([0] * 9 + [50], np.int64)})

@@ -289,3 +289,27 @@ npu.program @p target "stcp920" {
     npu.dma @t[0] : 4xbf16 -> @t[8] : 4xbf16
   }
 }
+
+// -----
+
+// CHECK: {{^}}core 0, command #0 (npu.gather @t[0] : 8x4xf16, @i[0] : 3xf16 -> @u[0] : 3x4xf16): gather indices are i32 or i64, got f16{{$}}
+npu.program @p target "stcp920" {
+  npu.buffer @t : ddr[64] at 0
+  npu.buffer @i : l1(0)[64]
+  npu.buffer @u : l1(0)[64]
+  npu.core 0 {
+    npu.gather @t[0] : 8x4xf16, @i[0] : 3xf16 -> @u[0] : 3x4xf16
+  }
+}
+
+// -----
+
+// CHECK: {{^}}core 0, command #0 (npu.gather @t[0] : 8x4xf16, @i[0] : 3xi32 -> @u[0] : 3x8xf16): output tile has shape [3, 8], expected [8, 3]{{$}}
+npu.program @p target "stcp920" {
+  npu.buffer @t : ddr[64] at 0
+  npu.buffer @i : l1(0)[64]
+  npu.buffer @u : l1(0)[64]
+  npu.core 0 {
+    npu.gather @t[0] : 8x4xf16, @i[0] : 3xi32 -> @u[0] : 3x8xf16 {axis = 1 : i64}
+  }
+}

@@ -15,6 +15,7 @@
 // CHECK-NEXT:   npu.buffer @b : l1(0)[8192] at 8192
 // CHECK-NEXT:   npu.buffer @wt : wb(0)[1024] at 0
 // CHECK-NEXT:   npu.buffer @remote : l1(5)[8192]
+// CHECK-NEXT:   npu.buffer @ids : l1(0)[48] at 16384
 // CHECK-NEXT:   npu.input "x" @x : 1x2x32x32xf16
 // CHECK-NEXT:   npu.output "y" @y : 2048xf16
 // CHECK-NEXT:   npu.semaphore @loaded core 0
@@ -37,6 +38,7 @@
 // CHECK-NEXT:     npu.pool avg @a[0] : 1x2x32x32xf16 -> @b[0] : 1x2x1x1xf16 {kernel = array<i64: 32, 32>, count_include_pad = true}
 // CHECK-NEXT:     npu.reduce mean @a[0] : 64x32xf16 -> @b[0] : 64xf16 {axes = array<i64: -1>, keepdims = false}
 // CHECK-NEXT:     npu.copy @a[0] : 64x32xf16 strides [1, 64] -> @b[0] : 64x32xf16 {signals = [@free]}
+// CHECK-NEXT:     npu.gather @w[0] : 4x1xf16, @ids[0] : 3x2xi64 -> @b[0] : 3x2x1xf16
 // CHECK-NEXT:     npu.dma @b[0] : 2048xf16 -> @y[0] : 2048xf16
 // CHECK-NEXT:   }
 // CHECK-NEXT:   npu.core 5 {
@@ -52,6 +54,7 @@ npu.program @all_ops target "stcp920" {
   npu.buffer @b : l1(0)[8192] at 8192
   npu.buffer @wt : wb(0)[1024] at 0
   npu.buffer @remote : l1(5)[8192]
+  npu.buffer @ids : l1(0)[48] at 16384
   npu.input "x" @x : 1x2x32x32xf16
   npu.output "y" @y : 2048xf16
   npu.semaphore @loaded core 0
@@ -77,6 +80,8 @@ npu.program @all_ops target "stcp920" {
     npu.pool avg @a[0] : 1x2x32x32xf16 -> @b[0] : 1x2x1x1xf16 {kernel = array<i64: 32, 32>, count_include_pad = true}
     npu.reduce mean @a[0] : 64x32xf16 -> @b[0] : 64xf16 {axes = array<i64: -1>, keepdims = false}
     npu.copy @a[0] : 64x32xf16 strides [1, 64] -> @b[0] : 64x32xf16 {signals = [@free]}
+    // rows of a DDR table selected by indices in L1 (run by the DMA engine)
+    npu.gather @w[0] : 4x1xf16, @ids[0] : 3x2xi64 -> @b[0] : 3x2x1xf16
     npu.dma @b[0] : 2048xf16 -> @y[0] : 2048xf16
   }
   npu.core 5 {

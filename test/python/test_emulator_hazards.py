@@ -238,3 +238,35 @@ def test_overlapping_allocation_really_corrupts_data():
     # tb's first half landed on ta's second half
     np.testing.assert_array_equal(bad["y"][:64], want[:64])
     np.testing.assert_array_equal(bad["y"][64:], (xv[1, :64].astype(np.float32) + xv[1, 64:]).astype(np.float16))
+
+
+def _stream(tiles: int, skip_wait_at: int | None):
+    """Core 4 streams `tiles` tiles through two L1 buffers (DMA in, relu, DMA out), the
+    buffers recycled through `free` semaphores; optionally one load skips its wait."""
+    b = ProgramBuilder("stream")
+    n = 64
+    x, y = b.input("x", (tiles, n)), b.output("y", (tiles, n))
+    bufs = [tile(b.buffer(f"t{k}", "l1", n * 2, 4), (n,)) for k in range(2)]
+    for k in range(2):
+        b.semaphore(f"full{k}", 4)
+        b.semaphore(f"free{k}", 4, init=1)
+        b.semaphore(f"done{k}", 4)
+    for i in range(tiles):
+        k = i % 2
+        b.add(4, "dma", waits=[] if i == skip_wait_at else [f"free{k}"], signals=[f"full{k}"],
+              src=tile(x.buffer, (n,), i * n * 2), dst=bufs[k])
+        b.add(4, "unary", waits=[f"full{k}"], signals=[f"done{k}"], input=bufs[k], output=bufs[k],
+              kind="relu")
+        b.add(4, "dma", waits=[f"done{k}"], signals=[f"free{k}"], src=bufs[k],
+              dst=tile(y.buffer, (n,), i * n * 2))
+    return b.build()
+
+
+def test_long_stream_keeps_checking_after_the_read_log_is_pruned():
+    xv = f16(150, 64)
+    out, _ = run(_stream(150, None), {"x": xv})
+    np.testing.assert_array_equal(out["y"], np.maximum(xv, 0))
+    # the 141st load does not wait for its buffer: it overwrites what tile 138's relu wrote
+    expect_hazard(_stream(150, 140), {"x": xv}, "race",
+                  r"core 4, command #420 \(npu\.dma @x\[17920\] .*\) writes l1\[4\]\+0x0, "
+                  r"written by core 4, command #415 \(npu\.unary relu .*\) on vector")

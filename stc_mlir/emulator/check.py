@@ -153,7 +153,7 @@ def _check_tile(program: Program, slot: str, t: Tile, write: bool) -> Buffer:
         base = b.offset or 0
         raise ProgramError(
             "out_of_bounds", f"{slot}: tile bytes [{t.offset}, {t.offset + t.span}) are outside "
-            f"buffer {describe_buffer(b)}", address=base + t.offset + t.span)
+            f"buffer {describe_buffer(b)}", address=base + (t.offset if t.offset < 0 else b.size))
     return b
 
 

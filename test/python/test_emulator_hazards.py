@@ -51,7 +51,7 @@ def test_out_of_bounds_tile():
     err = expect_hazard(b.build(), {"x": f16(64)}, "out_of_bounds",
                         r"core 1, command #0 \(npu\.dma @x\[0\] : 64xf16 -> @t\[8\] : 64xf16\): "
                         r"dst: tile bytes \[8, 136\) are outside buffer @t \(l1 of core 1, 100 bytes at offset 0\)")
-    assert (err.core, err.index) == (1, 0)
+    assert (err.core, err.index, err.address) == (1, 0, 100)  # the first byte past @t
 
 
 def test_capacity_overflow():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,7 @@ class Report:
     commands: int = 0
     timeline: list[Slice] = field(default_factory=list)
     hazards: list[dict[str, Any]] = field(default_factory=list)
+    describe: Callable[[int, int], str] | None = None  # (core, index) -> command text
 
     # --- derived figures
 
@@ -183,7 +185,8 @@ class Report:
                 "ph": "X", "pid": s.core, "tid": UNITS.index(s.unit), "name": s.label,
                 "cat": "wait" if s.wait else s.unit, "ts": s.start * us,
                 "dur": (s.end - s.start) * us,
-                "args": {"command": s.index, "start_cycle": s.start, "end_cycle": s.end},
+                "args": {"command": s.index, "start_cycle": s.start, "end_cycle": s.end,
+                         **({"text": self.describe(s.core, s.index)} if self.describe else {})},
             })
         return events
 

@@ -69,7 +69,7 @@ class Simulator:
         self.program = program
         self.target = target
         self.check_hazards = check_hazards
-        self.report = Report(program.name, target)
+        self.report = Report(program.name, target, describe=program.where)
         try:
             check_program(program, target, require_offsets=True)
         except ProgramError as err:

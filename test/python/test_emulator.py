@@ -185,6 +185,7 @@ def test_program_from_ir_runs(tmp_path):
     threads = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert threads == {"dma_in", "dma_out", "matrix", "vector"}
     assert all(e["dur"] >= 0 for e in slices)
+    assert slices[-1]["args"]["text"] == "core 4, command #2 (npu.dma @t[0] : 512xf16 -> @y[0] : 512xf16)"
 
 
 def test_report_fields_and_table():

@@ -270,3 +270,21 @@ def test_long_stream_keeps_checking_after_the_read_log_is_pruned():
     expect_hazard(_stream(150, 140), {"x": xv}, "race",
                   r"core 4, command #420 \(npu\.dma @x\[17920\] .*\) writes l1\[4\]\+0x0, "
                   r"written by core 4, command #415 \(npu\.unary relu .*\) on vector")
+
+
+def test_write_over_bytes_an_unordered_command_read():
+    """Core 0's second load into `t` waits only for core 1, not for the relu reading `t`."""
+    b = ProgramBuilder("r-w")
+    x = b.input("x", (2, 256))
+    big = b.input("big", (32768,))
+    y = b.output("y", (256,))
+    t, u = tile(b.buffer("t", "l1", 512, 0), (256,)), tile(b.buffer("u", "l1", 512, 0), (256,))
+    b.add(0, "dma", src=tile(x.buffer, (256,)), dst=t, signals=[b.semaphore("s")])
+    b.add(0, "dma", waits=[b.semaphore("c1")], src=tile(x.buffer, (256,), 512), dst=t)
+    b.add(0, "unary", waits=["s"], signals=[b.semaphore("done")], input=t, output=u, kind="relu")
+    b.add(0, "dma", waits=["done"], src=u, dst=y)
+    b.add(1, "dma", src=big, dst=tile(b.buffer("v", "l1", 65536, 1), (32768,)), signals=["c1"])
+    expect_hazard(b.build(), {"x": f16(2, 256), "big": f16(32768)}, "race",
+                  r"core 0, command #1 \(npu\.dma @x\[512\] : 256xf16 -> @t\[0\] : 256xf16\) "
+                  r"writes l1\[0\]\+0x0, read by core 0, command #2 \(npu\.unary relu .*\) on "
+                  r"vector with no synchronisation ordering them")

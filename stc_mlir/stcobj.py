@@ -3,7 +3,7 @@
 An `.stcobj` is a zip archive holding
   - `manifest.json`: format name and version, the target, the buffers (space, core, size,
     offset), semaphores, model inputs/outputs (name, DDR buffer, shape, dtype) and the
-    command stream of every core (see `stc_mlir.emulator.program.to_manifest`);
+    command stream of every core (see `stc_mlir.isa.program.to_manifest`);
   - `data/<buffer>.bin`: the raw bytes of each constant DDR buffer (weights), stored
     uncompressed.
 `save` then `load` gives back an equal `Program`.
@@ -17,7 +17,7 @@ import zipfile
 from typing import Any
 
 from stc_mlir.errors import StcError
-from stc_mlir.emulator.program import Program, from_manifest, program_from_module, to_manifest
+from stc_mlir.isa.program import Program, from_manifest, program_from_module, to_manifest
 
 FORMAT = "stcobj"
 VERSION = 1

@@ -18,10 +18,10 @@ Buffers are symbols placed in a memory space (`#npu.space<l1|wb|llb|ddr>`, l1 an
 given core) with a size and, after allocation, a byte offset. Commands name buffers by
 symbol plus a tile (`@buf[byte offset] : SHAPExTYPE strides [...]`, strides in elements),
 so an allocator only changes buffer offsets. Every command kind is generated from
-`stc_mlir.emulator.program.OPS`; synchronisation is by counting semaphores named in a
+`stc_mlir.isa.program.OPS`; synchronisation is by counting semaphores named in a
 command's `waits` (acquired before it starts) and `signals` (released when it completes).
 
-`npu.program`'s verifier runs `stc_mlir.emulator.check.check_program` against the
+`npu.program`'s verifier runs `stc_mlir.isa.check.check_program` against the
 program's target, so the IR verifier and the emulator enforce the same rules.
 """
 
@@ -46,7 +46,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInte
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from stc_mlir.emulator import program as P
+from stc_mlir.isa import program as P
 
 # ----------------------------------------------------------------------------- attributes
 
@@ -204,7 +204,7 @@ class ProgramOp(IRDLOperation):
 
     def verify_(self) -> None:
         from stc_mlir import target as targets
-        from stc_mlir.emulator.check import ProgramError, check_program
+        from stc_mlir.isa.check import ProgramError, check_program
 
         try:
             tgt = targets.load(self.target.data)
@@ -525,7 +525,7 @@ COMMAND_OPS: dict[str, type[CommandOp]] = {op: _command_op(spec) for op, spec in
 
 def command_op(op: str, waits: Sequence[str] = (), signals: Sequence[str] = (),
                **operands: Any) -> CommandOp:
-    """Build a command op: tiles (`stc_mlir.emulator.program.tile`) and parameters by name,
+    """Build a command op: tiles (`stc_mlir.isa.program.tile`) and parameters by name,
     e.g. `command_op("dma", src=tile("x", (64,)), dst=tile("t", (64,)), signals=["s"])`."""
     return COMMAND_OPS[op].from_command(P.command(op, waits, signals, **operands))
 DmaOp = COMMAND_OPS["dma"]

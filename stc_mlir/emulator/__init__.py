@@ -8,9 +8,9 @@ It needs only the npu program (`program.Program`, from IR or a `.stcobj`) and th
 description; see docs/npu.md for the cycle model, the hazards and the report fields.
 """
 
-from .check import ProgramError, check_program
+from stc_mlir.isa.check import ProgramError, check_program
 from .memory import EmulatorError, HazardError
-from .program import Buffer, Command, IOSpec, Program, Semaphore, Tile, command, program_from_module, program_to_module, tile
+from stc_mlir.isa.program import Buffer, Command, IOSpec, Program, Semaphore, Tile, command, program_from_module, program_to_module, tile
 from .report import Report
 from .simulator import run
 

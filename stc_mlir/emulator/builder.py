@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .program import DTYPES, Buffer, Command, IOSpec, Program, Semaphore, Tile, command, tile
+from stc_mlir.isa.program import DTYPES, Buffer, Command, IOSpec, Program, Semaphore, Tile, command, tile
 
 ALIGN = 64
 _DTYPE_NAMES = {v: k for k, v in DTYPES.items()}

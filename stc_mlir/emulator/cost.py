@@ -25,7 +25,7 @@ from typing import Any
 
 from stc_mlir.target import Target
 
-from .program import LOCAL_SPACES, Buffer, Command
+from stc_mlir.isa.program import LOCAL_SPACES, Buffer, Command
 
 # (pass name, which element count): "in" input elements, "out" output elements,
 # "window" output elements x window size, "row" normalised rows

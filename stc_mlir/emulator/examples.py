@@ -15,7 +15,7 @@ import numpy as np
 from stc_mlir.target import load as load_target
 
 from .builder import ProgramBuilder
-from .program import Program, tile
+from stc_mlir.isa.program import Program, tile
 
 
 def conv_by_rows(

@@ -13,7 +13,7 @@ import numpy as np
 
 from stc_mlir import kernels
 
-from .program import Command
+from stc_mlir.isa.program import Command
 
 
 def _epilogue(cmd: Command, acc: np.ndarray, ins: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 
 from stc_mlir.errors import StcError
 
-from .program import DTYPES, Tile
+from stc_mlir.isa.program import DTYPES, Tile
 
 
 class EmulatorError(StcError, RuntimeError):

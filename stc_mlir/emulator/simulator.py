@@ -23,10 +23,10 @@ import numpy as np
 from stc_mlir.target import Target
 
 from . import cost
-from .check import ProgramError, check_program
+from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory
-from .program import DTYPES, Command, Program
+from stc_mlir.isa.program import DTYPES, Command, Program
 from .report import Report, Slice
 
 

@@ -1,8 +1,9 @@
-"""The numpy reference interpreter: golden results for graph-level IR.
+"""The numpy reference interpreter: golden results for graph- and schedule-level IR.
 
 Executes a `func.func` of graph ops op by op with the shared kernels of `stc_mlir.kernels`:
 each result is computed in float32 and stored in its IR element type (fp16 storage, fp32
-accumulation), exactly as the NPU emulator's kernels do.
+accumulation), exactly as the NPU emulator's kernels do. Schedule-level items run in
+block order: a group runs its body, split and concat cut and join along the batch.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from xdsl.ir import Operation, SSAValue
 
 from stc_mlir import kernels
 from stc_mlir.dialects import graph as g
+from stc_mlir.dialects import schedule as sched
 from stc_mlir.errors import StcError
 
 
@@ -147,6 +149,25 @@ KERNELS: dict[type[Operation], Kernel] = {
     g.SliceOp: _slice,
     g.GatherOp: lambda op, x, p: kernels.gather(x[0], x[1], p["axis"]),
 }
+
+
+def _group(op: sched.GroupOp, x: list[np.ndarray], p: dict) -> np.ndarray:
+    """Run a schedule group's body on its inputs; weights come from the enclosing function."""
+    env: dict[SSAValue, np.ndarray] = dict(zip(op.body.block.args, x))
+    body = op.body_ops()
+    for inner in body:
+        for v in inner.operands:
+            if v not in env and isinstance(v.owner, g.ConstantOp):
+                env[v] = v.owner.numpy()
+    run_ops(body, env)
+    return env[op.yield_op.value]
+
+
+KERNELS.update({
+    sched.GroupOp: _group,
+    sched.SplitOp: lambda op, x, p: np.split(x[0], len(op.outputs), axis=sched.BATCH_AXIS),
+    sched.ConcatOp: lambda op, x, p: np.concatenate(x, axis=sched.BATCH_AXIS),
+})
 
 
 def _store(value: np.ndarray, t: TensorType) -> np.ndarray:

@@ -23,9 +23,16 @@ def _npu() -> Dialect:
     return Npu
 
 
+def _schedule() -> Dialect:
+    from stc_mlir.dialects.schedule import Schedule
+
+    return Schedule
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _graph,
     "npu": _npu,
+    "schedule": _schedule,
     # -- more dialects register here --
 }
 
@@ -48,10 +55,24 @@ def _graph_externalize_weights() -> type[ModulePass]:
     return GraphExternalizeWeights
 
 
+def _schedule_verify() -> type[ModulePass]:
+    from stc_mlir.passes.schedule_verify import ScheduleVerify
+
+    return ScheduleVerify
+
+
+def _schedule_report() -> type[ModulePass]:
+    from stc_mlir.passes.schedule_report import ScheduleReport
+
+    return ScheduleReport
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fuse-conv-add-relu": _graph_fuse_conv_add_relu,
     "graph-externalize-weights": _graph_externalize_weights,
+    "schedule-verify": _schedule_verify,
+    "schedule-report": _schedule_report,
     # -- more passes register here --
 }
 

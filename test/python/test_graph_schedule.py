@@ -324,3 +324,32 @@ def test_l1_overflow_names_group_bytes_and_capacity():
         Schedule(infos)(mod)
     assert str(error.value) == ("@main: group 'A' sub-group 0: L1 footprint 2,097,152 bytes per core exceeds "
                                 "the 1,048,576-byte L1 data buffer (core 0)")
+
+
+def test_npu_sub_functions_are_the_callees():
+    mod = IRModule(ir.parse_text("""
+    func.func @kernel(%a: tensor<2x8xf16>) -> tensor<2x8xf16> {
+      %0 = graph.relu %a : tensor<2x8xf16>
+      func.return %0 : tensor<2x8xf16>
+    }
+    func.func @main(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
+      %0 = func.call @kernel(%x) : (tensor<2x8xf16>) -> tensor<2x8xf16>
+      %1 = func.call @kernel(%0) : (tensor<2x8xf16>) -> tensor<2x8xf16>
+      func.return %1 : tensor<2x8xf16>
+    }"""))
+    assert GetNPUSubFunctions(mod["main"]) == [mod["kernel"]]
+    assert GetNPUSubFunctions(mod["kernel"]) == [mod["kernel"]]
+
+
+def test_set_span_name_gives_unique_names():
+    mod = net()
+    groups = three_groups(mod)
+    SplitGroups({groups[0]: 2})(mod)  # the sub-groups' ops are copies of one another
+    SetSpanName()(mod)
+    spans = [op.attributes["schedule.span"].data for op in ListOps(mod["main"])["matmul"]]
+    assert spans == ["matmul_0", "matmul_1", "matmul_2", "matmul_3"]
+    SplitGroups({groups[1]: 2})(mod)
+    SetSpanName()(mod)  # existing names are kept, copies get a suffix
+    spans = [op.attributes["schedule.span"].data for op in ListOps(mod["main"])["matmul"]]
+    # post-order now reaches A's and B's first sub-groups before their second ones
+    assert spans == ["matmul_0", "matmul_2", "matmul_1", "matmul_2.1", "matmul_3"]

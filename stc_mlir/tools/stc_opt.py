@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from stc_mlir import universe
@@ -53,6 +53,8 @@ class StcOptMain(xDSLOptMain):
 def _main(argv: Sequence[str] | None) -> None:
     try:
         tool = StcOptMain(argv)
+    except ArgSpecParseError as e:  # a malformed -p pipeline: keep xDSL's caret diagnostic
+        raise UserError(f"bad pass pipeline: {e}".rstrip()) from None
     except ValueError as e:  # xDSL reports unknown passes and bad pass options this way
         raise UserError(f"{e} (list them with --help)") from None
     tool.run()

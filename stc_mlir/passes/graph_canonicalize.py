@@ -220,6 +220,73 @@ class DecomposeSum(RewritePattern):
         rewriter.replace(op, new_ops)
 
 
+def scalar_value(value: SSAValue) -> float | None:
+    """The value of a one-element constant, else None."""
+    c = constant_of(value)
+    if c is None or math.prod(g.shape_of(c.output.type)) != 1:
+        return None
+    return float(c.numpy().reshape(-1)[0])
+
+
+def _near(value: float | None, expected: float) -> bool:
+    return value is not None and abs(value - expected) <= 2e-3 * abs(expected)  # fp16 constants
+
+
+def _product_factors(op: g.MulOp) -> list[SSAValue]:
+    """The factors of a tree of muls whose inner muls have no other use."""
+    factors: list[SSAValue] = []
+    for v in (op.lhs, op.rhs):
+        inner = v.owner
+        if isinstance(inner, g.MulOp) and v.has_one_use():
+            factors += _product_factors(inner)
+        else:
+            factors.append(v)
+    return factors
+
+
+def _erf_gelu_input(one_plus_erf: SSAValue) -> SSAValue | None:
+    """x when `one_plus_erf` is 1 + erf(x / sqrt(2)) (or x * 1/sqrt(2)), all single-use."""
+    add = one_plus_erf.owner
+    if not isinstance(add, g.AddOp) or not one_plus_erf.has_one_use():
+        return None
+    for erf_v, one in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        erf = erf_v.owner
+        if not (isinstance(erf, g.ErfOp) and erf_v.has_one_use() and _near(scalar_value(one), 1.0)):
+            continue
+        scaled, scale = erf.input, erf.input.owner
+        if not scaled.has_one_use():
+            return None
+        if isinstance(scale, g.DivOp) and _near(scalar_value(scale.rhs), math.sqrt(2.0)):
+            return scale.lhs
+        if isinstance(scale, g.MulOp):
+            for x, c in ((scale.lhs, scale.rhs), (scale.rhs, scale.lhs)):
+                if _near(scalar_value(c), math.sqrt(0.5)):
+                    return x
+    return None
+
+
+class FuseErfGelu(RewritePattern):
+    """x * (1 + erf(x / sqrt(2))) * 0.5, exact GELU as PyTorch exports it, -> gelu(x).
+
+    One vector op instead of five, and no full-size intermediates: the decomposed form
+    keeps two extra activation-sized tensors live, which matters for L1 footprints.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.MulOp, rewriter: PatternRewriter, /):
+        factors = _product_factors(op)
+        if len(factors) != 3:
+            return
+        half = [f for f in factors if _near(scalar_value(f), 0.5)]
+        if len(half) != 1:
+            return
+        rest = [f for f in factors if f is not half[0]]
+        for x, one_plus_erf in ((rest[0], rest[1]), (rest[1], rest[0])):
+            if _erf_gelu_input(one_plus_erf) is x and x.type == op.output.type:
+                rewriter.replace(op, g.GeluOp.make(x))
+                return
+
+
 class RemoveIdentity(RewritePattern):
     """identity, and reshape / expand / cast / transpose that change nothing, forward their input."""
 
@@ -253,7 +320,8 @@ class ComposeLayoutChains(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphCanonicalize(ModulePass):
-    """Fold BatchNorm into convs, decompose Gemm and Sum, drop identities, fold constants, remove dead ops.
+    """Fold BatchNorm into convs, decompose Gemm and Sum, fuse exported GELU, drop identities,
+    fold constants, remove dead ops.
 
     `fold_limit` (bytes) caps the constants that folding may create (layout changes of
     single-use weights are exempt); `-p graph-canonicalize{fold-limit=0}` disables growing folds.
@@ -271,5 +339,6 @@ class GraphCanonicalize(ModulePass):
             FoldBatchNormIntoConv(),
             DecomposeGemm(self.fold_limit),
             DecomposeSum(),
+            FuseErfGelu(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns, dce_enabled=True)).rewrite_module(op)

@@ -222,3 +222,21 @@ func.func @dead(%x: tensor<2xf16>) -> tensor<2xf16> {
   %1 = graph.add %0, %c : tensor<2xf16>
   func.return %x : tensor<2xf16>
 }
+
+// -----
+
+// Exact GELU as PyTorch exports it becomes one graph.gelu.
+// CHECK-LABEL: func.func @erf_gelu
+// CHECK-NEXT:    %0 = graph.gelu %x : tensor<2x8xf16>
+// CHECK-NEXT:    func.return %0 : tensor<2x8xf16>
+func.func @erf_gelu(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
+  %sqrt2 = graph.constant dense<1.414060e+00> : tensor<f16>
+  %one = graph.constant dense<1.000000e+00> : tensor<f16>
+  %half = graph.constant dense<5.000000e-01> : tensor<f16>
+  %0 = graph.div %x, %sqrt2 : (tensor<2x8xf16>, tensor<f16>) -> tensor<2x8xf16>
+  %1 = graph.erf %0 : tensor<2x8xf16>
+  %2 = graph.add %1, %one : (tensor<2x8xf16>, tensor<f16>) -> tensor<2x8xf16>
+  %3 = graph.mul %x, %2 : tensor<2x8xf16>
+  %4 = graph.mul %3, %half : (tensor<2x8xf16>, tensor<f16>) -> tensor<2x8xf16>
+  func.return %4 : tensor<2x8xf16>
+}

@@ -333,6 +333,38 @@ def test_transpose_of_a_large_weight_folds_only_if_the_weight_has_no_other_user(
     assert_exact(before, after)
 
 
+@pytest.mark.parametrize("form", ["torch", "half_first", "mul_by_rsqrt2"])
+def test_exported_erf_gelu_fuses(form):
+    def body(emit, x):
+        if form == "mul_by_rsqrt2":
+            scaled = emit(g.MulOp.make(x, const(emit, 0.70710678)))
+        else:
+            scaled = emit(g.DivOp.make(x, const(emit, 1.4142135)))
+        one_plus = emit(g.AddOp.make(emit(g.ErfOp.make(scaled)), const(emit, 1.0)))
+        if form == "half_first":
+            return [emit(g.MulOp.make(emit(g.MulOp.make(const(emit, 0.5), x)), one_plus))]
+        return [emit(g.MulOp.make(emit(g.MulOp.make(x, one_plus)), const(emit, 0.5)))]
+
+    module = build([(4, 32)], body)
+    before, after = run_pass(module, canonicalize)
+    assert_fp16_close(before, after, ulps=4)
+    assert names(module) == Counter({"graph.gelu": 1})
+
+
+@pytest.mark.parametrize("case", ["shared_intermediate", "wrong_constant"])
+def test_erf_gelu_lookalikes_stay(case):
+    def body(emit, x):
+        scaled = emit(g.DivOp.make(x, const(emit, 2.0 if case == "wrong_constant" else 1.4142135)))
+        erf = emit(g.ErfOp.make(scaled))
+        one_plus = emit(g.AddOp.make(erf, const(emit, 1.0)))
+        out = emit(g.MulOp.make(emit(g.MulOp.make(x, one_plus)), const(emit, 0.5)))
+        return [out, erf] if case == "shared_intermediate" else [out]
+
+    module = build([(4, 32)], body)
+    run_pass(module, canonicalize)
+    assert "graph.gelu" not in names(module) and names(module)["graph.erf"] == 1
+
+
 def test_dead_pure_ops_are_removed():
     def body(emit, x):
         emit(g.ReluOp.make(emit(g.SigmoidOp.make(x))))

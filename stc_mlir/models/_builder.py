@@ -312,6 +312,18 @@ class ConvNetBuilder(GraphBuilder):
         )
 
 
+MIN_IMAGE_SIZE = 32
+"""The total stride of the CNNs: a smaller image would vanish before the classifier."""
+
+
+def check_options(model: str, opset: int, opsets: range, image_size: int | None = None) -> None:
+    """ValueError naming the model and the valid range for a bad opset or image size."""
+    if opset not in opsets:
+        raise ValueError(f"{model}: opset must be in {opsets.start}..{opsets.stop - 1}")
+    if image_size is not None and image_size < MIN_IMAGE_SIZE:
+        raise ValueError(f"{model}: image_size must be at least {MIN_IMAGE_SIZE}")
+
+
 def symbolic_or_static(batch: int, dynamic_batch: bool) -> Dim:
     """The batch dimension of a graph input/output: `batch` (symbolic) or the static size."""
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from stc_mlir.models._builder import GraphBuilder, TensorProto, input_shape, symbolic_or_static
+from stc_mlir.models._builder import GraphBuilder, TensorProto, check_options, input_shape, symbolic_or_static
 
 VOCAB_SIZE = 30522
 HIDDEN = 768
@@ -51,8 +51,7 @@ def build(
         raise ValueError(f"bert-base: seq_len must be in 1..{MAX_POSITIONS}, got {seq_len}")
     if num_layers < 1:
         raise ValueError(f"bert-base: num_layers must be positive, got {num_layers}")
-    if opset not in OPSETS:
-        raise ValueError(f"bert-base: opset must be in {OPSETS.start}..{OPSETS.stop - 1}")
+    check_options("bert-base", opset, OPSETS)
     n = symbolic_or_static(batch, dynamic_batch)
     b = _BertBuilder(seed, batch=n, seq_len=seq_len)
     input_ids = b.add_input("input_ids", TensorProto.INT64, [n, seq_len])

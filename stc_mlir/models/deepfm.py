@@ -15,7 +15,7 @@ import math
 import numpy as np
 import onnx
 
-from stc_mlir.models._builder import GraphBuilder, TensorProto, input_shape, symbolic_or_static
+from stc_mlir.models._builder import GraphBuilder, TensorProto, check_options, input_shape, symbolic_or_static
 
 FIELD_SIZE = 39
 FEATURE_SIZE = 259
@@ -32,8 +32,7 @@ FEATURE_BIAS_STD = 0.1
 def build(
     batch: int = 1, *, dynamic_batch: bool = False, seed: int = 0, opset: int = 13
 ) -> onnx.ModelProto:
-    if opset not in OPSETS:
-        raise ValueError(f"deepfm: opset must be in {OPSETS.start}..{OPSETS.stop - 1}")
+    check_options("deepfm", opset, OPSETS)
     n = symbolic_or_static(batch, dynamic_batch)
     b = GraphBuilder(seed)
     feat_index = b.add_input("feat_index", TensorProto.INT64, [n, FIELD_SIZE])

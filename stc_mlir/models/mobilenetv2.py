@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 
 from stc_mlir.models._builder import (
+    check_options,
     ConvNetBuilder,
     TensorProto,
     input_shape,
@@ -31,7 +32,6 @@ STEM_CHANNELS = 32
 LAST_CHANNELS = 1280
 NUM_CLASSES = 1000
 OPSETS = range(11, 18)
-MIN_IMAGE_SIZE = 32  # the total stride
 
 
 def build(
@@ -42,10 +42,7 @@ def build(
     seed: int = 0,
     opset: int = 13,
 ) -> onnx.ModelProto:
-    if opset not in OPSETS:
-        raise ValueError(f"mobilenetv2: opset must be in {OPSETS.start}..{OPSETS.stop - 1}")
-    if image_size < MIN_IMAGE_SIZE:
-        raise ValueError(f"mobilenetv2: image_size must be at least {MIN_IMAGE_SIZE}")
+    check_options("mobilenetv2", opset, OPSETS, image_size)
     n = symbolic_or_static(batch, dynamic_batch)
     b = ConvNetBuilder(seed)
     image = b.add_input("input", TensorProto.FLOAT, [n, 3, image_size, image_size])

@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 
 from stc_mlir.models._builder import (
+    check_options,
     ConvNetBuilder,
     TensorProto,
     input_shape,
@@ -23,7 +24,6 @@ STAGES = [(3, 64), (4, 128), (6, 256), (3, 512)]
 EXPANSION = 4
 NUM_CLASSES = 1000
 OPSETS = range(11, 18)
-MIN_IMAGE_SIZE = 32  # the total stride
 
 
 def build(
@@ -34,10 +34,7 @@ def build(
     seed: int = 0,
     opset: int = 13,
 ) -> onnx.ModelProto:
-    if opset not in OPSETS:
-        raise ValueError(f"resnet50: opset must be in {OPSETS.start}..{OPSETS.stop - 1}")
-    if image_size < MIN_IMAGE_SIZE:
-        raise ValueError(f"resnet50: image_size must be at least {MIN_IMAGE_SIZE}")
+    check_options("resnet50", opset, OPSETS, image_size)
     n = symbolic_or_static(batch, dynamic_batch)
     b = ConvNetBuilder(seed)
     image = b.add_input("data", TensorProto.FLOAT, [n, 3, image_size, image_size])

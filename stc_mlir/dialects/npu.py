@@ -416,7 +416,8 @@ def _param_from_attr(kind: str, attr: Attribute, where: str) -> Any:
 
 
 class CommandOp(IRDLOperation):
-    """Base of all commands: `npu.OP [kind] INS (KEYWORD TILE)* -> OUTS {params, waits, signals}`."""
+    """Base of all commands: `npu.OP [kind] INS (KEYWORD TILE)* -> OUTS {params, waits, signals}`
+    (`npu.fence {waits, signals}` has no operands)."""
 
     SPEC: ClassVar[P.OpSpec]
 
@@ -432,7 +433,8 @@ class CommandOp(IRDLOperation):
             props[slot] = _parse_tile(parser)
         while (kw := parser.parse_optional_keyword_in(spec.optional)) is not None:
             props[kw] = _parse_tile(parser)
-        parser.parse_punctuation("->")
+        if spec.outs:  # npu.fence has no operands and no arrow
+            parser.parse_punctuation("->")
         for i, slot in enumerate(spec.outs):
             if i:
                 parser.parse_punctuation(",")
@@ -458,7 +460,8 @@ class CommandOp(IRDLOperation):
             if slot in props:
                 printer.print_string(f" {slot} ")
                 _print_tile(printer, props[slot])  # type: ignore[arg-type]
-        printer.print_string(" ->")
+        if spec.outs:
+            printer.print_string(" ->")
         for i, slot in enumerate(spec.outs):
             printer.print_string(", " if i else " ")
             _print_tile(printer, props[slot])  # type: ignore[arg-type]

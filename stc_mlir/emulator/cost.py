@@ -78,8 +78,8 @@ def vector_passes(cmd: Command) -> list[tuple[str, int]]:
         case "reduce":
             passes = [("max" if p["kind"] == "max" else "add", n_in)]
             return passes + ([("mul", n_out)] if p["kind"] == "mean" else [])
-        case "copy":
-            return [("copy", n_out)]
+        case "copy" | "cast":
+            return [(cmd.op, n_out)]
     raise KeyError(cmd.op)
 
 

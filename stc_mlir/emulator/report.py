@@ -11,7 +11,7 @@ from typing import Any
 
 from stc_mlir.target import MEMORY_LEVELS, Target
 
-UNITS = ("dma_in", "dma_out", "matrix", "vector")
+UNITS = ("dma_in", "dma_out", "matrix", "vector", "sync")  # sync: npu.fence
 
 
 @dataclass(frozen=True)
@@ -177,9 +177,11 @@ class Report:
         for core in sorted({s.core for s in self.timeline}):
             events.append({"ph": "M", "name": "process_name", "pid": core, "tid": 0,
                            "args": {"name": f"core {core}"}})
+            fenced = any(s.core == core and s.unit == "sync" for s in self.timeline)
             for i, unit in enumerate(UNITS):
-                events.append({"ph": "M", "name": "thread_name", "pid": core, "tid": i,
-                               "args": {"name": unit}})
+                if unit != "sync" or fenced:
+                    events.append({"ph": "M", "name": "thread_name", "pid": core, "tid": i,
+                                   "args": {"name": unit}})
         for s in self.timeline:
             events.append({
                 "ph": "X", "pid": s.core, "tid": UNITS.index(s.unit), "name": s.label,

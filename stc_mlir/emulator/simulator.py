@@ -46,6 +46,7 @@ class _Task:
     dma: cost.DmaPlan | None = None
     macs: int = 0
     start: float = 0.0
+    fence: list[_Task] | None = None  # npu.fence: its legs, one in each unit queue of its core
 
 
 @dataclass(eq=False)
@@ -125,6 +126,9 @@ class Simulator:
         buffers = self.program.buffers
         for core, stream in self.program.cores.items():
             for index, cmd in enumerate(stream):
+                if cmd.spec.unit == "sync":
+                    self._prepare_fence(queues, core, index, cmd)
+                    continue
                 places = {}
                 for slot, tl in cmd.tiles.items():
                     b = buffers[tl.buffer]
@@ -145,6 +149,19 @@ class Simulator:
                 queues[task.tid].append(task)
                 self.report.commands += 1
         return queues
+
+    def _prepare_fence(self, queues: list[deque[_Task]], core: int, index: int,
+                       cmd: Command) -> None:
+        """An npu.fence is one leg in each unit queue of its core: it starts when every
+        unit has finished the commands issued before it, and the units resume after it."""
+        ready = (index + 1) * self.target.issue_cycles
+        waits = Counter(cmd.waits)
+        legs: list[_Task] = []
+        for unit in HazardTracker.UNITS:
+            tid = self.tracker.tid(core, unit)
+            legs.append(_Task(core, index, cmd, "sync", tid, ready, waits, {}, fence=legs))
+            queues[tid].append(legs[-1])
+        self.report.commands += 1
 
     # --- running
 
@@ -246,6 +263,9 @@ class Simulator:
         if task.ready > self.now:
             self._push(task.ready, "kick", tid)
             return
+        if task.fence is not None:
+            self._try_fence(task)
+            return
         short = [s for s, n in task.waits.items() if self.sem_count[s] < n]
         if short:
             if self.blocked_since[tid] is None:
@@ -273,6 +293,60 @@ class Simulator:
         else:
             self._push(self.now + task.dma.latency, "flow", task)
 
+    def _try_fence(self, task: _Task) -> None:
+        legs = task.fence
+        assert legs is not None
+        for leg in legs:
+            queue = self.tasks[leg.tid]
+            if self.busy[leg.tid] or not queue or queue[0] is not leg:
+                return  # that unit resumes the fence when it reaches it
+        first = legs[0]
+        short = [s for s, n in task.waits.items() if self.sem_count[s] < n]
+        if short:
+            if self.blocked_since[first.tid] is None:
+                self.blocked_since[first.tid] = self.now
+            for s in short:
+                self.waiting.setdefault(s, set()).add(first.tid)
+            return
+        since = self.blocked_since[first.tid]
+        if since is not None:
+            if self.now > since:
+                names = ", ".join(f"@{s}" for s in task.waits)
+                self.report.timeline.append(Slice(task.core, "sync", task.index,
+                                                  f"wait {names}", since, self.now, True))
+            self.blocked_since[first.tid] = None
+        joint = np.max(self.tracker.vc[[leg.tid for leg in legs]], axis=0)
+        for s, n in task.waits.items():
+            self.sem_count[s] -= n
+            np.maximum(joint, self.sem_clock[s], out=joint)
+        for leg in legs:
+            self.tasks[leg.tid].popleft()
+            self.busy[leg.tid] = True
+            self.tracker.acquire(leg.tid, joint)
+            self.tracker.begin(leg.tid, leg.core, leg.index)
+        first.start = self.now
+        self._push(self.now, "done", first)
+
+    def _complete_fence(self, task: _Task) -> None:
+        legs = task.fence
+        assert legs is not None
+        self.report.timeline.append(Slice(task.core, "sync", task.index, "fence", task.start,
+                                          self.now))
+        clocks = [self.tracker.release(leg.tid) for leg in legs]
+        self._signal(task, clocks[0])
+        for leg in legs:
+            self.busy[leg.tid] = False
+            if not self.tasks[leg.tid]:
+                self.tracker.active[leg.tid] = False
+        for leg in legs:
+            self._try_start(leg.tid)
+
+    def _signal(self, task: _Task, clock: np.ndarray) -> None:
+        sems = self.program.semaphores
+        for name in task.cmd.signals:
+            delay = self.target.hops(task.core, sems[name].core) * self.target.hop_latency
+            self._push(self.now + delay, "signal", (name, clock))
+
     def _apply(self, task: _Task) -> None:
         """The command's data effect, with its hazard checks and byte counts."""
         cmd = task.cmd
@@ -296,16 +370,15 @@ class Simulator:
                               f"{err}", task.core, task.index) from None
 
     def _complete(self, task: _Task) -> None:
+        if task.fence is not None:
+            self._complete_fence(task)
+            return
         tid = task.tid
         self.busy[tid] = False
         self.report.timeline.append(Slice(task.core, task.unit, task.index, task.cmd.op,
                                           task.start, self.now))
         self.report.macs += task.macs
-        clock = self.tracker.release(tid)
-        sems = self.program.semaphores
-        for name in task.cmd.signals:
-            delay = self.target.hops(task.core, sems[name].core) * self.target.hop_latency
-            self._push(self.now + delay, "signal", (name, clock))
+        self._signal(task, self.tracker.release(tid))
         if not self.tasks[tid]:
             self.tracker.active[tid] = False
         self._try_start(tid)
@@ -332,10 +405,12 @@ class Simulator:
         pending = {(t.core, t.index) for q in self.tasks for t in q}
         lines = []
         first: _Task | None = None
+        shown: set[tuple[int, int]] = set()
         for queue in self.tasks:
-            if not queue:
+            if not queue or (queue[0].core, queue[0].index) in shown:
                 continue
             task = queue[0]
+            shown.add((task.core, task.index))
             first = first or task
             needs = []
             for s, n in task.waits.items():

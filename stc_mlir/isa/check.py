@@ -171,7 +171,7 @@ def _check_command(program: Program, core: int, cmd: Command) -> None:
         if (cmd.op, slot) == ("conv2d", "weight") and b.space != "wb":
             raise ProgramError("invalid", f"weight: conv weights are read from the weight "
                                f"buffer, not {describe_buffer(b)}")
-        if t.dtype not in FLOAT_DTYPES:
+        if t.dtype not in FLOAT_DTYPES and cmd.op != "cast":
             raise ProgramError("invalid", f"{slot}: compute commands take f16/f32 tiles, "
                                f"got {t.dtype}")
     if "kind" in spec.params and cmd.params["kind"] not in spec.kinds:
@@ -287,6 +287,14 @@ def _copy(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
     _same_elements(tiles["input"], tiles["output"])
 
 
+def _cast(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    _expect_shape("output", tiles["output"], tiles["input"].shape)
+
+
+def _fence(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    pass  # no operands: it orders the commands of its core
+
+
 def _dma(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
     _same_elements(tiles["src"], tiles["dst"])
 
@@ -303,6 +311,6 @@ def _gather(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
 _SHAPE_CHECKS = {
     "dma": _dma, "gather": _gather, "conv2d": _conv2d, "matmul": _matmul, "unary": _elementwise,
     "binary": _elementwise, "softmax": _softmax, "layer_norm": _layer_norm, "pool": _pool,
-    "reduce": _reduce, "copy": _copy,
+    "reduce": _reduce, "copy": _copy, "cast": _cast, "fence": _fence,
 }
 assert set(_SHAPE_CHECKS) == set(OPS)

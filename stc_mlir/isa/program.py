@@ -149,6 +149,8 @@ class Command:
         """The command in the npu dialect's syntax (without its parameters)."""
         spec = self.spec
         head = f"npu.{self.op}" + (f" {self.params['kind']}" if "kind" in spec.params else "")
+        if not spec.outs:  # npu.fence
+            return head
         ins = ", ".join(format_tile(self.tiles[s]) for s in spec.ins)
         opts = "".join(f" {s} {format_tile(self.tiles[s])}" for s in spec.optional if s in self.tiles)
         outs = ", ".join(format_tile(self.tiles[s]) for s in spec.outs)
@@ -198,7 +200,7 @@ class OpSpec:
     PARAM_KINDS; a `kind` parameter (if any) takes one of `kinds`."""
 
     op: str
-    unit: str  # "dma", "matrix" or "vector"
+    unit: str  # "dma", "matrix", "vector" or "sync" (npu.fence: all units of its core)
     ins: tuple[str, ...]
     outs: tuple[str, ...]
     optional: tuple[str, ...] = ()
@@ -276,6 +278,8 @@ OPS: dict[str, OpSpec] = {
                {"kind": ("str", REQUIRED), "axes": ("ints", REQUIRED), "keepdims": ("bool", True)},
                ("sum", "mean", "max")),
         OpSpec("copy", "vector", ("input",), ("output",)),
+        OpSpec("cast", "vector", ("input",), ("output",)),
+        OpSpec("fence", "sync", (), ()),
     )
 }
 

@@ -67,12 +67,19 @@ def _schedule_report() -> type[ModulePass]:
     return ScheduleReport
 
 
+def _stc_compile() -> type[ModulePass]:
+    from stc_mlir.pipeline import StcCompile
+
+    return StcCompile
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fuse-conv-add-relu": _graph_fuse_conv_add_relu,
     "graph-externalize-weights": _graph_externalize_weights,
     "schedule-verify": _schedule_verify,
     "schedule-report": _schedule_report,
+    "stc-compile": _stc_compile,
     # -- more passes register here --
 }
 

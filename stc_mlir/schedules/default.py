@@ -1,0 +1,100 @@
+"""The default graph schedule: every op its own item, its result in DDR, spread over all the
+cluster's cores (TensorTurbo's graph_schedule_level 0, "everything in DDR").
+
+    default_schedule(mod)                   # a graph-level module: schedule all of it
+    default_schedule(manual_schedule(mod))  # complete a manual schedule that left items out
+
+Every item without a placement gets `ScheduleInfo(item, NPUMemScope.DDR, [list(range(8))])`:
+one batch part shared by the 8 cores, which divides any batch. An item that already has a
+mem_scope and a core_bind (placed by a manual schedule) keeps them, and the block order
+stays the execution order. A single op whose share of its inputs and output does not fit
+the cores' L1 at the model's batch (ResNet-50's first conv at batch 16 needs 3.8 MB per
+core) is cut along the batch into the fewest sub-groups that fit, run one after the other,
+each over all cores; the splits and concats between them stay in DDR. Groups made by a
+manual schedule are never re-cut: `schedule-verify` reports one that does not fit.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.ir import Operation
+
+from stc_mlir import target as targets
+from stc_mlir.dialects import schedule as s
+from stc_mlir.dialects.schedule import batch_of
+from stc_mlir.graph_schedule import (
+    GetNPUSubFunctions,
+    IRModule,
+    ListItems,
+    NPUMemScope,
+    Schedule,
+    ScheduleError,
+    ScheduleInfo,
+    split_group,
+)
+from stc_mlir.passes.schedule_verify import analyse, body_peak, fmt
+
+
+def default_schedule(mod, batch: int | None = None, *, target: str | targets.Target = "stcp920"):
+    """Schedule what `mod` leaves unscheduled with the default (see the module doc).
+
+    `batch`, when given, must be the model's batch (the same check as the manual schedules,
+    so `schedule(mod, batch=...)` can be either). Returns `mod`, changed in place."""
+    t = target if isinstance(target, targets.Target) else targets.load(target)
+    mod = IRModule.of(mod)
+    for function in GetNPUSubFunctions(mod["main"]):
+        f = function.op
+        model_batch = batch_of(function.params[0].type) if function.params else None
+        if batch is not None and model_batch is not None and batch != model_batch:
+            raise ScheduleError(
+                f"default_schedule(batch={batch}) is applied to a model with batch {model_batch}: "
+                f"pass batch={model_batch} or import the model with batch {batch}"
+            )
+        placed = {op for op in ListItems(f) if _placed(op)}
+        if len(placed) == len(ListItems(f)):
+            continue  # fully scheduled already
+        Schedule(_infos(f, t), target=t, verify=False)(mod)
+        _cut_to_fit(f, placed, t)
+        Schedule(_infos(f, t), target=t)(mod)
+    return mod
+
+
+def _placed(op: Operation) -> bool:
+    return isinstance(op, s.ScheduledItem) and op.mem_scope is not None and op.core_bind is not None
+
+
+def _infos(f: func.FuncOp, t: targets.Target) -> list[ScheduleInfo]:
+    """Every item in block order: its own placement, or DDR over all cores."""
+    everywhere = [list(range(t.cores))]
+    return [
+        ScheduleInfo(op, op.mem_scope.data, op.core_bind) if _placed(op)  # type: ignore[union-attr]
+        else ScheduleInfo(op, NPUMemScope.DDR, everywhere)
+        for op in ListItems(f)
+    ]
+
+
+def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> None:
+    """Cut each defaulted one-op group that overflows L1 into the fewest batch slices that fit."""
+    l1 = t.memory["l1"].size
+    for item in analyse(f):
+        op = item.op
+        core, used = item.l1_peak
+        if op in manual or not isinstance(op, s.GroupOp) or used <= l1:
+            continue
+        resident = used - item.share  # results of earlier items kept in L1 (manual items only)
+        batch = op.batch or 1
+        cores = len(item.core_bind.cores)  # type: ignore[union-attr]
+        mixing = s.batch_mixing(op.body_ops(), batch)
+        factors = [n for n in range(2, batch + 1) if batch % n == 0] if mixing is None else []
+        fits = [n for n in factors if -(-body_peak(op, n) // cores) + resident <= l1]
+        if not fits:
+            graph_op = next(iter(op.body_ops()))
+            smallest = factors[-1] if factors else 1
+            why = f"; it cannot be cut along the batch: {mixing}" if mixing else ""
+            raise ScheduleError(
+                f"default schedule: {graph_op.name} '{op.group_name.data}' needs "
+                f"{fmt(-(-body_peak(op, smallest) // cores) + resident)} bytes of L1 per core with "
+                f"{batch // smallest} sample(s) over {cores} cores, more than the {fmt(l1)}-byte L1 data "
+                f"buffer{why} (tiling an op inside a sample is not implemented: schedule it manually)"
+            )
+        split_group(op, fits[0])

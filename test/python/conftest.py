@@ -1,0 +1,29 @@
+"""Shared fixtures. `small_model(name)`: the small versions of the built-in models that the
+compile-and-run tests use, built once per session (building ResNet-50 calibrates its
+BatchNorms on a forward pass: seconds)."""
+
+from __future__ import annotations
+
+import functools
+
+import onnx
+import pytest
+
+from stc_mlir import models
+
+SMALL = {
+    "resnet50": {"batch": 2, "image_size": 32},
+    "bert-base": {"batch": 2, "num_layers": 1, "seq_len": 16},
+    "deepfm": {"batch": 16},
+    "mobilenetv2": {"batch": 2, "image_size": 32},
+}
+
+
+@functools.cache
+def _build(name: str) -> onnx.ModelProto:
+    return models.build(name, **SMALL[name])
+
+
+@pytest.fixture(scope="session")
+def small_model():
+    return _build

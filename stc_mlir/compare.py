@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -30,10 +30,15 @@ def random_inputs(types: Mapping[str, object], seed: int = 0) -> dict[str, np.nd
     """Standard-normal float inputs and zero integer inputs for the given tensor types."""
     from stc_mlir.dialects import graph as g
 
+    return random_arrays({name: (g.shape_of(t), g.numpy_dtype(t.element_type))  # type: ignore[attr-defined]
+                          for name, t in types.items()}, seed)
+
+
+def random_arrays(specs: Mapping[str, tuple[Sequence[int], np.dtype]], seed: int = 0) -> dict[str, np.ndarray]:
+    """Standard-normal float32 arrays and zero int64 arrays for `{name: (shape, dtype)}`."""
     rng = np.random.default_rng(seed)
     out = {}
-    for name, t in types.items():
-        shape, dtype = g.shape_of(t), g.numpy_dtype(t.element_type)  # type: ignore[attr-defined]
+    for name, (shape, dtype) in specs.items():
         if np.issubdtype(dtype, np.floating):
             out[name] = rng.standard_normal(shape).astype(np.float32)
         else:

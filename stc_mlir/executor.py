@@ -1,0 +1,81 @@
+"""Running a compiled model: TensorTurbo's Executor on the NPU emulator.
+
+    executor = Executor.load_from_stcobj("resnet50.stcobj")
+    executor.set_input({"data": images})
+    outputs = executor()                    # list of numpy arrays, in the model's output order
+    executor.report.as_dict()["cycles"]     # the emulator's report of that run
+
+Loading and running needs neither xDSL nor the compiler (see `stc_mlir.stcobj`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import numpy as np
+
+from stc_mlir.errors import StcError
+from stc_mlir.isa.program import DTYPES, IOSpec, Program
+
+
+class ExecutorError(StcError):
+    """Bad use of an Executor (an unknown input name...)."""
+
+
+def io_info(specs: list[IOSpec]) -> dict[str, dict[str, object]]:
+    """TensorTurbo's `{name: {"shape": [...], "dtype": "float16"}}` for program inputs or outputs."""
+    return {io.name: {"shape": list(io.shape), "dtype": np.dtype(DTYPES[io.dtype]).name} for io in specs}
+
+
+class Executor:
+    """A compiled program, its inputs and, after a call, the emulator's report."""
+
+    def __init__(self, program: Program, path: str | None = None):
+        self.program = program
+        self.path = path
+        self.inputs: dict[str, np.ndarray] = {}
+        self.report = None
+        """The `stc_mlir.emulator.Report` of the last call (None before the first)."""
+
+    @classmethod
+    def load_from_stcobj(cls, path: str | os.PathLike[str]) -> Executor:
+        from stc_mlir import stcobj
+
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ExecutorError(f"cannot open '{path}': no such file")
+        return cls(stcobj.load(path), path)
+
+    def get_input_info(self) -> dict[str, dict[str, object]]:
+        return io_info(self.program.inputs)
+
+    def get_output_info(self) -> dict[str, dict[str, object]]:
+        return io_info(self.program.outputs)
+
+    def set_input(self, inputs: Mapping[str, object]) -> None:
+        """Set (some of) the model's inputs by name; arrays are cast to the program's dtypes."""
+        names = [io.name for io in self.program.inputs]
+        unknown = sorted(set(inputs) - set(names))
+        if unknown:
+            raise ExecutorError(f"unknown input(s) {', '.join(map(repr, unknown))}; "
+                                f"the model's inputs are {', '.join(map(repr, names))}")
+        self.inputs.update({name: np.asarray(value) for name, value in inputs.items()})
+
+    def __call__(self, trace: str | os.PathLike[str] | None = None, check_hazards: bool = True) -> list[np.ndarray]:
+        """Run the program on the inputs set; returns its outputs in order. `trace` writes a
+        Chrome trace of the run to that path."""
+        from stc_mlir.emulator import run
+
+        missing = [io.name for io in self.program.inputs if io.name not in self.inputs]
+        if missing:
+            raise ExecutorError(f"input(s) {', '.join(map(repr, missing))} not set: call set_input first")
+        outputs, self.report = run(self.program, self.inputs, trace=os.fspath(trace) if trace else None,
+                                   check_hazards=check_hazards)
+        return [outputs[io.name] for io in self.program.outputs]
+
+    call = __call__
+
+    def __repr__(self) -> str:
+        where = f" from {self.path}" if self.path else ""
+        return f"Executor(program '{self.program.name}'{where})"

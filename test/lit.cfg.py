@@ -12,7 +12,7 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["Inputs", "__pycache__"]
 
-for tool in ("stc-opt", "filecheck"):
+for tool in ("stc-opt", "stc-run", "filecheck"):
     if shutil.which(tool) is None:
         lit_config.fatal(f"'{tool}' is not on PATH: install the project with pip install -e '.[test]'")
 

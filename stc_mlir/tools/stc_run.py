@@ -1,0 +1,330 @@
+"""stc-run: compile a model and run it on the NPU emulator, with a Vela-style report.
+
+    stc-run                                   # the built-in default job (see DEFAULT_* below)
+    stc-run resnet50 --batch 16               # a built-in model; batch 16 uses its manual schedule
+    stc-run model.onnx --batch 4 --check      # compare with onnxruntime
+    stc-run model.mlir                        # graph- or schedule-level IR (weights next to it)
+    stc-run model.stcobj --trace t.json       # a compiled program
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from stc_mlir.progress import print_progress
+from stc_mlir.progress import timed as _stage
+from stc_mlir.tools.diagnostics import UserError, run_cli
+from stc_mlir.tools.stc_import import _parse_shape
+
+DEFAULT_MODEL = "resnet50"
+DEFAULT_BATCH = 2
+DEFAULT_OPTIONS = {"image_size": 32}
+"""What `stc-run` without a MODEL runs: ResNet-50 on 32 x 32 images at batch 2, default schedule."""
+
+EPILOG = f"""\
+MODEL is an .onnx file, an .mlir file (graph or schedule level, or an npu program; its
+weight file is looked up next to it), an .stcobj, or a built-in model name (see
+--list-models). Without MODEL, stc-run runs {DEFAULT_MODEL} at batch {DEFAULT_BATCH} with
+{', '.join(f'{k}={v}' for k, v in DEFAULT_OPTIONS.items())} on the default schedule.
+
+Schedules: a built-in model whose batch is the one its manual schedule is written for
+(resnet50 16, bert-base 8, deepfm 2560) runs that schedule, unless --schedule default is
+given; a built-in model's batch defaults to that batch (1 if it has no manual schedule).
+Anything else uses the default schedule (every result in DDR, each op over all 8 cores),
+or --schedule MODULE:FUNCTION (also FILE.py:FUNCTION), called as function(mod, batch=N).
+
+Exit status: 0, or 1 on an error (a one-line diagnostic) or when --check finds an output
+below the cosine similarity threshold (0.999). Progress goes to stderr, the report to stdout.
+"""
+
+
+PROGRESS = print_progress("stc-run")
+
+
+def _parse_option(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
+    if value.lower() in ("true", "false"):
+        return name, value.lower() == "true"
+    try:
+        return name, int(value)
+    except ValueError:
+        return name, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="stc-run", description="Compile a model for the STCP920 and run it on "
+                                "the NPU emulator.", epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", nargs="?", help="an .onnx, .mlir or .stcobj file, or a built-in model name")
+    p.add_argument("--batch", type=int, help="batch size (axis 0 of every input)")
+    p.add_argument("--level", type=int, default=0, metavar="0-3",
+                   help="graph_schedule_level: 0 = manual or default schedule (1-3 are not implemented)")
+    p.add_argument("--schedule", metavar="MODULE:FUNCTION",
+                   help="a manual schedule function, or 'default' for the default schedule")
+    p.add_argument("--check", action="store_true",
+                   help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
+    p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
+    p.add_argument("--report-json", metavar="FILE", help="write the emulator's report as JSON")
+    p.add_argument("-o", "--output", metavar="OUT.stcobj", help="write the compiled program")
+    p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
+                   help="fix an ONNX input's shape, e.g. data=16x3x224x224 (repeatable)")
+    p.add_argument("--option", action="append", type=_parse_option, default=[], metavar="NAME=VALUE",
+                   help="an option of a built-in model, e.g. image_size=32, num_layers=1 (repeatable)")
+    p.add_argument("--required-pass", action="append", default=[], metavar="PASS",
+                   help="add a pass to the pipeline (repeatable)")
+    p.add_argument("--disabled-pass", action="append", default=[], metavar="PASS",
+                   help="leave a pass out of the pipeline (repeatable)")
+    p.add_argument("--target", default="stcp920", help="target name or file (default stcp920)")
+    p.add_argument("--dump-ir", metavar="DIR", help="write each compile stage's IR into DIR")
+    p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
+    return p
+
+
+@dataclass
+class Job:
+    """What to run: a program, its inputs, and how to get the golden outputs (if any)."""
+
+    title: str
+    program: object  # stc_mlir.isa.program.Program
+    inputs: dict
+    golden: Callable[[dict], dict] | None = None  # inputs -> {output name: array}
+    golden_name: str = ""
+
+
+def _kind(spec: str) -> str:
+    from stc_mlir import models
+
+    for ext in ("stcobj", "mlir", "onnx"):
+        if spec.endswith("." + ext):
+            if not os.path.isfile(spec):
+                raise UserError(f"cannot open '{spec}': no such file")
+            return ext
+    if spec in models.names():
+        return "builtin"
+    if os.path.isfile(spec):
+        return "onnx"
+    raise UserError(f"'{spec}' is neither a file (.onnx, .mlir, .stcobj) nor a built-in model "
+                    f"({', '.join(models.names())})")
+
+
+def _refuse(args, source: str, output: bool = False) -> None:
+    """Compile options make no sense for an already compiled program (nor -o, unless `output`)."""
+    given = [flag for flag, value in (
+        ("--batch", args.batch), ("--level", args.level or None), ("--schedule", args.schedule),
+        ("-o", None if output else args.output), ("--shape", args.shape), ("--option", args.option),
+        ("--required-pass", args.required_pass), ("--disabled-pass", args.disabled_pass),
+        ("--dump-ir", args.dump_ir), ("--check", args.check or None)) if value]
+    if given:
+        raise UserError(f"{given[0]} does not apply to {source}: it is already compiled")
+
+
+def _pipeline(args, schedule, batch: int | None):
+    from stc_mlir.pipeline import Pipeline
+
+    return Pipeline(schedule, batch=batch, level=args.level, required_pass=args.required_pass,
+                    disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
+                    dump_ir=args.dump_ir)
+
+
+def _program(args, module):
+    from stc_mlir import stcobj
+    from stc_mlir.emulator import program_from_module
+
+    program = program_from_module(module)
+    if args.output:
+        stcobj.save(program, args.output)
+        print(f"stc-run: wrote {args.output}", file=sys.stderr)
+    return program
+
+
+def _random_inputs(program) -> dict:
+    from stc_mlir.compare import random_arrays
+    from stc_mlir.isa.program import DTYPES
+
+    return random_arrays({io.name: (io.shape, DTYPES[io.dtype]) for io in program.inputs})
+
+
+def _onnx_golden(proto) -> Callable[[dict], dict]:
+    def golden(inputs: dict) -> dict:
+        from stc_mlir.compare import onnxruntime_outputs
+
+        outputs = onnxruntime_outputs(proto, inputs)
+        if outputs is None:
+            raise UserError("--check needs onnxruntime: pip install onnxruntime")
+        return dict(zip((o.name for o in proto.graph.output), outputs))
+
+    return golden
+
+
+def select_schedule(name: str, batch: int | None, spec: str | None) -> tuple[object, int]:
+    """(schedule, batch) for a built-in model: --schedule if given, else the model's manual
+    schedule when the batch is the one it is written for (the default batch), else None."""
+    from stc_mlir.pipeline import schedule_batch
+    from stc_mlir.schedules import SCHEDULES
+
+    manual = SCHEDULES.get(name)
+    manual_batch = schedule_batch(manual) if manual is not None else None
+    if batch is None:
+        batch = manual_batch or 1
+    if spec is None and manual is not None and batch == manual_batch:
+        return manual, batch
+    return spec, batch
+
+
+def _builtin_job(args, name: str) -> Job:
+    from stc_mlir import models
+    from stc_mlir.frontend import import_onnx
+
+    if args.shape:
+        raise UserError("--shape applies to ONNX files, not to a built-in model (use --batch, --option)")
+    options = dict(args.option)
+    batch = args.batch
+    if args.model is None:
+        options = {**DEFAULT_OPTIONS, **options}
+        batch = DEFAULT_BATCH if batch is None else batch
+    schedule, batch = select_schedule(name, batch, args.schedule)
+    pipeline = _pipeline(args, schedule, batch)
+    if callable(schedule):
+        print(f"stc-run: {name} at batch {batch}: using the built-in manual schedule {schedule.__name__} "
+              f"(--schedule default for the default one)", file=sys.stderr)
+    with _stage(PROGRESS, f"build and import {name}"):
+        try:
+            proto = models.build(name, batch=batch, **options)
+        except (ValueError, TypeError) as e:
+            raise UserError(f"--option: {e}") from None
+        module = import_onnx(proto)
+    module = pipeline.run(module)
+    title = (f"{name} batch {batch}" + "".join(f" {k}={v}" for k, v in options.items())
+             + f", {_schedule_name(pipeline.schedule)}")
+    return Job(title, _program(args, module), models.example_inputs(name, proto), _onnx_golden(proto),
+               "onnxruntime")
+
+
+def _schedule_name(fn) -> str:
+    return "default schedule" if fn is None else f"schedule {getattr(fn, '__name__', fn)}"
+
+
+def _onnx_job(args, path: str) -> Job:
+    from stc_mlir.model import from_onnx
+
+    if args.option:
+        raise UserError("--option applies to built-in models, not to an ONNX file")
+    pipeline = _pipeline(args, args.schedule, args.batch)
+    with _stage(PROGRESS, f"import {path}"):
+        model = from_onnx(path, shape=dict(args.shape) or None)
+        module = model.graph_module(args.batch)
+    module = pipeline.run(module)
+    program = _program(args, module)
+    title = f"{path}, {_schedule_name(pipeline.schedule)}"
+    return Job(title, program, _random_inputs(program), _onnx_golden(model.proto), "onnxruntime")
+
+
+def _mlir_job(args, path: str) -> Job:
+    from stc_mlir import ir, reference
+    from stc_mlir.dialects.schedule import batch_of
+    from stc_mlir.pipeline import module_level
+
+    if args.shape or args.option:
+        raise UserError(f"{'--shape' if args.shape else '--option'} does not apply to IR: its shapes are fixed")
+    with _stage(PROGRESS, f"parse {path}"):
+        module = ir.parse_file(path)
+    if module_level(module) == "npu":
+        _refuse(args, f"{path} (an npu program)", output=True)
+        program = _program(args, module)
+        return Job(path, program, _random_inputs(program))
+    f = reference.find_function(module)
+    model_batch = batch_of(f.args[0].type) if f.args else None
+    if args.batch is not None and args.batch != model_batch:
+        raise UserError(f"{path} has batch {model_batch}; --batch {args.batch} cannot change it "
+                        f"(import the model again with that batch)")
+    pipeline = _pipeline(args, args.schedule, args.batch)
+    source = module.clone() if args.check else None
+    program = _program(args, pipeline.run(module))
+
+    def golden(inputs: dict) -> dict:
+        assert source is not None
+        return dict(zip(reference.output_names(f), reference.run(source, inputs)))
+
+    return Job(f"{path}, {_schedule_name(pipeline.schedule)}", program, _random_inputs(program), golden,
+               "the reference interpreter")
+
+
+def _stcobj_job(args, path: str) -> Job:
+    from stc_mlir import stcobj
+
+    _refuse(args, path)
+    program = stcobj.load(path)
+    return Job(path, program, _random_inputs(program))
+
+
+def _report(job: Job, report) -> None:
+    d = report.as_dict()
+    ddr_ratio = d["ddr_bytes"] / d["min_ddr_bytes"] if d["min_ddr_bytes"] else 0.0
+    print(report.table())
+    print()
+    print(f"summary: {job.title}")
+    print(f"  cycles {d['cycles']:,} vs roofline {d['roofline_cycles']:,}: {d['roofline_ratio']:.2f}x")
+    print(f"  DDR bytes {d['ddr_bytes']:,} vs minimum {d['min_ddr_bytes']:,}: {ddr_ratio:.2f}x")
+    print(f"  peak L1 {d['peak_l1_bytes']:,} bytes per core, peak LLB {d['peak_llb_bytes']:,} bytes")
+    print(f"  MAC utilisation {100 * d['mac_utilization']:.1f}%")
+
+
+def _check(job: Job, outputs: dict) -> bool:
+    from stc_mlir import compare
+
+    with _stage(PROGRESS, f"golden outputs from {job.golden_name}"):
+        assert job.golden is not None
+        golden = job.golden(job.inputs)
+    ok = True
+    print(f"check vs {job.golden_name} (cosine similarity >= {compare.MIN_COSINE}):")
+    for name, value in outputs.items():
+        if name not in golden:
+            raise UserError(f"--check: {job.golden_name} has no output '{name}'")
+        cos = compare.cosine(golden[name], value)
+        rel = compare.max_relative_error(golden[name], value)
+        passed = cos >= compare.MIN_COSINE
+        ok &= passed
+        print(f"  {name}: cosine {cos:.6f}  max relative error {rel:.3g}  {'ok' if passed else 'FAIL'}")
+    return ok
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+
+    def body() -> int:
+        from stc_mlir import models
+        from stc_mlir.emulator import run
+        from stc_mlir.pipeline import check_level
+
+        if args.list_models:
+            print("\n".join(models.names()))
+            return 0
+        check_level(args.level)
+        spec = args.model if args.model is not None else DEFAULT_MODEL
+        kind = _kind(spec)
+        make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
+        job = make(args, spec)
+        with _stage(PROGRESS, "emulate"):
+            outputs, report = run(job.program, job.inputs, trace=args.trace)
+        _report(job, report)
+        if args.report_json:
+            with open(args.report_json, "w") as f:
+                json.dump(report.as_dict(), f, indent=1)
+        if args.trace:
+            print(f"stc-run: trace written to {args.trace}", file=sys.stderr)
+        if args.check and not _check(job, outputs):
+            return 1
+        return 0
+
+    return run_cli("stc-run", body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -99,13 +99,13 @@ class Job:
 
 
 def _kind(spec: str) -> str:
-    from stc_mlir import models
-
     for ext in ("stcobj", "mlir", "onnx"):
         if spec.endswith("." + ext):
             if not os.path.isfile(spec):
                 raise UserError(f"cannot open '{spec}': no such file")
             return ext
+    from stc_mlir import models
+
     if spec in models.names():
         return "builtin"
     if os.path.isfile(spec):
@@ -299,14 +299,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def body() -> int:
-        from stc_mlir import models
         from stc_mlir.emulator import run
-        from stc_mlir.pipeline import check_level
 
         if args.list_models:
+            from stc_mlir import models
+
             print("\n".join(models.names()))
             return 0
-        check_level(args.level)
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]

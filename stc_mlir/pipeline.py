@@ -1,6 +1,6 @@
 """The compilation pipeline: a graph-level module in, an allocated `npu.program` out.
 
-    compile_module(module, schedule=None, batch=16, level=0)
+    compile_module(module, schedule=None, *, batch=None, level=0, required_pass=(), disabled_pass=())
 
 runs, in place on `module`:
 
@@ -17,7 +17,7 @@ pass `stc-compile{schedule="module:function" batch=16 level=0}` for stc-opt.
 `graph_schedule_level` (TensorTurbo's name) 0 is the manual or default schedule; levels 1-3
 are automatic scheduling, which does not exist yet: they are refused, never downgraded.
 `required_pass` adds registered passes (kebab-case names, with options as in stc-opt:
-`graph-externalize-weights{file=w.bin}`) to the stage their prefix names (graph-,
+`graph-externalize-weights{file="w.bin"}`) to the stage their prefix names (graph-,
 schedule-, npu-); `disabled_pass` removes optional ones. TensorTurbo's `FuseConvAddBnRelu`
 is accepted for `graph-fuse-conv-add-relu`.
 """
@@ -57,7 +57,6 @@ LEVELS = (0, 1, 2, 3)
 DEFAULT = "default"
 
 
-
 class PipelineError(StcError):
     """A bad compile option (level, schedule, pass names) or input the pipeline cannot take."""
 
@@ -65,8 +64,8 @@ class PipelineError(StcError):
 # ----------------------------------------------------------------------------- options
 
 
-def check_level(level: object) -> int:
-    """The schedule level, or PipelineError: only level 0 exists so far."""
+def check_level(level: object) -> None:
+    """Raise PipelineError unless `level` is 0, the only graph_schedule_level so far."""
     if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
         raise PipelineError(f"graph_schedule_level must be 0, 1, 2 or 3, got {level!r}")
     if level != 0:
@@ -74,7 +73,6 @@ def check_level(level: object) -> int:
             f"graph_schedule_level {level} needs automatic scheduling, which is not implemented yet; "
             f"use level 0 with a manual or the default schedule"
         )
-    return level
 
 
 def resolve_schedule(schedule: object) -> Callable | None:

@@ -73,6 +73,18 @@ def _stc_compile() -> type[ModulePass]:
     return StcCompile
 
 
+def _convert_schedule_to_npu() -> type[ModulePass]:
+    from stc_mlir.passes.convert_schedule_to_npu import ConvertScheduleToNpu
+
+    return ConvertScheduleToNpu
+
+
+def _npu_allocate() -> type[ModulePass]:
+    from stc_mlir.passes.npu_allocate import NpuAllocate
+
+    return NpuAllocate
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fuse-conv-add-relu": _graph_fuse_conv_add_relu,
@@ -80,6 +92,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "schedule-verify": _schedule_verify,
     "schedule-report": _schedule_report,
     "stc-compile": _stc_compile,
+    "convert-schedule-to-npu": _convert_schedule_to_npu,
+    "npu-allocate": _npu_allocate,
     # -- more passes register here --
 }
 

@@ -27,6 +27,7 @@ program's target, so the IR verifier and the emulator enforce the same rules.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -99,11 +100,11 @@ class TileAttr(ParametrizedAttribute):
     element_type: Attribute
 
     @staticmethod
+    @functools.lru_cache(maxsize=1 << 16)
     def from_tile(t: P.Tile) -> TileAttr:
-        return TileAttr(
-            SymbolRefAttr(t.buffer), IntAttr(t.offset), ArrayAttr(IntAttr(d) for d in t.shape),
-            ArrayAttr(IntAttr(s) for s in t.strides), _ELEMENT_TYPES[t.dtype],
-        )
+        """(Memoised: attributes are immutable and building them dominates IR creation.)"""
+        return TileAttr(_symbol(t.buffer), _int_attr(t.offset), _ints(t.shape), _ints(t.strides),
+                        _ELEMENT_TYPES[t.dtype])
 
     def to_tile(self) -> P.Tile:
         return P.Tile(
@@ -153,8 +154,24 @@ def _print_tile(printer: Printer, t: TileAttr) -> None:
         printer.print_string(f" strides [{', '.join(map(str, strides))}]")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _int(value: int) -> IntegerAttr:
     return IntegerAttr(value, i64)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _int_attr(value: int) -> IntAttr:
+    return IntAttr(value)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _ints(values: tuple[int, ...]) -> ArrayAttr[IntAttr]:
+    return ArrayAttr(_int_attr(v) for v in values)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _symbol(name: str) -> SymbolRefAttr:
+    return SymbolRefAttr(name)
 
 
 def _single_block_region(parser: Parser) -> Region:
@@ -496,7 +513,7 @@ class CommandOp(IRDLOperation):
                 props[k] = _param_to_attr(kind, cmd.params[k])
         for key, names in (("waits", cmd.waits), ("signals", cmd.signals)):
             if names:
-                props[key] = ArrayAttr(SymbolRefAttr(n) for n in names)
+                props[key] = ArrayAttr(_symbol(n) for n in names)
         return cls.create(properties=props)
 
 

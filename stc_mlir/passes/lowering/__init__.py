@@ -1,0 +1,39 @@
+"""Lowering schedule-level IR to an npu program (the `convert-schedule-to-npu` pass).
+
+    lowered = lower(module)            # -> Lowered(program, live, phase_items)
+    program = allocate(lowered)        # stc_mlir.passes.npu_allocate: offsets assigned
+
+`lower` works on plain data (`stc_mlir.isa.program.Program`), so compiling a big model
+builds no IR it does not need; the passes wrap it for stc-opt. See docs/lowering.md.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from stc_mlir import target as targets
+from stc_mlir.passes.schedule_verify import is_scheduled
+
+from .emitter import Lowered
+from .items import FunctionLowering
+from .placement import LoweringError
+
+
+def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
+          function: str | None = None) -> Lowered:
+    """Lower the scheduled function (`function`, else `main`, else the only scheduled one)."""
+    t = target if isinstance(target, targets.Target) else targets.load(target)
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    scheduled = [f for f in funcs if is_scheduled(f)]
+    wanted = function or ("main" if any(f.sym_name.data == "main" for f in scheduled) else None)
+    chosen = [f for f in scheduled if wanted is None or f.sym_name.data == wanted]
+    if len(chosen) != 1:
+        names = ", ".join("@" + f.sym_name.data for f in scheduled) or "none"
+        raise LoweringError(f"convert-schedule-to-npu: expected one scheduled function"
+                            f"{' @' + wanted if wanted else ''}, found {names}: schedule the "
+                            "graph first (e.g. the default schedule)")
+    return FunctionLowering(chosen[0], t).run()
+
+
+__all__ = ["Lowered", "LoweringError", "lower"]

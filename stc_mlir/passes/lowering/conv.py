@@ -1,0 +1,180 @@
+"""Convolutions and pooling: windows over H and W.
+
+The output is spread over cores along N then H and cut into tiles of rows (whole images
+first). A tile of output rows [h0, h1) reads input rows [h0*s - pt, (h1-1)*s - pt + span)
+clipped to the image; the rows cut off become the tile's own top/bottom padding, so every
+tile is one command with the op's W padding and its own H padding (TreeWalker: each tile's
+input derived backwards from its output). Neighbouring tiles overlap by the window's halo.
+
+Conv weights go to the weight buffer: all at once if they fit, else in chunks of output
+channels (multiples of the 32 N lanes, or of the group size), two chunks in flight (the
+next loads while the current computes). When even one 32-channel chunk of all input
+channels does not fit twice, the input channels are cut too (multiples of the 16 K
+lanes): the partial sums of a tile accumulate in fp32 in L1 (`residual` of the next
+step), bias and residual are added by the first step, the activation by the last, and the
+result is rounded to fp16 once, as the unchunked conv does.
+"""
+
+from __future__ import annotations
+
+from stc_mlir import kernels
+from stc_mlir.dialects import graph as g
+
+from . import boxes as bx
+from .boxes import Box
+from .emitter import Emitter, Ref, align
+from .placement import LoweringError
+from .stage import Rule, Work
+from .values import shape_of
+
+
+def window_rows(o0: int, o1: int, size: int, kernel: int, stride: int, pad: int,
+                dilation: int) -> tuple[int, int, int, int]:
+    """Input rows [r0, r1) output rows [o0, o1) read, and the padding above and below
+    them (rows of the window outside the input)."""
+    start = o0 * stride - pad
+    end = (o1 - 1) * stride - pad + dilation * (kernel - 1) + 1
+    r0, r1 = max(start, 0), min(end, size)
+    return r0, r1, r0 - start, end - r1
+
+
+class ConvRule(Rule):
+    split_axes = (0, 2)
+    tile_axes = (0, 2)
+
+    def __init__(self, op: g.Conv2DOp, operands, out):
+        super().__init__(op, operands, out)
+        p = op.props()
+        self.strides, self.pads, self.dilations = p["strides"], p["pads"], p["dilations"]
+        self.groups, self.act = p["group"], p["activation"]
+        self.n, self.c, self.h, self.w = shape_of(operands[0])
+        self.o, self.cg, self.kh, self.kw = shape_of(operands[1])
+        self.og = self.o // self.groups
+        self.has_bias, self.has_residual = op.bias is not None, op.residual is not None
+        self.weight_slots = frozenset({1, 2} if self.has_bias else {1})
+        self.oc, self.kc = self.o, self.cg
+
+    def configure(self, wb_budget: int) -> None:
+        budget = wb_budget - (align(self.o * 2) if self.has_bias else 0)
+        window = self.kh * self.kw * 2
+        if self.o * self.cg * window <= budget:
+            self.oc, self.kc = self.o, self.cg
+            return
+        per_o = self.cg * window
+        if self.groups > 1:  # whole groups per chunk
+            groups = budget // (2 * per_o * self.og)
+            step = self.og * max(1, 32 // self.og) if self.og < 32 else self.og
+            oc = groups * self.og
+            if oc >= step:
+                oc -= oc % step
+            if oc == 0:
+                raise LoweringError(f"a group of {self.og} output channels needs "
+                                    f"{2 * per_o * self.og:,} bytes of weight buffer for two "
+                                    f"chunks, {budget:,} are free")
+            self.oc, self.kc = oc, self.cg
+            return
+        oc = budget // (2 * per_o) // 32 * 32
+        if oc >= 32:
+            self.oc, self.kc = oc, self.cg
+            return
+        self.oc = min(self.o, 32)
+        kc = budget // (2 * self.oc * window)
+        kc = kc // 16 * 16 if kc >= 16 else kc
+        if kc == 0:
+            raise LoweringError(f"one input channel of {self.oc} output channels needs "
+                                f"{2 * self.oc * window:,} bytes of weight buffer, {budget:,} are free")
+        self.kc = kc
+
+    def chunks(self, box: Box) -> list[Box]:
+        lo, hi = box[1]
+        cuts = sorted({lo, hi} | {c for c in range(0, hi, self.oc) if lo < c < hi})
+        return [bx.with_dim(box, 1, (a, b)) for a, b in zip(cuts, cuts[1:])]
+
+    def _rows(self, out: Box) -> tuple[int, int, int, int]:
+        return window_rows(out[2][0], out[2][1], self.h, self.kh, self.strides[0],
+                           self.pads[0], self.dilations[0])
+
+    def _channels(self, o0: int, o1: int) -> tuple[int, int]:
+        if self.groups == 1:
+            return 0, self.c
+        return o0 // self.og * self.cg, -(-o1 // self.og) * self.cg
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        (o0, o1) = out[1]
+        r0, r1, _, _ = self._rows(out)
+        x = (out[0], self._channels(o0, o1), (r0, r1), (0, self.w))
+        whole = self.oc == self.o and self.kc == self.cg
+        kernel = ((0, self.kh), (0, self.kw))
+        steps = []
+        kranges = bx.chunks(0, self.cg, self.kc)
+        for j, (k0, k1) in enumerate(kranges):
+            w = bx.full((self.o, self.cg, self.kh, self.kw)) if whole else ((o0, o1), (k0, k1)) + kernel
+            step: list[Box | None] = [x, w]
+            if self.has_bias:
+                step.append(((0, self.o),) if j == 0 else None)
+            if self.has_residual:
+                step.append(out if j == 0 else None)
+            steps.append(step)
+        return steps
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        out_box = work.out
+        (o0, o1) = out_box[1]
+        r0, r1, top, bottom = self._rows(out_box)
+        k0, k1 = bx.chunks(0, self.cg, self.kc)[step]
+        c0, c1 = (k0, k1) if self.groups == 1 else self._channels(o0, o1)
+        x = frames[0].ref((out_box[0], (c0, c1), (r0, r1), (0, self.w)))
+        w = frames[1].ref(((o0, o1), (k0, k1), (0, self.kh), (0, self.kw)))
+        last = step == len(work.steps) - 1
+        operands: dict[str, Ref] = {}
+        if step == 0:
+            if self.has_bias:
+                operands["bias"] = frames[2].ref(((o0, o1),))
+            if self.has_residual:
+                operands["residual"] = frames[-1].ref(out_box)
+        else:
+            operands["residual"] = acc.ref(out_box)
+        em.emit(core, "conv2d", input=x, weight=w, output=out if last else acc.ref(out_box),
+                strides=self.strides, pads=(top, self.pads[1], bottom, self.pads[3]),
+                dilations=self.dilations,
+                groups=(o1 - o0) // self.og if self.groups > 1 else 1,
+                act=self.act if last else "none", **operands)
+
+
+class PoolRule(Rule):
+    """max_pool / avg_pool; channels are independent, so tiles may also cut C."""
+
+    split_axes = (0, 2, 1)
+    tile_axes = (0, 2, 1)
+
+    def __init__(self, op: g.MaxPoolOp | g.AvgPoolOp, operands, out):
+        super().__init__(op, operands, out)
+        p = op.props()
+        self.kind = "max" if isinstance(op, g.MaxPoolOp) else "avg"
+        self.kernel, self.strides, self.pads = p["kernel"], p["strides"], p["pads"]
+        self.dilations = p.get("dilations", (1, 1))
+        self.ceil_mode = p["ceil_mode"]
+        self.count_include_pad = p.get("count_include_pad", False)
+        self.h, self.w = shape_of(operands[0])[2:]
+
+    def _rows(self, out: Box) -> tuple[int, int, int, int]:
+        r0, r1, top, bottom = window_rows(out[2][0], out[2][1], self.h, self.kernel[0],
+                                          self.strides[0], self.pads[0], self.dilations[0])
+        return r0, r1, top, min(bottom, self.pads[2])  # ceil_mode's extra rows stay implicit
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        r0, r1, _, _ = self._rows(out)
+        return [[(out[0], out[1], (r0, r1), (0, self.w))]]
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        r0, r1, top, bottom = self._rows(work.out)
+        rows = kernels.window_output_size(r1 - r0, self.kernel[0], self.strides[0], top, bottom,
+                                          self.dilations[0], self.ceil_mode)
+        assert rows == work.out[2][1] - work.out[2][0], (rows, work.out)
+        params = {"kind": self.kind, "kernel": self.kernel, "strides": self.strides,
+                  "pads": (top, self.pads[1], bottom, self.pads[3]), "ceil_mode": self.ceil_mode}
+        if self.kind == "max":
+            params["dilations"] = self.dilations
+        else:
+            params["count_include_pad"] = self.count_include_pad
+        em.emit(core, "pool", input=frames[0].ref(work.steps[0][0]), output=out, **params)

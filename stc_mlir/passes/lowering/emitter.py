@@ -1,0 +1,187 @@
+"""Building the npu program: buffers with live ranges, commands with derived
+synchronisation, and phases separated by cluster barriers.
+
+The program is built as plain Python data (`stc_mlir.isa.program.Program`); turning it into
+IR is one conversion at the end, and the allocator works on the same data.
+
+**Phases and live ranges.** The lowering cuts the program into *phases* (one scheduled
+item, or one op of a group, or one stage of a streamed group) and puts a cluster barrier
+between consecutive phases: on every core `npu.fence {signals = [every other core's
+barrier semaphore]}` then `npu.fence {waits = [its own, once per other core]}`. Every
+buffer records the first and last phase that touches it (`live`); the allocator may give
+two buffers the same bytes only if their phase ranges are disjoint, which the barriers make
+safe: every use of the first is ordered before every use of the second. Model inputs,
+outputs and weights (DDR) live for the whole program. `phase_items[p]` names the schedule
+item phase p belongs to (for the allocator's diagnostics).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from stc_mlir.isa.program import (
+    LOCAL_SPACES, OPS, Buffer, Command, IOSpec, Program, Semaphore, Tile,
+)
+from stc_mlir.target import Target
+
+from .sync import UNITS, Access, Cmd, Sync
+
+ALIGN = 64
+"""Buffer sizes are rounded up to this (the allocator aligns offsets to it too)."""
+
+
+def align(n: int, to: int = ALIGN) -> int:
+    return -(-n // to) * to
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A tile operand together with what it touches (for `Sync`)."""
+
+    tile: Tile
+    frame: object = None
+    box: tuple | None = None
+
+    def access(self, write: bool) -> Access:
+        t = self.tile
+        return Access(t.buffer, t.offset, t.offset + t.span, write, self.frame, self.box)
+
+
+@dataclass
+class Lowered:
+    """The lowering's result: the program (buffers without offsets), each buffer's live
+    phase range, and the schedule item of each phase."""
+
+    program: Program
+    live: dict[str, tuple[int, int]]
+    phase_items: list[str]
+    pinned: set[str] = field(default_factory=set)  # live for the whole program
+
+
+class Emitter:
+    def __init__(self, target: Target, name: str = "main"):
+        self.target = target
+        self.program = Program(name=name, target=target.name)
+        self.cmds: dict[int, list[Cmd]] = {}
+        self.sync = Sync(target.cores)
+        self.phase = 0
+        self.phase_items: list[str] = [""]
+        self.live: dict[str, list[int]] = {}
+        self.pinned: set[str] = set()
+        self.barrier_cores: list[int] = list(range(target.cores))
+        self._names: dict[str, int] = {}
+        self._parity = 0
+
+    # --- buffers
+
+    def name(self, hint: str) -> str:
+        base = re.sub(r"[^A-Za-z0-9_.]", "_", hint) or "b"
+        if base[0].isdigit():
+            base = "_" + base
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        return base if n == 0 else f"{base}_{n}"
+
+    def buffer(self, hint: str, space: str, size: int, core: int | None = None,
+               init: bytes | None = None, init_dtype: str = "f16", pinned: bool = False) -> str:
+        name = self.name(hint)
+        self.program.buffers[name] = Buffer(name, space, align(max(size, 1)),
+                                            core if space in LOCAL_SPACES else None,
+                                            None, init, init_dtype)
+        if pinned:
+            self.pinned.add(name)
+        return name
+
+    def io(self, kind: str, name: str, shape: tuple[int, ...], dtype: str, size: int) -> str:
+        buf = self.buffer(f"{kind}_{name}", "ddr", size, pinned=True)
+        (self.program.inputs if kind == "in" else self.program.outputs).append(
+            IOSpec(name, buf, tuple(shape), dtype))
+        return buf
+
+    def touch(self, buffer: str) -> None:
+        span = self.live.get(buffer)
+        if span is None:
+            self.live[buffer] = [self.phase, self.phase]
+        else:
+            span[1] = self.phase
+
+    def free_bytes(self, space: str, core: int | None) -> int:
+        """Capacity minus the buffers of that memory live in the current phase or later
+        (an estimate for sizing tiles: the allocator decides)."""
+        used = sum(b.size for n, b in self.program.buffers.items()
+                   if b.space == space and b.core == core and n in self.live
+                   and self.live[n][1] >= self.phase)
+        return self.target.memory[space].size - used
+
+    # --- commands
+
+    def unit(self, core: int, op: str, tiles: Mapping[str, Tile]) -> str:
+        spec = OPS[op]
+        if spec.unit != "dma":
+            return spec.unit
+        dst = self.program.buffers[tiles[spec.outs[0]].buffer]
+        return "dma_in" if dst.space in LOCAL_SPACES and dst.core == core else "dma_out"
+
+    def emit(self, core: int, op: str, **operands: object) -> Cmd:
+        """Append a command to `core`'s stream; tile operands are `Ref`s, the rest are
+        parameters. Waits on earlier commands are added from the tiles' accesses."""
+        spec = OPS[op]
+        refs = {k: v for k, v in operands.items() if isinstance(v, Ref)}
+        params = {k: v for k, v in operands.items() if not isinstance(v, Ref) and v is not None}
+        tiles = {k: r.tile for k, r in refs.items()}
+        cmd = Cmd(core, op, tiles, params)
+        accesses = [refs[s].access(False) for s in spec.reads if s in refs]
+        accesses += [refs[s].access(True) for s in spec.outs]
+        thread = Sync.thread(core, self.unit(core, op, tiles))
+        self.sync.order(cmd, thread, accesses)
+        self.cmds.setdefault(core, []).append(cmd)
+        for t in tiles.values():
+            self.touch(t.buffer)
+        return cmd
+
+    def barrier(self, next_item: str) -> None:
+        """End the phase: a cluster barrier of fences, then phase + 1 for `next_item`."""
+        if any(self.cmds.get(c) for c in self.barrier_cores):
+            cores = self.barrier_cores
+            names = {c: f"bar{self._parity}_c{c}" for c in cores}
+            for c in cores:
+                self.sync.semaphores[names[c]] = c
+            for c in cores:
+                stream = self.cmds.setdefault(c, [])
+                stream.append(Cmd(c, "fence", {}, {}, [], [names[o] for o in cores if o != c]))
+                stream.append(Cmd(c, "fence", {}, {}, [names[c]] * (len(cores) - 1), []))
+            self._parity ^= 1
+            self.sync.barrier()
+        self.phase += 1
+        self.phase_items.append(next_item)
+
+    def set_item(self, label: str) -> None:
+        self.phase_items[self.phase] = label
+
+    # --- result
+
+    def finish(self) -> Lowered:
+        prog = self.program
+        prog.semaphores = {n: Semaphore(n, c) for n, c in sorted(self.sync.semaphores.items())}
+        prog.cores = {
+            core: [Command(c.op, c.tiles, OPS[c.op].fill(c.params), tuple(c.waits),
+                           tuple(c.signals)) for c in stream]
+            for core, stream in sorted(self.cmds.items())
+        }
+        last = self.phase
+        live = {}
+        for name in prog.buffers:
+            if name in self.pinned:
+                live[name] = (0, last)
+            elif name in self.live:
+                live[name] = tuple(self.live[name])
+            else:
+                live[name] = (self.phase, self.phase)
+        for io in prog.outputs:
+            live[io.buffer] = (0, last)
+        return Lowered(prog, live, list(self.phase_items), set(self.pinned))
+
+
+__all__ = ["ALIGN", "Emitter", "Lowered", "Ref", "UNITS", "align"]

@@ -1,0 +1,756 @@
+"""Lowering a scheduled function, item by item (see docs/lowering.md).
+
+For every item in block order the lowering places its result (`mem_scope`), spreads the
+work over its cores (`core_bind`: a batch part per core set, rows/H within a part) and
+emits the commands; a cluster barrier separates items (and the ops of a group) so buffers
+can be reused across them.
+
+A group runs in one of two modes:
+
+- **resident** (its values fit the cores' L1, as the schedule's footprint model says):
+  every value of the body lives in L1, each core holding the box of it that it computes
+  plus the margins its consumers on that core read (halos, filled from the neighbours
+  over the NoC); inputs from DDR/LLB or other cores are staged into L1 as the first tiles
+  need them; elementwise ops write over an operand that dies with them, reshapes are
+  views. One phase per op.
+- **streamed** (otherwise, or a single op whose operands and result are all in DDR/LLB):
+  each op is its own phase, its tiles streamed through double-buffered L1 slots from
+  wherever the operands are to wherever the result goes; intermediates of a streamed group
+  go to LLB if they fit, else DDR.
+
+Splits and concats in DDR/LLB are views where the data already is (a batch slice of a
+buffer; producers write straight into their concat's buffer); otherwise DMAs move the
+data (over the NoC between cores for L1). Model inputs and outputs are `npu.input` /
+`npu.output` DDR buffers; an item whose result is a model output writes it in place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.ir import Operation, SSAValue
+
+from stc_mlir import reference
+from stc_mlir.dialects import graph as g
+from stc_mlir.dialects import schedule as s
+from stc_mlir.isa.program import DTYPES
+from stc_mlir.passes.schedule_verify import SPAN_ATTR, VIEW_OPS, analyse, describe, item_names
+from stc_mlir.target import Target
+
+from . import boxes as bx
+from .boxes import Box
+from .conv import ConvRule, PoolRule
+from .emitter import ALIGN, Emitter, Lowered, align
+from .matmul import MatmulRule
+from .movement import (
+    ConcatRule, ExpandRule, GatherRule, MoveRule, SliceRule, SplitPartRule, TransposeRule,
+)
+from .placement import (
+    Frame, IndexMap, LoweringError, Piece, Placement, split_box, transfer, whole,
+)
+from .stage import Operand, Output, Rule, run_op
+from .values import constant, dtype_of, shape_of
+from .vector import (
+    BINARY, UNARY, BinaryRule, CastRule, LayerNormRule, ReduceRule, SoftmaxRule, UnaryRule,
+)
+
+MARGIN = 0.02
+"""Fraction of L1 / weight buffer / LLB the lowering leaves to the allocator (alignment,
+fragmentation)."""
+
+
+def make_rule(op: Operation, out: SSAValue) -> Rule:
+    """The rule lowering `op` (producing `out`); LoweringError if there is none."""
+    operands = list(op.operands)
+    t = type(op)
+    if t in UNARY:
+        return UnaryRule(op, operands, out)
+    if t in BINARY:
+        return BinaryRule(op, operands, out)
+    if isinstance(op, g.CastOp):
+        return CastRule(op, operands, out)
+    if isinstance(op, g.Conv2DOp):
+        return ConvRule(op, operands, out)
+    if isinstance(op, g.MaxPoolOp | g.AvgPoolOp):
+        return PoolRule(op, operands, out)
+    if isinstance(op, g.MatmulOp):
+        return MatmulRule(op, operands, out)
+    if isinstance(op, g.SoftmaxOp):
+        return SoftmaxRule(op, operands, out)
+    if isinstance(op, g.LayerNormOp):
+        return LayerNormRule(op, operands, out)
+    if isinstance(op, g.ReduceOp | g.GlobalAvgPoolOp):
+        return ReduceRule(op, operands, out)
+    if isinstance(op, g.TransposeOp):
+        return TransposeRule(op, operands, out)
+    if isinstance(op, g.SliceOp):
+        return SliceRule(op, operands, out)
+    if isinstance(op, g.SplitOp):
+        return SplitPartRule(op, operands, out, list(op.results).index(out))
+    if isinstance(op, g.ConcatOp):
+        return ConcatRule(op, operands, out)
+    if isinstance(op, g.ExpandOp):
+        return ExpandRule(op, operands, out)
+    if isinstance(op, g.GatherOp):
+        return GatherRule(op, operands, out)
+    hints = {
+        g.BatchNormOp: "run graph-canonicalize first to fold it into the convolution before it",
+        g.GemmOp: "run graph-canonicalize first (it becomes matmul + add)",
+        g.SumOp: "run graph-canonicalize first (it becomes adds)",
+    }
+    hint = hints.get(t, "the npu lowering has no rule for it")
+    raise LoweringError(f"{op.name} is not supported: {hint}")
+
+
+def op_label(op: Operation) -> str:
+    span = op.attributes.get(SPAN_ATTR)
+    name = getattr(span, "data", None) or (op.results[0].name_hint if op.results else None)
+    return f"{op.name}" + (f" '{name}'" if name else "")
+
+
+@dataclass
+class ItemCtx:
+    label: str
+    index: int
+    cores: list[int]
+    parts: list[tuple[int, ...]]
+    batch: int | None
+
+
+class FunctionLowering:
+    def __init__(self, f: func.FuncOp, target: Target):
+        self.f = f
+        self.t = target
+        self.em = Emitter(target, f.sym_name.data)
+        self.env: dict[SSAValue, Placement] = {}
+        self.consts: dict[Operation, Placement] = {}
+        self.analysed = analyse(f)
+        self.names = item_names(f.body.block)
+        self.items = [it.op for it in self.analysed]
+        n = len(self.items)
+        self.position = {op: i for i, op in enumerate(self.items)}
+        self.last_use: dict[SSAValue, int] = {}
+        self.uses: dict[SSAValue, int] = {}
+        for i, op in enumerate(self.items):
+            for v in op.operands:
+                self.last_use[v] = i
+                self.uses[v] = self.uses.get(v, 0) + 1
+        self.returned = list(f.body.block.last_op.operands)  # type: ignore[union-attr]
+        for v in self.returned:
+            self.last_use[v] = n
+            self.uses[v] = self.uses.get(v, 0) + 1
+        self.dest: dict[SSAValue, Placement] = {}
+        cores = sorted({c for op in self.items for c in op.core_bind.cores})  # type: ignore[union-attr]
+        self.em.barrier_cores = cores or [0]
+
+    # --- placements
+
+    def const(self, v: SSAValue) -> Placement:
+        op = constant(v)
+        assert op is not None
+        if op not in self.consts:
+            array = np.ascontiguousarray(op.numpy())
+            dtype = dtype_of(v)
+            buf = self.em.buffer(v.name_hint or "const", "ddr", max(array.nbytes, 1),
+                                 init=array.astype(DTYPES[dtype]).tobytes() or b"\0\0",
+                                 init_dtype=dtype, pinned=True)
+            self.consts[op] = whole(buf, shape_of(v), dtype)
+        return self.consts[op]
+
+    def value(self, v: SSAValue) -> Placement:
+        return self.const(v) if constant(v) else self.env[v]
+
+    def new_whole(self, v: SSAValue, space: str, hint: str) -> Placement:
+        nbytes = math.prod(shape_of(v)) * DTYPES[dtype_of(v)].itemsize
+        return whole(self.em.buffer(hint, space, nbytes), shape_of(v), dtype_of(v))
+
+    def resident_l1(self, index: int, core: int, exclude: set[SSAValue] = frozenset()) -> int:
+        """L1 bytes on `core` of earlier results still needed at item `index`."""
+        total = 0
+        for v, p in self.env.items():
+            if v in exclude or self.last_use.get(v, -1) < index:
+                continue
+            seen = set()
+            for piece in p.pieces:
+                if piece.core == core and piece.frame.buffer not in seen:
+                    seen.add(piece.frame.buffer)
+                    total += self.em.program.buffers[piece.frame.buffer].size
+        return total
+
+    def llb_live(self, index: int) -> int:
+        total, seen = 0, set()
+        for v, p in self.env.items():
+            if self.last_use.get(v, -1) < index:
+                continue
+            for piece in p.pieces:
+                b = self.em.program.buffers[piece.frame.buffer]
+                if b.space == "llb" and b.name not in seen:
+                    seen.add(b.name)
+                    total += b.size
+        return total
+
+    # --- the function
+
+    def run(self) -> Lowered:
+        names = reference.input_names(self.f)
+        for name, arg in zip(names, self.f.args):
+            nbytes = math.prod(shape_of(arg)) * DTYPES[dtype_of(arg)].itemsize
+            buf = self.em.io("in", name, g.shape_of(arg.type), dtype_of(arg), nbytes)
+            self.env[arg] = whole(buf, shape_of(arg), dtype_of(arg))
+        outputs = []
+        placed: set[SSAValue] = set()
+        for name, v in zip(reference.output_names(self.f), self.returned):
+            nbytes = math.prod(shape_of(v)) * DTYPES[dtype_of(v)].itemsize
+            buf = self.em.io("out", name, g.shape_of(v.type), dtype_of(v), nbytes)
+            out = whole(buf, shape_of(v), dtype_of(v))
+            outputs.append((v, out))
+            owner = v.owner
+            if v not in placed and isinstance(owner, Operation) and owner in self.position:
+                self.dest[v] = out
+                placed.add(v)
+        self._plan_concats()
+        for i, op in enumerate(self.items):
+            label = self.analysed[i].label
+            if i:
+                self.em.barrier(label)
+            self.em.set_item(label)
+            ctx = ItemCtx(label, i, list(op.core_bind.cores), list(op.core_bind.data),
+                          s.batch_of(op.results[0].type))
+            try:
+                if isinstance(op, s.GroupOp):
+                    GroupLowering(self, op, ctx).run()
+                elif isinstance(op, s.SplitOp):
+                    self.split(op, ctx)
+                else:
+                    self.concat(op, ctx)
+            except LoweringError as err:
+                if str(err).startswith(f"@{self.f.sym_name.data}"):
+                    raise
+                raise LoweringError(f"@{self.f.sym_name.data}: {label}: {err}") from None
+        copies = [(v, out) for v, out in outputs if self.value(v) is not out]
+        if copies:
+            self.em.barrier("model outputs")
+            cores = self.em.barrier_cores
+            for k, (v, out) in enumerate(copies):
+                for j, (core, box) in enumerate(split_box(bx.full(out.shape), cores, range(len(out.shape)))):
+                    transfer(self.em, self.value(v), out.whole, box, core)
+        return self.em.finish()
+
+    def _plan_concats(self) -> None:
+        """Results that only feed a DDR/LLB concat are written straight into its buffer."""
+        for op in reversed(self.items):
+            if not isinstance(op, s.ConcatOp) or op.mem_scope.data == s.NPUMemScope.L1:  # type: ignore[union-attr]
+                continue
+            space = "ddr" if op.mem_scope.data == s.NPUMemScope.DDR else "llb"  # type: ignore[union-attr]
+            out = self.dest.get(op.output)
+            if out is None or self.em.program.buffers[out.whole.buffer].space != space:
+                out = self.new_whole(op.output, space, f"concat_{self.position[op]}")
+                self.dest[op.output] = out
+            frame = out.whole
+            offset = 0
+            for v in op.inputs:
+                size = math.prod(shape_of(v)) * DTYPES[dtype_of(v)].itemsize
+                producer = v.owner
+                if (isinstance(producer, s.ScheduledItem) and producer in self.position
+                        and producer.mem_scope.data == op.mem_scope.data  # type: ignore[union-attr]
+                        and self.uses.get(v) == 1 and v not in self.dest):
+                    self.dest[v] = whole(frame.buffer, shape_of(v), dtype_of(v), frame.offset + offset)
+                offset += size
+
+    def result_placement(self, v: SSAValue, scope: s.NPUMemScope, hint: str) -> Placement | None:
+        """A DDR/LLB result's placement (None for L1: the item decides its pieces)."""
+        if scope == s.NPUMemScope.L1:
+            return None
+        space = "ddr" if scope == s.NPUMemScope.DDR else "llb"
+        dest = self.dest.get(v)
+        if dest is not None and self.em.program.buffers[dest.whole.buffer].space == space:
+            return dest
+        return self.new_whole(v, space, hint)
+
+    # --- split / concat items
+
+    def split(self, op: s.SplitOp, ctx: ItemCtx) -> None:
+        src = self.value(op.input)
+        scope = op.mem_scope.data  # type: ignore[union-attr]
+        n = len(op.outputs)
+        rank = len(shape_of(op.input))
+        for j, r in enumerate(op.outputs):
+            nb = shape_of(r)[0]
+            frame = src.whole
+            space = "ddr" if scope == s.NPUMemScope.DDR else "llb"
+            if (scope != s.NPUMemScope.L1 and frame is not None and frame.box == bx.full(src.shape)
+                    and self.em.program.buffers[frame.buffer].space == space):
+                size = math.prod(shape_of(r)) * DTYPES[dtype_of(r)].itemsize
+                self.env[r] = whole(frame.buffer, shape_of(r), dtype_of(r), frame.offset + j * size)
+                continue
+            imap = IndexMap(tuple((d, 1, j * nb if d == 0 else 0) for d in range(rank)), rank)
+            self.env[r] = self.moved(r, scope, ctx, [(src, imap)], f"split{ctx.index}_{j}")
+
+    def concat(self, op: s.ConcatOp, ctx: ItemCtx) -> None:
+        rank = len(shape_of(op.output))
+        sources = []
+        start = 0
+        pending = []
+        dest = self.dest.get(op.output)
+        for v in op.inputs:
+            nb = shape_of(v)[0]
+            p = self.value(v)
+            in_place = (dest is not None and p.whole is not None and dest.whole is not None
+                        and p.whole.buffer == dest.whole.buffer
+                        and p.whole.offset == dest.whole.offset + start * math.prod(shape_of(v)[1:])
+                        * DTYPES[dtype_of(v)].itemsize)
+            imap = IndexMap(tuple((d, 1, -start if d == 0 else 0) for d in range(rank)), rank)
+            if not in_place:
+                pending.append((p, imap, (start, start + nb)))
+            sources.append((p, imap, (start, start + nb)))
+            start += nb
+        scope = op.mem_scope.data  # type: ignore[union-attr]
+        self.env[op.output] = self.moved(op.output, scope, ctx, pending, f"concat{ctx.index}",
+                                         batch_ranges=True)
+
+    def moved(self, v: SSAValue, scope: s.NPUMemScope, ctx: ItemCtx, sources, hint: str,
+              batch_ranges: bool = False) -> Placement:
+        """The result of a split/concat: `sources` (placement, index map[, batch range])
+        copied into a new placement in `scope` by the item's cores."""
+        shape = shape_of(v)
+        out = self.result_placement(v, scope, hint)
+        if out is None:
+            out = self.l1_pieces(v, ctx, split_axes(shape), hint)
+        cores = ctx.cores
+        for src in sources:
+            p, imap = src[0], src[1]
+            region = bx.full(shape)
+            if batch_ranges:
+                region = bx.with_dim(region, 0, src[2])
+            for piece in out.pieces:
+                part = bx.intersect(region, piece.owned)
+                if part is None:
+                    continue
+                if piece.core is not None:
+                    transfer(self.em, p, piece.frame, part, piece.core, imap)
+                    continue
+                for core, box in split_box(part, cores, range(len(shape))):
+                    transfer(self.em, p, piece.frame, box, core, imap)
+        return out
+
+    def l1_pieces(self, v: SSAValue, ctx: ItemCtx, axes: Sequence[int], hint: str,
+                  carries: bool = True) -> Placement:
+        """A new L1 placement of `v` spread over the item's parts and cores."""
+        shape = shape_of(v)
+        pieces = []
+        for core, box in distribute(shape, ctx, axes, carries):
+            frame = Frame(self.em.buffer(f"{hint}_c{core}", "l1", bx.numel(box) *
+                                         DTYPES[dtype_of(v)].itemsize, core), 0, box, dtype_of(v))
+            pieces.append(Piece(core, box, frame))
+        return Placement(shape, dtype_of(v), pieces)
+
+
+def split_axes(shape: Sequence[int]) -> list[int]:
+    """How a value with no op of its own (a split or concat result) is spread in L1:
+    batch, then H for NCHW, else the next axes."""
+    rank = len(shape)
+    return [0, 2, 1, 3] if rank == 4 else list(range(rank))
+
+
+def distribute(shape: Sequence[int], ctx: ItemCtx, axes: Sequence[int],
+               carries: bool = True) -> list[tuple[int, Box]]:
+    """(core, box) for every core of the item: a batch part per core set (the whole value
+    in every part if it does not carry the batch), spread over the part's cores."""
+    out = []
+    parts = ctx.parts
+    for p, cores in enumerate(parts):
+        box = bx.full(shape)
+        if carries and len(parts) > 1:
+            nb = shape[0] // len(parts)
+            box = bx.with_dim(box, 0, (p * nb, (p + 1) * nb))
+        out += split_box(box, cores, [a for a in axes if not (a == 0 and False)])
+    return out
+
+
+# ----------------------------------------------------------------------------- groups
+
+
+@dataclass
+class _Plan:
+    """The resident plan of a group: who owns what, which frames hold what."""
+
+    rules: dict[Operation, Rule] = field(default_factory=dict)
+    owned: dict[SSAValue, list[tuple[int, Box]]] = field(default_factory=dict)
+    root: dict[SSAValue, SSAValue] = field(default_factory=dict)  # value -> buffer owner
+    frames: dict[SSAValue, dict[int, Box]] = field(default_factory=dict)  # root -> core -> box
+    staged: dict[SSAValue, dict[int, Box]] = field(default_factory=dict)  # arg -> core -> box
+    in_place: dict[SSAValue, dict[int, bool]] = field(default_factory=dict)  # arg on core
+    last: dict[SSAValue, int] = field(default_factory=dict)  # value -> last op index using it
+
+
+class GroupLowering:
+    def __init__(self, fl: FunctionLowering, op: s.GroupOp, ctx: ItemCtx):
+        self.fl, self.em, self.op, self.ctx = fl, fl.em, op, ctx
+        self.body = [o for o in op.body_ops() if not isinstance(o, g.ConstantOp)]
+        self.env: dict[SSAValue, Placement] = {}
+        for arg, v in zip(op.body.block.args, op.inputs):
+            self.env[arg] = fl.value(v)
+        self.scope = op.mem_scope.data  # type: ignore[union-attr]
+        self.output = op.yield_op.value
+        t = fl.t
+        self.l1 = int(t.memory["l1"].size * (1 - MARGIN))
+        self.wb = int(t.memory["wb"].size * (1 - MARGIN))
+
+    def carries(self, v: SSAValue) -> bool:
+        return (not constant(v) and self.ctx.batch is not None
+                and shape_of(v)[0] == self.ctx.batch and len(g.shape_of(v.type)) > 0)
+
+    def value(self, v: SSAValue) -> Placement:
+        return self.fl.const(v) if constant(v) else self.env[v]
+
+    def where(self, op: Operation) -> str:
+        return op_label(op)
+
+    def rule(self, op: Operation, out: SSAValue) -> Rule:
+        try:
+            return make_rule(op, out)
+        except LoweringError as err:
+            raise LoweringError(f"{self.where(op)}: {err}") from None
+
+    def run(self) -> None:
+        ops = self.body
+        if not ops:  # a group that only passes its input through
+            self.fl.env[self.op.output] = self.env[self.output]
+            return
+        for o in ops:
+            if len(o.results) != 1 and not isinstance(o, g.SplitOp):
+                raise LoweringError(f"{self.where(o)} has {len(o.results)} results")
+        plan = self.plan()
+        all_ddr = all(self.value(v).whole is not None for o in ops for v in o.operands
+                      if not isinstance(v.owner, Operation) or v.owner not in ops)
+        streaming = plan is None or (len(ops) == 1 and all_ddr and self.scope != s.NPUMemScope.L1)
+        if streaming:
+            self.streamed()
+        else:
+            self.resident(plan)
+        result = self.env[self.output]
+        self.fl.env[self.op.output] = result
+
+    # --- planning the resident mode
+
+    def plan(self) -> _Plan | None:
+        """The resident plan if the group's values fit the cores' L1, else None."""
+        p = _Plan()
+        ops = self.body
+        for k, o in enumerate(ops):
+            for v in o.operands:
+                p.last[v] = k
+        p.last[self.output] = len(ops)
+        for o in ops:
+            for r in o.results:
+                if isinstance(o, VIEW_OPS):
+                    src = o.operands[0]
+                    mapped = self._view_boxes(p, src, r)
+                    if mapped is None:
+                        return None  # a reshape the pieces cannot follow: stream
+                    p.owned[r] = mapped
+                    p.root[r] = p.root.get(src, src)
+                    continue
+                rule = self.rule(o, r)
+                p.rules[o] = rule if len(o.results) == 1 else p.rules.get(o, rule)
+                p.owned[r] = self._distribution(p, rule, r)
+                p.root[r] = r
+                if rule.in_place and not rule.movement:
+                    src = next((v for v in o.operands if not constant(v)
+                                and shape_of(v) == shape_of(r) and dtype_of(v) == dtype_of(r)), None)
+                    if (src is not None and p.last.get(src) == ops.index(o)
+                            and src not in self.env and src in p.owned
+                            and p.owned[src] == p.owned[r] and p.root.get(src, src) != self.output
+                            and not isinstance(src.owner, VIEW_OPS)):
+                        p.root[r] = p.root.get(src, src)
+        # what each core reads of each value
+        needs: dict[SSAValue, dict[int, list[Box]]] = {}
+        for o in ops:
+            if isinstance(o, VIEW_OPS):
+                continue
+            for r in o.results:
+                rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
+                for core, box in p.owned[r]:
+                    for step in rule.steps(box):
+                        for v, region in zip(rule.operands, step):
+                            if region is not None and not constant(v):
+                                needs.setdefault(v, {}).setdefault(core, []).append(region)
+        # frames: owned + margins for the values of the group, staging for inputs
+        for v, owned in p.owned.items():
+            root = p.root[v]
+            if root is not v:
+                continue
+            p.frames[v] = {}
+        for v in p.owned:
+            root = p.root[v]
+            if root is not v and shape_of(root) != shape_of(v):
+                continue  # a view: frames follow the root's
+            for core, box in p.owned[v]:
+                frame = p.frames[root].get(core, box)
+                frame = bx.hull([frame, box])
+                for need in needs.get(v, {}).get(core, []):
+                    grown = bx.hull([frame, need])
+                    if bx.numel(grown) <= 1.5 * bx.numel(box):
+                        frame = grown
+                p.frames[root][core] = frame
+        for arg in self.op.body.block.args:
+            if arg not in needs:
+                continue
+            placement = self.env[arg]
+            p.staged[arg] = {}
+            p.in_place[arg] = {}
+            for core, regions in needs[arg].items():
+                piece = placement.on(core)
+                hull = bx.hull(regions)
+                if piece is not None and bx.contains(piece.frame.box, hull):
+                    p.in_place[arg][core] = True
+                else:
+                    p.staged[arg][core] = hull
+        return p if self._fits(p) else None
+
+    def _distribution(self, p: _Plan, rule: Rule, r: SSAValue) -> list[tuple[int, Box]]:
+        if rule.follows:
+            for v in rule.operands:
+                if constant(v) or shape_of(v) != shape_of(r):
+                    continue
+                owned = p.owned.get(v) or self._arg_owned(v)
+                if owned is not None and self._compatible(owned, rule, r):
+                    return owned
+        return distribute(shape_of(r), self.ctx, rule.split_axes, self.carries(r))
+
+    def _arg_owned(self, v: SSAValue) -> list[tuple[int, Box]] | None:
+        if v not in self.env:
+            return None
+        pieces = [pc for pc in self.env[v].pieces if pc.core is not None]
+        if not pieces or sorted(pc.core for pc in pieces) != sorted(self.ctx.cores):
+            return None
+        return [(pc.core, pc.owned) for pc in pieces]
+
+    def _compatible(self, owned: list[tuple[int, Box]], rule: Rule, r: SSAValue) -> bool:
+        if sorted(c for c, _ in owned) != sorted(self.ctx.cores):
+            return False
+        full = bx.full(shape_of(r))
+        allowed = set(rule.split_axes)
+        return all(box[a] == full[a] or a in allowed for _, box in owned for a in range(len(full)))
+
+    def _view_boxes(self, p: _Plan, src: SSAValue, r: SSAValue) -> list[tuple[int, Box]] | None:
+        owned = p.owned.get(src) or self._arg_owned(src)
+        if owned is None:
+            return None
+        out = []
+        for core, box in owned:
+            mapped = bx.reshape_box(box, shape_of(src), shape_of(r))
+            if mapped is None:
+                return None
+            out.append((core, mapped))
+        return out
+
+    def _frame_bytes(self, v: SSAValue, box: Box) -> int:
+        return align(bx.numel(box) * DTYPES[dtype_of(v)].itemsize)
+
+    def _fits(self, p: _Plan) -> bool:
+        ops = self.body
+        args = set(self.op.body.block.args)
+        for core in self.ctx.cores:
+            resident = self.fl.resident_l1(self.ctx.index, core)
+            for k, o in enumerate(ops):
+                live = 0
+                for root, frames in p.frames.items():
+                    if core not in frames:
+                        continue
+                    members = [v for v in p.root if p.root[v] is root]
+                    start = min(ops.index(v.owner) for v in members)
+                    end = max(p.last.get(v, -1) for v in members)
+                    if start <= k <= max(end, start):
+                        live += self._frame_bytes(root, frames[core])
+                for arg, boxes in p.staged.items():
+                    if core in boxes and k <= p.last.get(arg, -1):
+                        live += self._frame_bytes(arg, boxes[core])
+                if o is ops[-1] and self.scope != s.NPUMemScope.L1:
+                    live += 2 * 64 * 1024  # the ring slots storing the result
+                if resident + live > self.l1:
+                    return False
+        return True
+
+    # --- resident mode
+
+    def resident(self, p: _Plan) -> None:
+        ops = self.body
+        fl = self.fl
+        # the group's values: frames per core (views share their root's buffers)
+        buffers: dict[tuple[SSAValue, int], str] = {}
+        placements: dict[SSAValue, Placement] = {}
+        staged: dict[tuple[SSAValue, int], tuple[Frame, list[Box]]] = {}
+        have: dict[tuple[SSAValue, int], list[Box]] = {}
+        out_dest = fl.result_placement(self.op.output, self.scope, f"g{self.ctx.index}_out")
+        used_inside = any(self.output in o.operands for o in ops)
+        for k, o in enumerate(ops):
+            if k:
+                self.em.barrier(self.ctx.label)
+            for r in o.results:
+                root = p.root[r]
+                pieces = []
+                for core, box in p.owned[r]:
+                    if isinstance(o, VIEW_OPS) and shape_of(root) != shape_of(r):
+                        src_piece = placements[o.operands[0]].on(core)
+                        fbox = bx.reshape_box(src_piece.frame.box, shape_of(o.operands[0]),
+                                              shape_of(r))
+                        if fbox is None:  # margins that do not map: only the owned part
+                            fbox = box
+                            off = src_piece.frame.offset + src_piece.frame.element_offset(
+                                [lo for lo, _ in bx.reshape_box(box, shape_of(r), shape_of(o.operands[0]))]) \
+                                * src_piece.frame.itemsize
+                        else:
+                            off = src_piece.frame.offset
+                        pieces.append(Piece(core, box, Frame(src_piece.frame.buffer, off, fbox, dtype_of(r))))
+                        continue
+                    if (root, core) not in buffers:
+                        fbox = p.frames[root][core]
+                        buffers[(root, core)] = self.em.buffer(
+                            f"g{self.ctx.index}_{k}_c{core}", "l1", self._frame_bytes(root, fbox), core)
+                    pieces.append(Piece(core, box, Frame(buffers[(root, core)], 0,
+                                                         p.frames[root][core], dtype_of(r))))
+                placements[r] = Placement(shape_of(r), dtype_of(r), pieces)
+                self.env[r] = placements[r]
+            if isinstance(o, VIEW_OPS):
+                continue
+            for r in o.results:
+                rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
+                rule.configure(self.wb)
+                final = r is self.output and out_dest is not None
+                for core, box in p.owned[r]:
+                    operands = []
+                    for v in rule.operands:
+                        if constant(v):
+                            operands.append(Operand(fl.const(v)))
+                            continue
+                        placement = self.env[v]
+                        piece = placement.on(core)
+                        if v in p.staged and core in p.staged[v]:
+                            key = (v, core)
+                            if key not in staged:
+                                fbox = p.staged[v][core]
+                                buf = self.em.buffer(f"g{self.ctx.index}_in_c{core}", "l1",
+                                                     self._frame_bytes(v, fbox), core)
+                                staged[key] = (Frame(buf, 0, fbox, dtype_of(v)), [])
+                            frame, got = staged[key]
+                            operands.append(Operand(placement, frame, got))
+                        elif piece is not None:
+                            got = have.setdefault((v, core), [piece.owned])
+                            operands.append(Operand(placement, piece.frame, got))
+                        else:
+                            operands.append(Operand(placement))
+                    dest_piece = placements[r].on(core)
+                    if rule.movement:
+                        srcs = [self.value(v) for v in rule.operands]
+                        rule.run(self.em, core, box, srcs, dest_piece.frame)  # type: ignore[attr-defined]
+                        if final:
+                            self._store(core, r, box, dest_piece, out_dest)
+                        continue
+                    if final and not used_inside:
+                        output = Output(dest=out_dest)
+                    else:
+                        output = Output(frame=dest_piece.frame,
+                                        also=out_dest if final else None)
+                    free = self.l1 - self._live_l1(core, k, p, buffers, staged)
+                    min_tiles = 4 if any(op.frame is None or op.frame.buffer.startswith(
+                        f"g{self.ctx.index}_in") for op in operands) or output.dest else 1
+                    run_op(self.em, rule, core, box, operands, output, free, self.wb,
+                           min_tiles, f"g{self.ctx.index}_{k}_c{core}",
+                           f"{self.where(o)}")
+        if out_dest is not None:
+            self.env[self.output] = out_dest
+
+    def _store(self, core, r, box, piece, dest) -> None:
+        src = Placement(shape_of(r), dtype_of(r), [piece])
+        transfer(self.em, src, dest.whole, box, core)
+
+    def _live_l1(self, core: int, k: int, p: _Plan, buffers, staged) -> int:
+        total = self.fl.resident_l1(self.ctx.index, core)
+        for (root, c), name in buffers.items():
+            if c == core:
+                total += self.em.program.buffers[name].size
+        for (arg, c), (frame, _) in staged.items():
+            if c == core:
+                total += self.em.program.buffers[frame.buffer].size
+        for arg, boxes in p.staged.items():
+            if core in boxes and (arg, core) not in staged:
+                total += self._frame_bytes(arg, boxes[core])
+        return total
+
+    # --- streamed mode
+
+    def streamed(self) -> None:
+        ops = self.body
+        fl = self.fl
+        em = self.em
+        out_dest = fl.result_placement(self.op.output, self.scope, f"g{self.ctx.index}_out")
+        for k, o in enumerate(ops):
+            if k:
+                em.barrier(self.ctx.label)
+            for r in o.results:
+                if isinstance(o, VIEW_OPS):
+                    self.env[r] = self._view(o.operands[0], r, k)
+                    continue
+                rule = self.rule(o, r)
+                if r is self.output:
+                    dest = out_dest if out_dest is not None else fl.l1_pieces(
+                        r, self.ctx, rule.split_axes, f"g{self.ctx.index}_out", self.carries(r))
+                else:
+                    dest = self._scratch(r, k)
+                self.env[r] = dest
+                wb_free = self.wb
+                rule.configure(wb_free)
+                for core, box in distribute(shape_of(r), self.ctx, rule.split_axes, self.carries(r)):
+                    piece = dest.on(core)
+                    if rule.movement:
+                        srcs = [self.value(v) for v in rule.operands]
+                        if piece is not None:
+                            rule.run(em, core, box, srcs, piece.frame)  # type: ignore[attr-defined]
+                        else:
+                            rule.run(em, core, box, srcs, dest.whole)  # type: ignore[attr-defined]
+                        continue
+                    operands = []
+                    for v in rule.operands:
+                        placement = self.value(v)
+                        own = placement.on(core)
+                        if own is not None and not constant(v):
+                            operands.append(Operand(placement, own.frame, [own.owned]))
+                        else:
+                            operands.append(Operand(placement))
+                    output = Output(frame=piece.frame) if piece is not None else Output(dest=dest)
+                    free = self.l1 - self.fl.resident_l1(self.ctx.index, core) - (
+                        self.em.program.buffers[piece.frame.buffer].size if piece else 0)
+                    run_op(em, rule, core, box, operands, output, free, wb_free, 4,
+                           f"g{self.ctx.index}_{k}_c{core}", self.where(o))
+
+    def _scratch(self, r: SSAValue, k: int) -> Placement:
+        nbytes = align(math.prod(shape_of(r)) * DTYPES[dtype_of(r)].itemsize)
+        llb = self.fl.t.memory["llb"].size * (1 - MARGIN)
+        space = "llb" if self.fl.llb_live(self.ctx.index) + nbytes <= llb else "ddr"
+        return self.fl.new_whole(r, space, f"g{self.ctx.index}_{k}_tmp")
+
+    def _view(self, src: SSAValue, r: SSAValue, k: int) -> Placement:
+        p = self.value(src)
+        frame = p.whole
+        if frame is not None and frame.box == bx.full(p.shape):
+            return whole(frame.buffer, shape_of(r), dtype_of(r), frame.offset)
+        pieces = []
+        for piece in p.pieces:
+            owned = bx.reshape_box(piece.owned, p.shape, shape_of(r))
+            fbox = bx.reshape_box(piece.frame.box, p.shape, shape_of(r))
+            if owned is None or fbox is None:
+                break
+            pieces.append(Piece(piece.core, owned, Frame(piece.frame.buffer, piece.frame.offset,
+                                                         fbox, dtype_of(r))))
+        else:
+            return Placement(shape_of(r), dtype_of(r), pieces)
+        # the pieces do not map: through a scratch copy in DDR/LLB
+        scratch = self._scratch(src, k)
+        for core, box in split_box(bx.full(p.shape), self.ctx.cores, range(len(p.shape))):
+            transfer(self.em, p, scratch.whole, box, core)
+        return whole(scratch.whole.buffer, shape_of(r), dtype_of(r))

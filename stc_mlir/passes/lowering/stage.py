@@ -1,0 +1,339 @@
+"""Running one op on one core: operands in, tiles computed, results out.
+
+A *rule* (conv.py, matmul.py, vector.py) says how an op is cut: the axes its output is
+spread over cores along (`split_axes`) and cut into tiles along (`tile_axes`), how a tile
+is cut further for weight chunks (`chunks`), and for each tile the *steps* (compute
+commands, more than one when the reduction is cut into K chunks) with the region of every
+operand each step reads, derived backwards from the tile's output region (`steps`). The
+rule then emits the command of a step from the frames holding those regions (`emit`).
+
+The stage driver (`run_op`) gives each operand a *source* on the core:
+
+- `FrameSource`: a frame on this core that holds (or will hold) every region the core
+  needs: the operand's own piece in L1 (its margins filled from the neighbours' pieces
+  over the NoC on first use: halos) or a staging buffer holding the hull of the core's
+  needs, filled region by region just before the first tile that reads it, so the loads
+  overlap the compute of earlier tiles;
+- `RingSource`: two slots (one if every tile reads the same region) in L1 or, for
+  weights, in the weight buffer; a tile's region is loaded into the least recently used
+  slot unless a slot already holds it. Double buffering falls out of `Sync`: the load of
+  tile t+2 waits for the compute of tile t, the compute of tile t+1 for its load.
+
+and the result a *sink*: `FrameSink` writes into the value's own L1 frame, `RingSink`
+computes into two L1 slots and stores each tile to the result's DDR/LLB frame (the store
+of tile t overlapping the compute of tile t+1).
+
+Tile sizes are the largest whose slots fit the core's free L1 and weight buffer (with
+at least `min_tiles` tiles when the operands stream from DDR, so loads and stores overlap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.ir import Operation, SSAValue
+
+from stc_mlir.isa.program import DTYPES
+
+from . import boxes as bx
+from .boxes import Box
+from .emitter import Emitter, Ref, align
+from .placement import Frame, LoweringError, Piece, Placement, transfer
+from .values import dtype_of, shape_of
+
+MIN_TILE_BYTES = 16 * 1024
+"""Tiles are not cut below this many output bytes just to get more of them."""
+
+# ----------------------------------------------------------------------------- rules
+
+
+@dataclass
+class Work:
+    """One output tile: its region and, per step, each operand's region (None: unused)."""
+
+    out: Box
+    steps: list[list[Box | None]]
+
+
+class Rule:
+    """How one graph op is tiled and computed (subclasses per op family)."""
+
+    split_axes: Sequence[int] = ()
+    tile_axes: Sequence[int] = ()
+    follows = False  # may take its first operand's distribution (elementwise-like)
+    in_place = False  # may write over its first operand when that dies with it
+    movement = False  # done by DMAs alone (movement.py)
+    weight_slots: frozenset[int] = frozenset()  # operands read from the weight buffer
+
+    def __init__(self, op: Operation, operands: Sequence[SSAValue], out: SSAValue):
+        self.op = op
+        self.operands = list(operands)
+        self.out = out
+
+    def configure(self, wb_budget: int) -> None:
+        """Choose weight chunks for a weight-buffer budget (bytes); raise LoweringError
+        if the op cannot fit it."""
+
+    def chunks(self, box: Box) -> list[Box]:
+        return [box]
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        raise NotImplementedError
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames: list[Frame | None],
+             out: Ref, acc: Frame | None) -> None:
+        raise NotImplementedError
+
+    def acc_dtype(self, work: Work) -> str | None:
+        """The element type of the partial sums between steps (None: one step)."""
+        return "f32" if len(work.steps) > 1 else None
+
+
+def project(box: Box, shape: Sequence[int]) -> Box:
+    """The region of an operand of `shape` that a box of the (broadcast) result reads:
+    right-aligned dims, extent-1 dims broadcast."""
+    lead = len(box) - len(shape)
+    return tuple((0, 1) if d == 1 else box[lead + i] for i, d in enumerate(shape))
+
+
+# ----------------------------------------------------------------------------- sources
+
+
+class FrameSource:
+    """Regions from one frame on this core that holds all the core needs; `have` are the
+    boxes already there. A missing part is fetched from `value` when first read."""
+
+    def __init__(self, em: Emitter, core: int, value: Placement, frame: Frame,
+                 have: list[Box]):
+        self.em, self.core, self.value, self.frame, self.have = em, core, value, frame, have
+
+    def get(self, region: Box) -> Frame:
+        for part in bx.missing(region, self.have):
+            transfer(self.em, self.value, self.frame, part, self.core)
+            self.have.append(part)
+        return self.frame
+
+
+class _Slots:
+    """Buffers made on first use (a tiling may need fewer than it could)."""
+
+    def __init__(self, em: Emitter, core: int, space: str, count: int, nbytes: int, hint: str):
+        self.em, self.core, self.space, self.nbytes, self.hint = em, core, space, nbytes, hint
+        self.names: list[str | None] = [None] * count
+
+    def __getitem__(self, i: int) -> str:
+        if self.names[i] is None:
+            self.names[i] = self.em.buffer(f"{self.hint}{i}", self.space, self.nbytes, self.core)
+        return self.names[i]  # type: ignore[return-value]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+class RingSource:
+    def __init__(self, em: Emitter, core: int, value: Placement, space: str, slots: int,
+                 nbytes: int, hint: str):
+        self.em, self.core, self.value = em, core, value
+        self.buffers = _Slots(em, core, space, slots, nbytes, f"{hint}_s")
+        self.held: list[Box | None] = [None] * slots
+        self.order = list(range(slots))  # least recently used first
+
+    def get(self, region: Box) -> Frame:
+        for i, held in enumerate(self.held):
+            if held is not None and bx.contains(held, region):
+                self._use(i)
+                return Frame(self.buffers[i], 0, held, self.value.dtype)
+        i = self.order[0]
+        self.held[i] = region
+        frame = Frame(self.buffers[i], 0, region, self.value.dtype)
+        transfer(self.em, self.value, frame, region, self.core)
+        self._use(i)
+        return frame
+
+    def _use(self, i: int) -> None:
+        self.order.remove(i)
+        self.order.append(i)
+
+
+# ----------------------------------------------------------------------------- sinks
+
+
+class FrameSink:
+    """Results go straight into the value's L1 frame on this core; with `also`, each tile
+    is then stored there too (a group output in DDR that the group reads again)."""
+
+    def __init__(self, em: Emitter, core: int, frame: Frame, also: Placement | None = None):
+        self.em, self.core, self.frame, self.also = em, core, frame, also
+
+    def get(self, region: Box) -> Ref:
+        return self.frame.ref(region)
+
+    def put(self, region: Box, value: Placement) -> None:
+        if self.also is not None:
+            src = Placement(value.shape, value.dtype, [Piece(self.core, region, self.frame)])
+            store(self.em, self.core, src, region, self.also)
+
+
+class RingSink:
+    """Results are computed into two L1 slots and stored to `dest` tile by tile."""
+
+    def __init__(self, em: Emitter, core: int, dest: Placement, nbytes: int, hint: str):
+        self.em, self.core, self.dest = em, core, dest
+        self.buffers = _Slots(em, core, "l1", 2, nbytes, f"{hint}_o")
+        self.next = 0
+        self.frame: Frame | None = None
+
+    def get(self, region: Box) -> Ref:
+        self.frame = Frame(self.buffers[self.next], 0, region, self.dest.dtype)
+        self.next = (self.next + 1) % len(self.buffers)
+        return self.frame.ref(region)
+
+    def put(self, region: Box, value: Placement) -> None:
+        assert self.frame is not None
+        src = Placement(value.shape, value.dtype, [Piece(self.core, region, self.frame)])
+        store(self.em, self.core, src, region, self.dest)
+
+
+def store(em: Emitter, core: int, value: Placement, region: Box, dest: Placement) -> None:
+    """Copy `region` of `value` into every piece of `dest` it meets."""
+    for piece in dest.pieces:
+        part = bx.intersect(region, piece.owned)
+        if part is not None:
+            transfer(em, value, piece.frame, part, core, near=core)
+
+
+# ----------------------------------------------------------------------------- the driver
+
+
+@dataclass
+class Operand:
+    """An operand on one core: where the value is, and the frame on this core holding
+    every region the core reads of it, if there is one (`have`: what it already holds)."""
+
+    value: Placement
+    frame: Frame | None = None
+    have: list[Box] = field(default_factory=list)
+
+
+@dataclass
+class Output:
+    """Where a result goes from one core: its own L1 `frame` (and `also` a copy), or
+    through ring slots to `dest`."""
+
+    frame: Frame | None = None
+    also: Placement | None = None
+    dest: Placement | None = None
+
+
+def _nbytes(region: Box | None, dtype: str) -> int:
+    return 0 if region is None else bx.numel(region) * DTYPES[dtype].itemsize
+
+
+def tilings(rule: Rule, box: Box) -> Iterator[list[Work]]:
+    """Candidate tilings of `box`, from the fewest tiles to the most."""
+    axes = [a for a in rule.tile_axes if box[a][1] - box[a][0] > 1]
+    fixed: list[int] = []
+    for axis in axes or [None]:
+        extent = box[axis][1] - box[axis][0] if axis is not None else 1
+        last = None
+        for k in range(1, extent + 1):
+            size = -(-extent // k)
+            if size == last:
+                continue
+            last = size
+            outs = [box]
+            for a in fixed:
+                outs = [bx.with_dim(o, a, r) for o in outs for r in bx.chunks(o[a][0], o[a][1], 1)]
+            if axis is not None:
+                outs = [bx.with_dim(o, axis, r) for o in outs
+                        for r in bx.chunks(o[axis][0], o[axis][1], size)]
+            yield [Work(c, rule.steps(c)) for o in outs for c in rule.chunks(o)]
+        if axis is not None:
+            fixed.append(axis)
+
+
+def _memory(rule: Rule, works: list[Work], operands: list[Operand], ring_out: bool,
+            out_dtype: str) -> tuple[int, int]:
+    """(L1, weight buffer) bytes the slots of a tiling need."""
+    l1 = wb = 0
+    for i, op in enumerate(operands):
+        if op.frame is not None:
+            continue
+        regions = [s[i] for w in works for s in w.steps if s[i] is not None]
+        if not regions:
+            continue
+        size = align(max(_nbytes(r, op.value.dtype) for r in regions))
+        slots = 1 if all(r == regions[0] for r in regions) else 2
+        if i in rule.weight_slots:
+            wb += slots * size
+        else:
+            l1 += slots * size
+    if ring_out:
+        l1 += 2 * align(max(_nbytes(w.out, out_dtype) for w in works))
+    if any(rule.acc_dtype(w) for w in works):
+        l1 += align(max(bx.numel(w.out) for w in works) * 4)
+    return l1, wb
+
+
+def run_op(em: Emitter, rule: Rule, core: int, box: Box, operands: list[Operand],
+           output: Output, l1_free: int, wb_free: int, min_tiles: int, hint: str,
+           where: str) -> None:
+    """Compute `box` of `rule`'s op on `core`: operands with a `frame` are read from it
+    (filled as needed), the others through rings. Raises LoweringError when no tiling
+    fits the free L1 and weight buffer."""
+    out_shape, out_dtype = shape_of(rule.out), dtype_of(rule.out)
+    chosen = None
+    for works in tilings(rule, box):
+        l1, wb = _memory(rule, works, operands, output.frame is None, out_dtype)
+        if l1 <= l1_free and wb <= wb_free:
+            small = max(_nbytes(w.out, out_dtype) for w in works) < MIN_TILE_BYTES
+            if chosen is not None and small:
+                break  # more tiles would only make DMAs and commands smaller
+            chosen = works
+            if len(works) >= min_tiles:
+                break
+        elif chosen is not None:
+            break
+    if chosen is None:
+        raise LoweringError(
+            f"{where}: no tiling of its {'x'.join(map(str, bx.shape(box)))} output on core "
+            f"{core} fits the {l1_free:,} bytes of L1 and {wb_free:,} bytes of weight buffer "
+            "left")
+    works = chosen
+    sources: list[FrameSource | RingSource | None] = []
+    for i, op in enumerate(operands):
+        regions = [s[i] for w in works for s in w.steps if s[i] is not None]
+        if not regions:
+            sources.append(None)
+        elif op.frame is not None:
+            sources.append(FrameSource(em, core, op.value, op.frame, op.have))
+        else:
+            space = "wb" if i in rule.weight_slots else "l1"
+            slots = 1 if all(r == regions[0] for r in regions) else 2
+            size = max(_nbytes(r, op.value.dtype) for r in regions)
+            sources.append(RingSource(em, core, op.value, space, slots, size, f"{hint}_{i}"))
+    if output.frame is not None:
+        sink: FrameSink | RingSink = FrameSink(em, core, output.frame, output.also)
+    else:
+        assert output.dest is not None
+        sink = RingSink(em, core, output.dest,
+                        max(_nbytes(w.out, out_dtype) for w in works), hint)
+    acc_buffer = None
+    if any(rule.acc_dtype(w) for w in works):
+        acc_buffer = em.buffer(f"{hint}_acc", "l1", max(bx.numel(w.out) for w in works) * 4,
+                               core)
+    value = Placement(out_shape, out_dtype, [])
+    for work in works:
+        out_ref = sink.get(work.out)
+        acc_dtype = rule.acc_dtype(work)
+        acc = Frame(acc_buffer, 0, work.out, acc_dtype) if acc_dtype and acc_buffer else None
+        for k, regions in enumerate(work.steps):
+            frames = [src.get(r) if src is not None and r is not None else None
+                      for src, r in zip(sources, regions)]
+            rule.emit(em, core, work, k, frames, out_ref, acc)
+        sink.put(work.out, value)
+
+
+__all__ = ["FrameSink", "FrameSource", "Operand", "Output", "RingSink", "RingSource", "Rule",
+           "Work", "project", "run_op", "store", "tilings"]

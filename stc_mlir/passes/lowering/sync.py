@@ -1,0 +1,134 @@
+"""Synchronisation, derived from what the commands touch.
+
+Every command runs on one *thread* of the cluster: a unit (DMA in, DMA out, matrix,
+vector) of a core. Commands of one thread run in stream order; anything else needs a
+semaphore. The lowering never writes a semaphore by hand: it declares each command's reads
+and writes (`Access`: a buffer, the byte hull of the tile, and when known the box of the
+tensor stored there), and `Sync.order` makes the command wait for every earlier command of
+another thread it conflicts with (read after write, write after read or write) that is not
+already ordered before it.
+
+A wait is one count on the *channel* semaphore from the producing thread to the waiting
+thread (homed on the waiting core); the producing command gets one signal on that channel.
+A signal is added only for a wait, so every semaphore's signals and waits balance and the
+same channel is reused for the whole program. Vector clocks (per thread, the last command
+of every other thread known to be ordered before it) skip waits implied by earlier ones:
+the double-buffer and halo protocols come out of this, with no redundant semaphores.
+
+`barrier()` forgets all accesses: the caller has ordered everything before it against
+everything after it (a cluster barrier of `npu.fence`s between phases, see emitter.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import boxes as bx
+
+UNITS = ("dma_in", "dma_out", "matrix", "vector")
+_SHORT = {"dma_in": "in", "dma_out": "out", "matrix": "mx", "vector": "vec"}
+
+
+@dataclass(eq=False)
+class Cmd:
+    """A command being built: mutable until the program is finished."""
+
+    core: int
+    op: str
+    tiles: dict[str, Any]
+    params: dict[str, Any]
+    waits: list[str] = field(default_factory=list)
+    signals: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Access:
+    """Bytes [lo, hi) of `buffer`; when `frame` is set, exactly the box `box` of the tensor
+    region the buffer stores in that frame (two accesses in one frame conflict only if
+    their boxes intersect; in different frames, if their byte ranges do)."""
+
+    buffer: str
+    lo: int
+    hi: int
+    write: bool
+    frame: Any = None
+    box: bx.Box | None = None
+
+
+@dataclass(eq=False)
+class _Record:
+    access: Access
+    thread: int
+    seq: int
+    clock: list[int]
+    cmd: Cmd
+
+
+def _conflict(a: Access, b: Access) -> bool:
+    if not (a.write or b.write) or a.lo >= b.hi or b.lo >= a.hi:
+        return False
+    if a.frame is None or a.frame != b.frame or a.box is None or b.box is None:
+        return True
+    return bx.intersect(a.box, b.box) is not None
+
+
+def _covers(a: Access, b: Access) -> bool:
+    """Whether write `a` overwrites everything `b` touched."""
+    if a.frame is not None and a.frame == b.frame and a.box is not None and b.box is not None:
+        return bx.contains(a.box, b.box)
+    return a.frame is None and b.frame is None and a.lo <= b.lo and b.hi <= a.hi
+
+
+class Sync:
+    def __init__(self, cores: int):
+        self.threads = cores * len(UNITS)
+        self.seq = [0] * self.threads
+        self.known = [[-1] * self.threads for _ in range(self.threads)]
+        self.log: dict[str, list[_Record]] = {}
+        self.semaphores: dict[str, int] = {}  # name -> home core
+        self.waits = 0
+
+    @staticmethod
+    def thread(core: int, unit: str) -> int:
+        return core * len(UNITS) + UNITS.index(unit)
+
+    def _channel(self, src: int, dst: int) -> str:
+        su, du = UNITS[src % len(UNITS)], UNITS[dst % len(UNITS)]
+        name = f"c{src // len(UNITS)}{_SHORT[su]}_c{dst // len(UNITS)}{_SHORT[du]}"
+        self.semaphores.setdefault(name, dst // len(UNITS))
+        return name
+
+    def order(self, cmd: Cmd, thread: int, accesses: list[Access]) -> None:
+        """Make `cmd` (the next command of `thread`) wait for what it conflicts with."""
+        known = self.known[thread]
+        need: dict[int, _Record] = {}
+        for a in accesses:
+            for r in self.log.get(a.buffer, ()):
+                if r.thread != thread and r.seq > known[r.thread] and _conflict(a, r.access):
+                    if r.thread not in need or need[r.thread].seq < r.seq:
+                        need[r.thread] = r
+        for r in sorted(need.values(), key=lambda r: -r.seq):
+            if r.seq <= known[r.thread]:
+                continue  # implied by a wait taken above
+            name = self._channel(r.thread, thread)
+            r.cmd.signals.append(name)
+            cmd.waits.append(name)
+            self.waits += 1
+            for t, s in enumerate(r.clock):
+                if s > known[t]:
+                    known[t] = s
+        seq = self.seq[thread]
+        self.seq[thread] += 1
+        known[thread] = seq
+        clock = list(known)
+        for a in accesses:
+            log = self.log.setdefault(a.buffer, [])
+            if a.write:
+                log[:] = [r for r in log if not _covers(a, r.access)]
+            log.append(_Record(a, thread, seq, clock, cmd))
+
+    def barrier(self) -> None:
+        self.log.clear()
+        for known in self.known:
+            known[:] = [s - 1 for s in self.seq]

@@ -1,0 +1,185 @@
+"""Vector-unit ops: elementwise (with broadcasting), activations, cast, softmax,
+layer_norm and reductions (global average pooling is a mean over H and W).
+
+Elementwise ops and activations are cut along any axis, following the distribution of
+their first operand (so they run where the data is) and writing over it when it dies with
+them (the footprint model's in-place rule). Broadcast operands are read through the
+projection of the output region (`project`). Softmax and layer_norm keep their normalised
+axes whole; a reduction keeps its reduced axes whole. Constant operands (biases, scales,
+position embeddings) come from the weight buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from stc_mlir.dialects import graph as g
+
+from . import boxes as bx
+from .boxes import Box
+from .emitter import Emitter, Ref
+from .placement import Frame
+from .stage import Rule, Work, project
+from .values import constant, shape_of
+
+UNARY: dict[type[Operation], str] = {
+    g.ReluOp: "relu", g.SigmoidOp: "sigmoid", g.TanhOp: "tanh", g.ErfOp: "erf", g.ExpOp: "exp",
+    g.LogOp: "log", g.SqrtOp: "sqrt", g.RsqrtOp: "rsqrt", g.ReciprocalOp: "reciprocal",
+    g.AbsOp: "abs", g.NegOp: "neg", g.GeluOp: "gelu", g.ClipOp: "clip",
+    g.LeakyReluOp: "leaky_relu",
+}
+BINARY: dict[type[Operation], str] = {
+    g.AddOp: "add", g.SubOp: "sub", g.MulOp: "mul", g.DivOp: "div", g.PowOp: "pow",
+    g.MaximumOp: "maximum", g.MinimumOp: "minimum",
+}
+
+
+class _Pointwise(Rule):
+    follows = True
+
+    def __init__(self, op: Operation, operands: Sequence[SSAValue], out: SSAValue):
+        super().__init__(op, operands, out)
+        rank = len(shape_of(out))
+        self.split_axes = self.tile_axes = tuple(range(rank))
+        self.weight_slots = frozenset(i for i, v in enumerate(operands) if constant(v))
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        return [[project(out, shape_of(v)) for v in self.operands]]
+
+    def refs(self, work: Work, frames: list[Frame | None]) -> list[Ref]:
+        return [f.ref(r) for f, r in zip(frames, work.steps[0]) if f is not None and r is not None]
+
+
+class UnaryRule(_Pointwise):
+    in_place = True
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        p = self.op.props()  # type: ignore[attr-defined]
+        kind = UNARY[type(self.op)]
+        params = {}
+        if kind == "clip":
+            params = {"min": p["min"], "max": p["max"]}
+        elif kind == "leaky_relu":
+            params = {"alpha": p["alpha"]}
+        elif kind == "gelu":
+            params = {"approximate": p["approximate"]}
+        (x,) = self.refs(work, frames)
+        em.emit(core, "unary", kind=kind, input=x, output=out, **params)
+
+
+class CastRule(_Pointwise):
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        (x,) = self.refs(work, frames)
+        em.emit(core, "cast", input=x, output=out)
+
+
+class BinaryRule(_Pointwise):
+    in_place = True
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        a, b = self.refs(work, frames)
+        em.emit(core, "binary", kind=BINARY[type(self.op)], lhs=a, rhs=b, output=out)
+
+
+class _RowWise(Rule):
+    """Ops normalising over the axes from `axis` on (softmax: just `axis`)."""
+
+    follows = True
+    in_place = True
+
+    def __init__(self, op: Operation, operands: Sequence[SSAValue], out: SSAValue, whole: set[int]):
+        super().__init__(op, operands, out)
+        rank = len(shape_of(out))
+        self.whole = whole
+        self.split_axes = self.tile_axes = tuple(a for a in range(rank) if a not in whole)
+        self.weight_slots = frozenset(i for i, v in enumerate(operands) if constant(v))
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        return [[project(out, shape_of(v)) for v in self.operands]]
+
+
+class SoftmaxRule(_RowWise):
+    def __init__(self, op: g.SoftmaxOp, operands, out):
+        rank = len(shape_of(out))
+        self.axis = op.props()["axis"] % rank  # type: ignore[operator]
+        super().__init__(op, operands, out, {self.axis})
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        em.emit(core, "softmax", input=frames[0].ref(work.steps[0][0]), output=out,
+                axis=self.axis)
+
+
+class LayerNormRule(_RowWise):
+    def __init__(self, op: g.LayerNormOp, operands, out):
+        rank = len(shape_of(out))
+        p = op.props()
+        self.axis, self.epsilon = p["axis"] % rank, p["epsilon"]  # type: ignore[operator]
+        self.slots = ["input"] + [k for k in ("scale", "bias") if getattr(op, k) is not None]
+        super().__init__(op, operands, out, set(range(self.axis, rank)))
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        x = frames[0].ref(work.steps[0][0])
+        tiles = {}
+        for slot, frame, region in zip(self.slots[1:], frames[1:], work.steps[0][1:]):
+            ref = frame.ref(region)
+            want = x.tile.shape[self.axis:]
+            if ref.tile.shape != want:  # scale/bias broadcast to the normalised shape
+                ref = _broadcast(ref, want)
+            tiles[slot] = ref
+        em.emit(core, "layer_norm", input=x, output=out, axis=self.axis, epsilon=self.epsilon,
+                **tiles)
+
+
+def _broadcast(ref: Ref, shape: tuple[int, ...]) -> Ref:
+    """A tile read with zero strides over the dims it lacks or has of extent 1."""
+    from stc_mlir.isa.program import Tile
+
+    t = ref.tile
+    lead = len(shape) - len(t.shape)
+    strides = []
+    for i, d in enumerate(shape):
+        j = i - lead
+        strides.append(0 if j < 0 or t.shape[j] == 1 else t.strides[j])
+    return Ref(Tile(t.buffer, t.offset, shape, tuple(strides), t.dtype), ref.frame, ref.box)
+
+
+class ReduceRule(Rule):
+    """reduce_sum / reduce_mean / reduce_max and global_avg_pool (a mean over H, W)."""
+
+    KINDS = {g.ReduceSumOp: "sum", g.ReduceMeanOp: "mean", g.ReduceMaxOp: "max",
+             g.GlobalAvgPoolOp: "mean"}
+
+    def __init__(self, op: Operation, operands, out):
+        super().__init__(op, operands, out)
+        in_rank = len(shape_of(operands[0]))
+        if isinstance(op, g.GlobalAvgPoolOp):
+            axes, self.keepdims = tuple(range(2, in_rank)), True
+        else:
+            p = op.props()  # type: ignore[attr-defined]
+            axes = tuple(a % in_rank for a in p["axes"]) or tuple(range(in_rank))
+            self.keepdims = bool(p["keepdims"])
+        self.axes = tuple(sorted(axes))
+        self.kept = [a for a in range(in_rank) if a not in self.axes]  # out dim -> in dim
+        out_rank = len(shape_of(out))
+        if self.keepdims:
+            self.split_axes = self.tile_axes = tuple(self.kept)
+        elif self.kept:
+            self.split_axes = self.tile_axes = tuple(range(out_rank))
+        # a full reduction without keepdims has a 1-element result: one tile
+
+    def in_region(self, out: Box) -> Box:
+        dims = shape_of(self.operands[0])
+        res = list(bx.full(dims))
+        for i, a in enumerate(self.kept):
+            res[a] = out[a] if self.keepdims else out[i]
+        return tuple(res)
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        return [[self.in_region(out)]]
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        x = frames[0].ref(work.steps[0][0])
+        em.emit(core, "reduce", kind=self.KINDS[type(self.op)], input=x, output=out,
+                axes=self.axes, keepdims=self.keepdims)

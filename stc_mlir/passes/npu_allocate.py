@@ -1,0 +1,165 @@
+"""npu-allocate: give every buffer of an npu program its offset, by live range.
+
+Buffers carry the range of phases they are live in (`npu.live = array<i64: first, last>`,
+set by convert-schedule-to-npu; without it a buffer lives for the whole program) and the
+program the schedule item of each phase (`npu.phases`). Phases are separated by cluster
+barriers, so two buffers whose phase ranges do not overlap may share bytes: every use of
+the first is ordered before every use of the second.
+
+Per memory instance (DDR, the LLB, each core's L1 and weight buffer) buffers are placed
+largest first, each at the lowest 64-byte aligned offset where it overlaps no placed
+buffer live at the same time (interval first-fit). A buffer that does not fit is a
+diagnostic naming it, its size, the free space and the schedule item that needs the room.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from stc_mlir import target as targets
+from stc_mlir.errors import StcError
+from stc_mlir.isa.check import describe_buffer
+from stc_mlir.isa.program import LOCAL_SPACES, Buffer, Program
+
+ALIGN = 64
+LIVE_ATTR = "npu.live"
+PHASES_ATTR = "npu.phases"
+
+
+class AllocationError(StcError, PassFailedException):
+    """A buffer that does not fit its memory; `buffer` names it."""
+
+    def __init__(self, message: str, buffer: str):
+        super().__init__(message)
+        self.buffer = buffer
+
+
+def _fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+def _where(b: Buffer) -> str:
+    return f"{b.space} of core {b.core}" if b.space in LOCAL_SPACES else b.space
+
+
+def _phase(phases: Sequence[str], p: int) -> str:
+    item = phases[p] if 0 <= p < len(phases) and phases[p] else ""
+    return f"phase {p}" + (f" ({item})" if item else "")
+
+
+def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None,
+             phases: Sequence[str] = (), target: targets.Target | str | None = None) -> Program:
+    """`program` with every buffer placed (offsets of already placed buffers are kept).
+    `live` maps buffer names to (first, last) phase; missing: the whole program."""
+    t = targets.load(target or program.target) if not isinstance(target, targets.Target) else target
+    live = dict(live or {})
+    end = max([hi for _, hi in live.values()] + [len(phases) - 1, 0])
+    span = {n: live.get(n, (0, end)) for n in program.buffers}
+    by_memory: dict[tuple[str, int | None], list[Buffer]] = defaultdict(list)
+    for b in program.buffers.values():
+        by_memory[b.memory].append(b)
+    placed: dict[str, int] = {}
+    for (space, _), buffers in by_memory.items():
+        capacity = t.memory[space].size
+        done: list[tuple[int, int, int, int]] = []  # (offset, end, first, last)
+        for b in buffers:
+            if b.offset is not None:
+                done.append((b.offset, b.offset + b.size, *span[b.name]))
+                placed[b.name] = b.offset
+        todo = sorted((b for b in buffers if b.offset is None),
+                      key=lambda b: (-b.size, span[b.name][0], b.name))
+        for b in todo:
+            lo, hi = span[b.name]
+            busy = sorted((o, e) for o, e, f, l in done if f <= hi and lo <= l)
+            offset = 0
+            for o, e in busy:
+                if offset + b.size <= o:
+                    break
+                offset = max(offset, -(-e // ALIGN) * ALIGN)
+            if offset + b.size > capacity:
+                raise _overflow(b, capacity, done, (lo, hi), phases, by_memory, span)
+            done.append((offset, offset + b.size, lo, hi))
+            placed[b.name] = offset
+    buffers = {n: replace(b, offset=placed[n]) for n, b in program.buffers.items()}
+    return replace(program, buffers=buffers)
+
+
+def _overflow(b: Buffer, capacity: int, done, rng, phases, by_memory, span) -> AllocationError:
+    lo, hi = rng
+    worst, used = lo, -1
+    for p in range(lo, hi + 1):
+        total = sum(e - o for o, e, f, l in done if f <= p <= l)
+        if total > used:
+            worst, used = p, total
+    busy = sorted((o, e) for o, e, f, l in done if f <= worst <= l)
+    gap, reach = 0, 0
+    for o, e in busy:
+        gap = max(gap, o - reach)
+        reach = max(reach, e)
+    gap = max(gap, capacity - reach)
+    where = _where(b)
+    others = [n for n in (x.name for x in by_memory[b.memory]) if n != b.name
+              and span[n][0] <= worst <= span[n][1]]
+    live = _phase(phases, lo) if lo == hi else f"phases {lo}-{hi}"
+    return AllocationError(
+        f"npu-allocate: buffer @{b.name} ({_fmt(b.size)} bytes, live in {live}) does not fit "
+        f"the {_fmt(capacity)}-byte {where}: at {_phase(phases, worst)} {len(others)} other "
+        f"buffers take {_fmt(used)} bytes and the largest free gap is {_fmt(gap)} bytes",
+        b.name)
+
+
+# ----------------------------------------------------------------------------- IR form
+
+
+def live_from_module(module: ModuleOp) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """The `npu.live` ranges of the buffers and the `npu.phases` of the program."""
+    from stc_mlir.dialects import npu
+
+    prog = npu._program_op(module)
+    live = {}
+    for op in prog.body.ops:
+        if isinstance(op, npu.BufferOp) and LIVE_ATTR in op.attributes:
+            attr = op.attributes[LIVE_ATTR]
+            if not isinstance(attr, DenseArrayBase) or len(attr.get_values()) != 2:
+                raise AllocationError(f"npu-allocate: buffer @{op.sym_name.data}: {LIVE_ATTR} "
+                                      "must be array<i64: first, last>", op.sym_name.data)
+            first, last = attr.get_values()
+            live[op.sym_name.data] = (int(first), int(last))
+    phases = prog.attributes.get(PHASES_ATTR)
+    names = [a.data for a in phases.data] if isinstance(phases, ArrayAttr) else []
+    return live, names
+
+
+def annotate(module: ModuleOp, live: Mapping[str, tuple[int, int]], phases: Sequence[str]) -> None:
+    """Put live ranges and phase names on the `npu.program` of `module`."""
+    from stc_mlir.dialects import npu
+
+    prog = npu._program_op(module)
+    prog.attributes[PHASES_ATTR] = ArrayAttr([StringAttr(p) for p in phases])
+    for op in prog.body.ops:
+        if isinstance(op, npu.BufferOp) and op.sym_name.data in live:
+            op.attributes[LIVE_ATTR] = DenseArrayBase.from_list(i64, list(live[op.sym_name.data]))
+
+
+@dataclass(frozen=True)
+class NpuAllocate(ModulePass):
+    """Place every buffer of the module's npu.program (offsets by live range)."""
+
+    name = "npu-allocate"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from stc_mlir.dialects import npu
+
+        prog_op = npu._program_op(op)
+        live, phases = live_from_module(op)
+        placed = allocate(npu.to_program(prog_op), live, phases)
+        for b in prog_op.body.ops:
+            if isinstance(b, npu.BufferOp):
+                b.set_offset(placed.buffers[b.sym_name.data].offset)  # type: ignore[arg-type]

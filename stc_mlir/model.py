@@ -140,13 +140,32 @@ class Model:
             self._graph_cache = (key, import_onnx(self.proto, shape=given or None))
         return self._graph_cache[1]
 
+    def _shapes(self, batch: int | None) -> dict[str, list[int]]:
+        if batch is None:
+            return dict(self.shapes)
+        return {name: [batch, *dims[1:]] if dims else dims for name, dims in self.shapes.items()}
+
     def graph_module(self, batch: int | None = None):
         """A fresh graph-level module (a copy: the caller may change it), at `batch` if given
         (axis 0 of every input)."""
-        shapes = dict(self.shapes)
-        if batch is not None:
-            shapes = {name: [batch, *dims[1:]] if dims else dims for name, dims in shapes.items()}
-        return self._graph(shapes).clone()
+        return self._graph(self._shapes(batch)).clone()
+
+    def onnx_model(self, batch: int | None = None) -> onnx.ModelProto:
+        """A copy of the ONNX model with the input shapes it is compiled at (for onnxruntime:
+        the original may fix another batch)."""
+        proto = onnx.ModelProto()
+        proto.CopyFrom(self.proto)
+        shapes = self._shapes(batch)
+        for info in proto.graph.input:
+            if -1 not in shapes.get(info.name, [-1]):
+                dims = info.type.tensor_type.shape.dim
+                del dims[:]
+                for d in shapes[info.name]:
+                    dims.add().dim_value = d
+        for info in proto.graph.output:
+            info.type.tensor_type.ClearField("shape")
+        del proto.graph.value_info[:]
+        return proto
 
     def compile(self, output_file: str | os.PathLike[str] | None = None, schedule=None, **config) -> str:
         """Compile to an `.stcobj` (default: next to the ONNX file, else in the working

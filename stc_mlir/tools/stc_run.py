@@ -223,7 +223,7 @@ def _onnx_job(args, path: str) -> Job:
     module = pipeline.run(module)
     program = _program(args, module)
     title = f"{path}, {_schedule_name(pipeline.schedule)}"
-    return Job(title, program, _random_inputs(program), _onnx_golden(model.proto), "onnxruntime")
+    return Job(title, program, _random_inputs(program), _onnx_golden(model.onnx_model(args.batch)), "onnxruntime")
 
 
 def _mlir_job(args, path: str) -> Job:

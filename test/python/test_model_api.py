@@ -14,11 +14,12 @@ import onnx
 import pytest
 
 import stc_mlir
-from stc_mlir import models, stcobj
+from stc_mlir import compare, models, stcobj
 from stc_mlir.emulator import examples
 from stc_mlir.executor import Executor, ExecutorError
 from stc_mlir.model import CONFIG_KEYS, Model, ModelError, from_onnx
 from stc_mlir.pipeline import PipelineError
+from stc_mlir.schedules import SCHEDULES
 
 REPORT_KEYS = {"cycles", "roofline_cycles", "ddr_bytes", "min_ddr_bytes", "peak_l1_bytes", "peak_llb_bytes",
                "mac_utilization", "hazards"}
@@ -172,3 +173,59 @@ def test_executor_errors(matmul_stcobj, tmp_path):
     (tmp_path / "junk.stcobj").write_text("junk")
     with pytest.raises(stc_mlir.errors.StcError, match="cannot read .stcobj"):
         Executor.load_from_stcobj(tmp_path / "junk.stcobj")
+
+
+# -- end to end: compile to an .stcobj, run it, compare with onnxruntime
+
+
+@pytest.mark.parametrize("name", ["bert-base", "deepfm"])  # ResNet-50: stc-run's default job (test_stc_run)
+def test_compile_and_execute_small_models(name, small_model, tmp_path):
+    proto = small_model(name)
+    model = from_onnx(proto)
+    path = model.compile(tmp_path / f"{name}.stcobj")
+    assert path == str(tmp_path / f"{name}.stcobj")
+    executor = Executor.load_from_stcobj(path)
+    assert executor.get_input_info() == model.get_input_info()
+    assert executor.get_output_info() == model.get_output_info()
+    inputs = models.example_inputs(name, proto)
+    executor.set_input(inputs)
+    outputs = executor()
+    golden = compare.onnxruntime_outputs(proto, inputs)
+    for want, got in zip(golden, outputs, strict=True):
+        assert got.shape == want.shape
+        assert compare.cosine(want, got) >= compare.MIN_COSINE
+    report = executor.report.as_dict()
+    assert REPORT_KEYS <= set(report) and report["hazards"] == []
+    assert report["cycles"] >= report["roofline_cycles"] > 0
+    assert report["ddr_bytes"] >= report["min_ddr_bytes"] > 0
+
+
+def test_compile_a_manual_schedule_at_another_batch(small_model, tmp_path, monkeypatch):
+    # the model has batch 16; batch=2560 compiles it at the batch deepfm_schedule is written for
+    model = from_onnx(small_model("deepfm"))
+    monkeypatch.chdir(tmp_path)
+    path = model.compile(schedule=SCHEDULES["deepfm"], batch=2560, required_pass=["FuseConvAddBnRelu"],
+                         dump_ir="ir")
+    assert path == str(tmp_path / f"{small_model('deepfm').graph.name}.stcobj")  # default: in the cwd
+    assert model.get_input_info()["feat_index"]["shape"] == [16, 39]  # the model itself is unchanged
+    proto = models.build("deepfm", batch=2560)
+    inputs = models.example_inputs("deepfm", proto)
+    executor = Executor.load_from_stcobj(path)
+    executor.set_input(inputs)
+    (out,) = executor()
+    assert compare.cosine(compare.onnxruntime_outputs(proto, inputs)[0], out) >= compare.MIN_COSINE
+    # the seeds' schedule: the whole network one group, 320 samples on each core
+    scheduled = (tmp_path / "ir" / "04-schedule-verify.mlir").read_text()
+    assert scheduled.count("schedule.group") == 1
+    assert ("schedule.group \"deepfm\" (%feat_index_1 = %feat_index : tensor<2560x39xi64>" in scheduled
+            and "core_bind = #schedule.core_bind<[0, 1, 2, 3, 4, 5, 6, 7]>" in scheduled)
+
+
+def test_compile_dumps_every_stage(small_model, tmp_path):
+    model = from_onnx(small_model("deepfm"))
+    model.compile(tmp_path / "d.stcobj", dump_ir=tmp_path / "ir")
+    files = sorted(p.name for p in (tmp_path / "ir").iterdir())
+    assert files == ["00-input.mlir", "01-graph-canonicalize.mlir", "02-graph-fuse-conv-add-relu.mlir",
+                     "03-schedule.mlir", "04-schedule-verify.mlir", "05-convert-schedule-to-npu.mlir",
+                     "06-npu-allocate.mlir", "weights.bin"]
+    assert "npu.program" in (tmp_path / "ir" / "06-npu-allocate.mlir").read_text()

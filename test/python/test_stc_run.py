@@ -17,6 +17,8 @@ from stc_mlir.pipeline import schedule_batch
 from stc_mlir.schedules import SCHEDULES
 from stc_mlir.tools import stc_run
 
+from conftest import SMALL
+
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = stc_run.main([str(a) for a in argv])
@@ -216,3 +218,73 @@ def test_console_script_gives_a_one_line_diagnostic():
     done = subprocess.run(["stc-run", "no-such-model"], capture_output=True, text=True)
     assert done.returncode == 1
     assert done.stderr.startswith("stc-run: error: 'no-such-model' is neither a file") and done.stderr.count("\n") == 1
+
+
+# -- end to end
+
+
+def test_the_default_job(capsys, tmp_path, small_model, monkeypatch):
+    # the default job's model is the session's small ResNet-50: reuse it (building it takes seconds)
+    assert (stc_run.DEFAULT_MODEL, stc_run.DEFAULT_BATCH, stc_run.DEFAULT_OPTIONS) == \
+        ("resnet50", SMALL["resnet50"]["batch"], {"image_size": SMALL["resnet50"]["image_size"]})
+    proto, build = small_model("resnet50"), models.build
+    monkeypatch.setattr(models, "build", lambda name, batch, **options: proto if
+                        (name, batch, options) == ("resnet50", 2, {"image_size": 32}) else build(name, batch, **options))
+    code, out, err = run(capsys, "--check", "--report-json", tmp_path / "r.json")
+    assert code == 0, err
+    assert f"summary: {stc_run.DEFAULT_MODEL} batch {stc_run.DEFAULT_BATCH} image_size=32, default schedule" in out
+    assert re.search(r"  output: cosine 0\.99\d+  max relative error \S+  ok", out)
+    for stage in ("build and import resnet50", "graph-canonicalize", "schedule", "convert-schedule-to-npu",
+                  "npu-allocate", "emulate", "golden outputs from onnxruntime"):
+        assert re.search(rf"^stc-run: {stage} \.\.\. \d+\.\d\d s$", err, re.M), stage
+    assert json.loads((tmp_path / "r.json").read_text())["hazards"] == []
+
+
+def test_an_onnx_file_and_its_stcobj(capsys, small_model, tmp_path):
+    onnx.save(small_model("deepfm"), str(tmp_path / "d.onnx"))
+    code, out, err = run(capsys, tmp_path / "d.onnx", "--check", "-o", tmp_path / "d.stcobj",
+                         "--report-json", tmp_path / "a.json", "--trace", tmp_path / "t.json")
+    assert code == 0, err
+    assert f"summary: {tmp_path / 'd.onnx'}, default schedule" in out
+    assert "check vs onnxruntime (cosine similarity >= 0.999):\n  output: cosine " in out
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    code, again, _ = run(capsys, tmp_path / "d.stcobj", "--report-json", tmp_path / "b.json")
+    assert code == 0
+    first, second = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert first == second  # same program; its example inputs are random, but the timing does not depend on them
+
+
+def test_onnx_batch_and_shape(capsys, small_model, tmp_path):
+    onnx.save(small_model("deepfm"), str(tmp_path / "d.onnx"))
+    code, out, _ = run(capsys, tmp_path / "d.onnx", "--batch", "8", "--check")
+    assert code == 0 and "  output: cosine " in out
+    assert error(capsys, tmp_path / "d.onnx", "--shape", "feat_idx=2x39").startswith(
+        "set_input_shape: unknown input 'feat_idx'; the model's inputs are 'feat_index', 'feat_value'")
+
+
+def test_a_check_below_the_threshold_fails(capsys, small_model, tmp_path, monkeypatch):
+    from stc_mlir import compare
+
+    onnx.save(small_model("deepfm"), str(tmp_path / "d.onnx"))
+    monkeypatch.setattr(compare, "MIN_COSINE", 1.5)  # no cosine reaches it
+    code, out, _ = run(capsys, tmp_path / "d.onnx", "--check")
+    assert code == 1
+    assert re.search(r"  output: cosine \S+  max relative error \S+  FAIL", out)
+
+
+def test_mlir_files_graph_and_schedule_level(capsys, tmp_path, monkeypatch):
+    from stc_mlir.tools import stc_import
+
+    assert stc_import.main(["deepfm", "--batch", "4", "-o", str(tmp_path / "d.mlir")]) == 0
+    monkeypatch.chdir("/")  # the side-car weights are found next to the IR
+    code, out, err = run(capsys, tmp_path / "d.mlir", "--check", "--dump-ir", tmp_path / "ir")
+    assert code == 0, err
+    assert "check vs the reference interpreter (cosine similarity >= 0.999):\n  output: cosine 1.000000" in out
+    scheduled = tmp_path / "ir" / "04-schedule-verify.mlir"
+    code, out, err = run(capsys, scheduled, "--check")
+    assert code == 0, err
+    assert re.search(r"^stc-run: schedule \.\.\. ", err, re.M) and "graph-canonicalize" not in err
+    assert "  output: cosine 1.000000" in out
+    assert error(capsys, scheduled, "--schedule", "stc_mlir.schedules:deepfm_schedule") == (
+        "the module is already scheduled: a schedule function applies to a graph-level module "
+        "(use the default schedule)")

@@ -40,6 +40,7 @@ or --schedule MODULE:FUNCTION (also FILE.py:FUNCTION), called as function(mod, b
 
 Exit status: 0, or 1 on an error (a one-line diagnostic) or when --check finds an output
 below the cosine similarity threshold (0.999). Progress goes to stderr, the report to stdout.
+BLAS runs single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
 """
 
 
@@ -295,7 +296,14 @@ def _check(job: Job, outputs: dict) -> bool:
     return ok
 
 
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    # the emulator and the model builders compute many small matrix products: BLAS threads
+    # waiting for a busy core make them many times slower (set the variables to override)
+    for var in BLAS_THREADS:
+        os.environ.setdefault(var, "1")
     args = build_parser().parse_args(argv)
 
     def body() -> int:

@@ -152,10 +152,13 @@ def _random_inputs(program) -> dict:
     return random_arrays({io.name: (io.shape, DTYPES[io.dtype]) for io in program.inputs})
 
 
-def _onnx_golden(proto) -> Callable[[dict], dict]:
+def _onnx_golden(make_proto: Callable[[], object]) -> Callable[[dict], dict]:
+    """onnxruntime's outputs by name (the model is made only if --check asks for them)."""
+
     def golden(inputs: dict) -> dict:
         from stc_mlir.compare import onnxruntime_outputs
 
+        proto = make_proto()
         outputs = onnxruntime_outputs(proto, inputs)
         if outputs is None:
             raise UserError("--check needs onnxruntime: pip install onnxruntime")
@@ -204,7 +207,7 @@ def _builtin_job(args, name: str) -> Job:
     module = pipeline.run(module)
     title = (f"{name} batch {batch}" + "".join(f" {k}={v}" for k, v in options.items())
              + f", {_schedule_name(pipeline.schedule)}")
-    return Job(title, _program(args, module), models.example_inputs(name, proto), _onnx_golden(proto),
+    return Job(title, _program(args, module), models.example_inputs(name, proto), _onnx_golden(lambda: proto),
                "onnxruntime")
 
 
@@ -224,7 +227,8 @@ def _onnx_job(args, path: str) -> Job:
     module = pipeline.run(module)
     program = _program(args, module)
     title = f"{path}, {_schedule_name(pipeline.schedule)}"
-    return Job(title, program, _random_inputs(program), _onnx_golden(model.onnx_model(args.batch)), "onnxruntime")
+    return Job(title, program, _random_inputs(program), _onnx_golden(lambda: model.onnx_model(args.batch)),
+               "onnxruntime")
 
 
 def _mlir_job(args, path: str) -> Job:

@@ -1,0 +1,124 @@
+"""End to end on the built-in models: compile, emulate, compare with onnxruntime.
+
+    python bench/end_to_end.py [--size small|full] [--models resnet50,deepfm] [--json out.json]
+
+For each model, with the default schedule and (at its batch) the built-in manual schedule:
+compile wall time (import + pipeline), emulation wall time next to onnxruntime's on the same
+batch in the same run (so the ratio means something on a noisy machine), emulated cycles
+against the roofline, DDR bytes against the minimum, peak L1 / LLB, MAC utilisation, and
+the cosine similarity with onnxruntime (worst output). BLAS runs single-threaded (export
+OPENBLAS_NUM_THREADS to change it); onnxruntime uses its own thread pool.
+
+`--size small` (default) shrinks images, sequences and layers so the whole run takes
+minutes; `--size full` is the seeds' configurations (ResNet-50 224 x 224 at batch 16,
+BERT-base seq 128 at batch 8, DeepFM at batch 2560).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+# single-threaded BLAS, as in stc-run: set before numpy loads (export the variables to override)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+from stc_mlir import compare, models  # noqa: E402
+from stc_mlir.emulator import program_from_module, run  # noqa: E402
+from stc_mlir.frontend import import_onnx  # noqa: E402
+from stc_mlir.pipeline import Pipeline, schedule_batch  # noqa: E402
+from stc_mlir.schedules import SCHEDULES  # noqa: E402
+
+CONFIGS = {
+    # name: (batch, small options, full options); the batch is the manual schedule's
+    "resnet50": (16, {"image_size": 32}, {}),
+    "bert-base": (8, {"seq_len": 32, "num_layers": 2}, {}),
+    "deepfm": (2560, {}, {}),
+    "mobilenetv2": (16, {"image_size": 32}, {}),
+}
+
+
+def onnxruntime_seconds(proto, inputs, repeat: int = 3) -> float:
+    """Median wall time of one onnxruntime run (session made and warmed up first)."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    feeds = {i.name: np.asarray(inputs[i.name]) for i in session.get_inputs()}
+    session.run(None, feeds)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        session.run(None, feeds)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(name: str, proto, inputs, golden, schedule) -> dict:
+    start = time.perf_counter()
+    module = Pipeline(schedule).run(import_onnx(proto))
+    program = program_from_module(module)
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    outputs, report = run(program, inputs)
+    emulate_s = time.perf_counter() - start
+    d = report.as_dict()
+    by_name = dict(zip((o.name for o in proto.graph.output), golden))
+    return {
+        "model": name, "schedule": "default" if schedule is None else schedule.__name__,
+        "compile_s": compile_s, "emulate_s": emulate_s,
+        "cosine": min(compare.cosine(by_name[k], v) for k, v in outputs.items()),
+        **{k: d[k] for k in ("cycles", "roofline_cycles", "roofline_ratio", "ddr_bytes", "min_ddr_bytes",
+                             "peak_l1_bytes", "peak_llb_bytes", "mac_utilization")},
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", choices=("small", "full"), default="small")
+    p.add_argument("--models", default=",".join(CONFIGS))
+    p.add_argument("--json", help="also write the rows as JSON")
+    args = p.parse_args()
+    rows = []
+    header = (f"{'model':12} {'schedule':18} {'batch':>5} {'compile s':>9} {'emulate s':>9} {'ort s':>7} "
+              f"{'emu/ort':>8} {'cycles':>13} {'roofline':>12} {'ratio':>6} {'DDR B':>13} {'min DDR B':>12} "
+              f"{'peak L1':>10} {'peak LLB':>10} {'MAC %':>6} {'cosine':>9}")
+    print(header)
+    for name in args.models.split(","):
+        if name not in CONFIGS:
+            sys.exit(f"unknown model '{name}'; models: {', '.join(CONFIGS)}")
+        batch, small, full = CONFIGS[name]
+        options = small if args.size == "small" else full
+        proto = models.build(name, batch=batch, **options)
+        inputs = models.example_inputs(name, proto)
+        golden = compare.onnxruntime_outputs(proto, inputs)
+        ort_s = onnxruntime_seconds(proto, inputs)
+        manual = SCHEDULES.get(name)
+        schedules = [None] + ([manual] if manual is not None and schedule_batch(manual) == batch else [])
+        for schedule in schedules:
+            label = "default" if schedule is None else schedule.__name__
+            try:
+                row = {**measure(name, proto, inputs, golden, schedule), "batch": batch, "ort_s": ort_s,
+                       "options": options}
+            except Exception as e:  # a model the compiler cannot take yet: say why, go on
+                rows.append({"model": name, "schedule": label, "batch": batch, "error": f"{type(e).__name__}: {e}"})
+                print(f"{name:12} {label:18} {batch:5} FAILED {type(e).__name__}: {str(e)[:160]}", flush=True)
+                continue
+            rows.append(row)
+            print(f"{name:12} {row['schedule']:18} {batch:5} {row['compile_s']:9.2f} {row['emulate_s']:9.2f} "
+                  f"{ort_s:7.3f} {row['emulate_s'] / ort_s:8.0f} {row['cycles']:13,} {row['roofline_cycles']:12,} "
+                  f"{row['roofline_ratio']:6.2f} {row['ddr_bytes']:13,} {row['min_ddr_bytes']:12,} "
+                  f"{row['peak_l1_bytes']:10,} {row['peak_llb_bytes']:10,} {100 * row['mac_utilization']:6.1f} "
+                  f"{row['cosine']:9.6f}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

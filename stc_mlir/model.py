@@ -4,7 +4,7 @@
     model.get_input_info()                            # {"data": {"shape": [1, 3, 224, 224], "dtype": "float16"}}
     model.set_input_shape({"data": [16, 3, 224, 224]})
     path = model.compile("resnet50.stcobj", schedule=resnet50_schedule, batch=16)
-    outputs = Executor.load_from_stcobj(path).set_input(...)
+    executor = Executor.load_from_stcobj(path)        # stc_mlir.executor
 
 `compile(output_file=None, schedule=None, **config)` runs `stc_mlir.pipeline` and writes
 the `.stcobj`. Config keys (TensorTurbo's `tb.` prefix is accepted and ignored):

@@ -78,10 +78,7 @@ class Simulator:
             self.report.hazards.append(hazard.as_dict())
             hazard.report = self.report
             raise hazard from None
-        self.report.min_ddr_bytes = sum(len(b.init) for b in program.buffers.values()
-                                        if b.init is not None) + sum(
-            math.prod(io.shape) * DTYPES[io.dtype].itemsize
-            for io in program.inputs + program.outputs)
+        self.report.min_ddr_bytes = _min_ddr_bytes(program)
         self.tracker = HazardTracker(target.cores, program.where)
         self.tasks = self._prepare()
         self.memories = self._make_memories()
@@ -362,6 +359,8 @@ class Simulator:
                 if mem.code is not None:
                     check(mem, fp, task.tid, task.core, task.index)
                 views[slot] = mem.view(fp.base, tile)
+                if (cmd.op, slot) == ("gather", "data"):  # only the selected rows move
+                    tile = cmd.tiles["output"]
                 count[mem.level] += tile.numel * tile.itemsize
         try:
             execute(cmd, ins, outs)
@@ -423,6 +422,25 @@ class Simulator:
         assert first is not None
         raise HazardError("deadlock", f"no command can start after cycle {self.report.cycles}: "
                           + "; ".join(lines), first.core, first.index)
+
+
+def _min_ddr_bytes(program: Program) -> int:
+    """Weights + inputs + outputs once; a table only gathered from counts at most the rows
+    the gathers pick (an embedding table is mostly never read)."""
+    gathered: Counter[str] = Counter()
+    other: set[str] = set()
+    for _, _, cmd in program.commands():
+        for slot, tile in cmd.tiles.items():
+            if (cmd.op, slot) == ("gather", "data"):
+                out = cmd.tiles["output"]
+                gathered[tile.buffer] += out.numel * out.itemsize
+            else:
+                other.add(tile.buffer)
+    weights = sum(len(b.init) if b.name in other or b.name not in gathered
+                  else min(len(b.init), gathered[b.name])
+                  for b in program.buffers.values() if b.init is not None)
+    return weights + sum(math.prod(io.shape) * DTYPES[io.dtype].itemsize
+                         for io in program.inputs + program.outputs)
 
 
 def run(

@@ -80,6 +80,10 @@ class ConvRule(Rule):
         self.oc = min(self.o, 32)
         kc = budget // (2 * self.oc * window)
         kc = kc // 16 * 16 if kc >= 16 else kc
+        if kc:  # equal chunks: no small last chunk holding a slot for little work
+            parts = -(-self.cg // kc)
+            even = -(-self.cg // parts)
+            kc = min(kc, -(-even // 16) * 16) if kc >= 16 else even
         if kc == 0:
             raise LoweringError(f"one input channel of {self.oc} output channels needs "
                                 f"{2 * self.oc * window:,} bytes of weight buffer, {budget:,} are free")

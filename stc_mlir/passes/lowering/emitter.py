@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from stc_mlir.isa.program import (
-    LOCAL_SPACES, OPS, Buffer, Command, IOSpec, Program, Semaphore, Tile,
+    DTYPES, LOCAL_SPACES, OPS, Buffer, Command, IOSpec, Program, Semaphore, Tile,
 )
 from stc_mlir.target import Target
 
@@ -46,7 +46,11 @@ class Ref:
 
     def access(self, write: bool) -> Access:
         t = self.tile
-        return Access(t.buffer, t.offset, t.offset + t.span, write, self.frame, self.box)
+        last = 0
+        for d, st in zip(t.shape, t.strides):
+            last += (d - 1) * st
+        end = t.offset + (last + 1) * DTYPES[t.dtype].itemsize
+        return Access(t.buffer, t.offset, end, write, self.frame, self.box)
 
 
 @dataclass
@@ -171,16 +175,12 @@ class Emitter:
             for core, stream in sorted(self.cmds.items())
         }
         last = self.phase
+        io = {x.buffer for x in prog.inputs + prog.outputs}
+        prog.buffers = {n: b for n, b in prog.buffers.items()  # drop buffers nothing used
+                        if n in self.live or n in io}
         live = {}
         for name in prog.buffers:
-            if name in self.pinned:
-                live[name] = (0, last)
-            elif name in self.live:
-                live[name] = tuple(self.live[name])
-            else:
-                live[name] = (self.phase, self.phase)
-        for io in prog.outputs:
-            live[io.buffer] = (0, last)
+            live[name] = (0, last) if name in self.pinned else tuple(self.live[name])
         return Lowered(prog, live, list(self.phase_items), set(self.pinned))
 
 

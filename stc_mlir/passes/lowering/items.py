@@ -52,7 +52,7 @@ from .movement import (
 from .placement import (
     Frame, IndexMap, LoweringError, Piece, Placement, split_box, transfer, whole,
 )
-from .stage import Operand, Output, Rule, run_op
+from .stage import Job, Operand, Output, Rule, run_stage
 from .values import constant, dtype_of, shape_of
 from .vector import (
     BINARY, UNARY, BinaryRule, CastRule, LayerNormRule, ReduceRule, SoftmaxRule, UnaryRule,
@@ -103,7 +103,7 @@ def make_rule(op: Operation, out: SSAValue) -> Rule:
         g.SumOp: "run graph-canonicalize first (it becomes adds)",
     }
     hint = hints.get(t, "the npu lowering has no rule for it")
-    raise LoweringError(f"{op.name} is not supported: {hint}")
+    raise LoweringError(f"{op_label(op)} is not supported: {hint}")
 
 
 def op_label(op: Operation) -> str:
@@ -382,9 +382,10 @@ class _Plan:
     owned: dict[SSAValue, list[tuple[int, Box]]] = field(default_factory=dict)
     root: dict[SSAValue, SSAValue] = field(default_factory=dict)  # value -> buffer owner
     frames: dict[SSAValue, dict[int, Box]] = field(default_factory=dict)  # root -> core -> box
-    staged: dict[SSAValue, dict[int, Box]] = field(default_factory=dict)  # arg -> core -> box
-    in_place: dict[SSAValue, dict[int, bool]] = field(default_factory=dict)  # arg on core
+    staged: dict[SSAValue, dict[int, Box]] = field(default_factory=dict)  # value -> core -> box
     last: dict[SSAValue, int] = field(default_factory=dict)  # value -> last op index using it
+    first: dict[SSAValue, int] = field(default_factory=dict)  # value -> first op index using it
+    spans: dict[SSAValue, tuple[int, int]] | None = None  # root -> ops its buffer is live over
 
 
 class GroupLowering:
@@ -399,6 +400,7 @@ class GroupLowering:
         t = fl.t
         self.l1 = int(t.memory["l1"].size * (1 - MARGIN))
         self.wb = int(t.memory["wb"].size * (1 - MARGIN))
+        self._live_cache: dict[tuple[int, int, int], int] = {}
 
     def carries(self, v: SSAValue) -> bool:
         return (not constant(v) and self.ctx.batch is not None
@@ -414,6 +416,8 @@ class GroupLowering:
         try:
             return make_rule(op, out)
         except LoweringError as err:
+            if str(err).startswith(self.where(op)):
+                raise
             raise LoweringError(f"{self.where(op)}: {err}") from None
 
     def run(self) -> None:
@@ -444,9 +448,16 @@ class GroupLowering:
         for k, o in enumerate(ops):
             for v in o.operands:
                 p.last[v] = k
+                p.first.setdefault(v, k)
         p.last[self.output] = len(ops)
         for o in ops:
             for r in o.results:
+                if isinstance(o, VIEW_OPS) and o.operands[0] in self.env:
+                    view = self._map_view(self.env[o.operands[0]], r)
+                    if view is None:
+                        return None  # an input's pieces the reshape cannot follow: stream
+                    self.env[r] = view
+                    continue
                 if isinstance(o, VIEW_OPS):
                     src = o.operands[0]
                     mapped = self._view_boxes(p, src, r)
@@ -497,20 +508,25 @@ class GroupLowering:
                     if bx.numel(grown) <= 1.5 * bx.numel(box):
                         frame = grown
                 p.frames[root][core] = frame
-        for arg in self.op.body.block.args:
-            if arg not in needs:
-                continue
-            placement = self.env[arg]
-            p.staged[arg] = {}
-            p.in_place[arg] = {}
-            for core, regions in needs[arg].items():
-                piece = placement.on(core)
+        for v, per_core in needs.items():  # what a core reads beyond its frame is staged
+            for core, regions in per_core.items():
+                frame = self._frame_box(p, v, core)
                 hull = bx.hull(regions)
-                if piece is not None and bx.contains(piece.frame.box, hull):
-                    p.in_place[arg][core] = True
-                else:
-                    p.staged[arg][core] = hull
+                if frame is None or not bx.contains(frame, hull):
+                    p.staged.setdefault(v, {})[core] = hull
         return p if self._fits(p) else None
+
+    def _frame_box(self, p: _Plan, v: SSAValue, core: int) -> Box | None:
+        """The box of `v` the frame on `core` holds, if `v` has a piece there."""
+        if v in self.env:
+            piece = self.env[v].on(core)
+            return piece.frame.box if piece is not None else None
+        root = p.root[v]
+        frame = p.frames[root].get(core)
+        if frame is None or shape_of(root) == shape_of(v):
+            return frame
+        owned = dict(p.owned[v]).get(core)
+        return bx.reshape_box(frame, shape_of(root), shape_of(v)) or owned
 
     def _distribution(self, p: _Plan, rule: Rule, r: SSAValue) -> list[tuple[int, Box]]:
         if rule.follows:
@@ -537,8 +553,24 @@ class GroupLowering:
         allowed = set(rule.split_axes)
         return all(box[a] == full[a] or a in allowed for _, box in owned for a in range(len(full)))
 
+    @staticmethod
+    def _map_view(p: Placement, r: SSAValue) -> Placement | None:
+        """`p` seen with `r`'s shape, if every piece (and its frame) maps."""
+        frame = p.whole
+        if frame is not None and frame.box == bx.full(p.shape):
+            return whole(frame.buffer, shape_of(r), dtype_of(r), frame.offset)
+        pieces = []
+        for piece in p.pieces:
+            owned = bx.reshape_box(piece.owned, p.shape, shape_of(r))
+            fbox = bx.reshape_box(piece.frame.box, p.shape, shape_of(r))
+            if owned is None or fbox is None:
+                return None
+            pieces.append(Piece(piece.core, owned, Frame(piece.frame.buffer, piece.frame.offset,
+                                                         fbox, dtype_of(r))))
+        return Placement(shape_of(r), dtype_of(r), pieces)
+
     def _view_boxes(self, p: _Plan, src: SSAValue, r: SSAValue) -> list[tuple[int, Box]] | None:
-        owned = p.owned.get(src) or self._arg_owned(src)
+        owned = p.owned.get(src)
         if owned is None:
             return None
         out = []
@@ -552,29 +584,48 @@ class GroupLowering:
     def _frame_bytes(self, v: SSAValue, box: Box) -> int:
         return align(bx.numel(box) * DTYPES[dtype_of(v)].itemsize)
 
-    def _fits(self, p: _Plan) -> bool:
+    def _live(self, p: _Plan, core: int, k: int) -> int:
+        """L1 bytes on `core` the plan keeps while op `k` runs (with earlier items' results
+        still needed)."""
+        key = (id(p), core, k)
+        if key not in self._live_cache:
+            self._live_cache[key] = self._count_live(p, core, k)
+        return self._live_cache[key]
+
+    def _count_live(self, p: _Plan, core: int, k: int) -> int:
         ops = self.body
-        args = set(self.op.body.block.args)
-        for core in self.ctx.cores:
-            resident = self.fl.resident_l1(self.ctx.index, core)
-            for k, o in enumerate(ops):
-                live = 0
-                for root, frames in p.frames.items():
-                    if core not in frames:
-                        continue
-                    members = [v for v in p.root if p.root[v] is root]
-                    start = min(ops.index(v.owner) for v in members)
-                    end = max(p.last.get(v, -1) for v in members)
-                    if start <= k <= max(end, start):
-                        live += self._frame_bytes(root, frames[core])
-                for arg, boxes in p.staged.items():
-                    if core in boxes and k <= p.last.get(arg, -1):
-                        live += self._frame_bytes(arg, boxes[core])
-                if o is ops[-1] and self.scope != s.NPUMemScope.L1:
-                    live += 2 * 64 * 1024  # the ring slots storing the result
-                if resident + live > self.l1:
-                    return False
-        return True
+        if p.spans is None:  # root -> (first op, last op) its buffer is live over
+            p.spans = {}
+            for v in p.root:
+                root = p.root[v]
+                lo, hi = p.spans.get(root, (len(ops), -1))
+                start = ops.index(v.owner)
+                p.spans[root] = (min(lo, start), max(hi, p.last.get(v, -1), start))
+        inputs = {v: arg for arg, v in zip(self.op.body.block.args, self.op.inputs)
+                  if self.fl.last_use.get(v) == self.ctx.index}
+        live = self.fl.resident_l1(self.ctx.index, core, set(inputs))
+        seen = set()
+        for v, arg in inputs.items():  # inputs in L1 that die in this group: until their last use
+            piece = self.env[arg].on(core)
+            if piece is not None and k <= p.last.get(arg, -1) and piece.frame.buffer not in seen:
+                seen.add(piece.frame.buffer)
+                live += self.em.program.buffers[piece.frame.buffer].size
+        for root, frames in p.frames.items():
+            if core not in frames:
+                continue
+            start, end = p.spans[root]
+            if start <= k <= end:
+                live += self._frame_bytes(root, frames[core])
+        for v, boxes in p.staged.items():
+            if core in boxes and p.first.get(v, 0) <= k <= p.last.get(v, -1):
+                live += self._frame_bytes(v, boxes[core])
+        return live
+
+    def _fits(self, p: _Plan) -> bool:
+        ring = 2 * 64 * 1024 if self.scope != s.NPUMemScope.L1 else 0  # slots storing the result
+        last = len(self.body) - 1
+        return all(self._live(p, core, k) + (ring if k == last else 0) <= self.l1
+                   for core in self.ctx.cores for k in range(len(self.body)))
 
     # --- resident mode
 
@@ -589,6 +640,8 @@ class GroupLowering:
         out_dest = fl.result_placement(self.op.output, self.scope, f"g{self.ctx.index}_out")
         used_inside = any(self.output in o.operands for o in ops)
         for k, o in enumerate(ops):
+            if isinstance(o, VIEW_OPS) and o.results[0] in self.env:
+                continue  # a view of an input: placed by the plan
             if k:
                 self.em.barrier(self.ctx.label)
             for r in o.results:
@@ -622,6 +675,7 @@ class GroupLowering:
                 rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
                 rule.configure(self.wb)
                 final = r is self.output and out_dest is not None
+                jobs = []
                 for core, box in p.owned[r]:
                     operands = []
                     for v in rule.operands:
@@ -656,31 +710,19 @@ class GroupLowering:
                     else:
                         output = Output(frame=dest_piece.frame,
                                         also=out_dest if final else None)
-                    free = self.l1 - self._live_l1(core, k, p, buffers, staged)
-                    min_tiles = 4 if any(op.frame is None or op.frame.buffer.startswith(
-                        f"g{self.ctx.index}_in") for op in operands) or output.dest else 1
-                    run_op(self.em, rule, core, box, operands, output, free, self.wb,
-                           min_tiles, f"g{self.ctx.index}_{k}_c{core}",
-                           f"{self.where(o)}")
+                    jobs.append(Job(core, box, operands, output, self.l1 - self._live(p, core, k)))
+                if jobs:
+                    streams = any(op.frame is None or op.frame.buffer.startswith(
+                        f"g{self.ctx.index}_in") for job in jobs for op in job.operands)
+                    min_tiles = 4 if streams or any(j.output.dest for j in jobs) else 1
+                    run_stage(self.em, rule, jobs, self.wb, min_tiles, f"g{self.ctx.index}_{k}",
+                              self.where(o))
         if out_dest is not None:
             self.env[self.output] = out_dest
 
     def _store(self, core, r, box, piece, dest) -> None:
         src = Placement(shape_of(r), dtype_of(r), [piece])
         transfer(self.em, src, dest.whole, box, core)
-
-    def _live_l1(self, core: int, k: int, p: _Plan, buffers, staged) -> int:
-        total = self.fl.resident_l1(self.ctx.index, core)
-        for (root, c), name in buffers.items():
-            if c == core:
-                total += self.em.program.buffers[name].size
-        for (arg, c), (frame, _) in staged.items():
-            if c == core:
-                total += self.em.program.buffers[frame.buffer].size
-        for arg, boxes in p.staged.items():
-            if core in boxes and (arg, core) not in staged:
-                total += self._frame_bytes(arg, boxes[core])
-        return total
 
     # --- streamed mode
 
@@ -705,6 +747,7 @@ class GroupLowering:
                 self.env[r] = dest
                 wb_free = self.wb
                 rule.configure(wb_free)
+                jobs = []
                 for core, box in distribute(shape_of(r), self.ctx, rule.split_axes, self.carries(r)):
                     piece = dest.on(core)
                     if rule.movement:
@@ -725,8 +768,8 @@ class GroupLowering:
                     output = Output(frame=piece.frame) if piece is not None else Output(dest=dest)
                     free = self.l1 - self.fl.resident_l1(self.ctx.index, core) - (
                         self.em.program.buffers[piece.frame.buffer].size if piece else 0)
-                    run_op(em, rule, core, box, operands, output, free, wb_free, 4,
-                           f"g{self.ctx.index}_{k}_c{core}", self.where(o))
+                    jobs.append(Job(core, box, operands, output, free))
+                run_stage(em, rule, jobs, wb_free, 4, f"g{self.ctx.index}_{k}", self.where(o))
 
     def _scratch(self, r: SSAValue, k: int) -> Placement:
         nbytes = align(math.prod(shape_of(r)) * DTYPES[dtype_of(r)].itemsize)
@@ -736,19 +779,9 @@ class GroupLowering:
 
     def _view(self, src: SSAValue, r: SSAValue, k: int) -> Placement:
         p = self.value(src)
-        frame = p.whole
-        if frame is not None and frame.box == bx.full(p.shape):
-            return whole(frame.buffer, shape_of(r), dtype_of(r), frame.offset)
-        pieces = []
-        for piece in p.pieces:
-            owned = bx.reshape_box(piece.owned, p.shape, shape_of(r))
-            fbox = bx.reshape_box(piece.frame.box, p.shape, shape_of(r))
-            if owned is None or fbox is None:
-                break
-            pieces.append(Piece(piece.core, owned, Frame(piece.frame.buffer, piece.frame.offset,
-                                                         fbox, dtype_of(r))))
-        else:
-            return Placement(shape_of(r), dtype_of(r), pieces)
+        view = self._map_view(p, r)
+        if view is not None:
+            return view
         # the pieces do not map: through a scratch copy in DDR/LLB
         scratch = self._scratch(src, k)
         for core, box in split_box(bx.full(p.shape), self.ctx.cores, range(len(p.shape))):

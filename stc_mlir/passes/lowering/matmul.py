@@ -53,6 +53,10 @@ class MatmulRule(Rule):
         self.nc = min(self.n, 32)
         kc = wb_budget // (2 * batch * self.nc * 2)
         kc = kc // 16 * 16 if kc >= 16 else kc
+        if kc:  # equal chunks: no small last chunk holding a slot for little work
+            parts = -(-self.k // kc)
+            even = -(-self.k // parts)
+            kc = min(kc, -(-even // 16) * 16) if kc >= 16 else even
         if kc == 0:
             raise LoweringError(f"one row of {self.nc} columns of its right operand does not fit "
                                 f"the {wb_budget:,}-byte weight buffer twice")

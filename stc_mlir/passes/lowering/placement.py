@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stc_mlir.isa.program import DTYPES, LOCAL_SPACES, MAX_RANK, Tile, contiguous_strides
 from xdsl.utils.exceptions import PassFailedException
@@ -46,14 +46,14 @@ class Frame:
     offset: int
     box: Box
     dtype: str
+    strides: tuple[int, ...] = field(init=False, compare=False, repr=False)  # elements
+    itemsize: int = field(init=False, compare=False, repr=False)
+    key: tuple = field(init=False, compare=False, repr=False)  # identifies it for `Sync`
 
-    @functools.cached_property
-    def strides(self) -> tuple[int, ...]:
-        return contiguous_strides(bx.shape(self.box))
-
-    @property
-    def itemsize(self) -> int:
-        return DTYPES[self.dtype].itemsize
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "strides", _strides(bx.shape(self.box)))
+        object.__setattr__(self, "itemsize", DTYPES[self.dtype].itemsize)
+        object.__setattr__(self, "key", (self.buffer, self.offset, self.box))
 
     @property
     def nbytes(self) -> int:
@@ -70,7 +70,12 @@ class Frame:
             raise LoweringError(f"a {len(region)}-D tile does not fit the 4-D tiles of the npu")
         off = self.offset + self.element_offset([lo for lo, _ in region]) * self.itemsize
         return Ref(Tile(self.buffer, off, bx.shape(region), self.strides, self.dtype),
-                   (self.buffer, self.offset, self.box), region)
+                   self.key, region)
+
+
+@functools.lru_cache(maxsize=4096)
+def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return contiguous_strides(shape)
 
 
 def _collapse(shapes: list, strides: list) -> tuple[list, list]:
@@ -191,7 +196,7 @@ class IndexMap:
         for m in self.dims:
             strides.append(0 if m is None or m[1] == 0 else frame.strides[m[0]] * m[1])
         return Ref(Tile(frame.buffer, base, bx.shape(out), tuple(strides), frame.dtype),
-                   (frame.buffer, frame.offset, frame.box), inb)
+                   frame.key, inb)
 
 
 # ----------------------------------------------------------------------------- transfers
@@ -259,7 +264,7 @@ def _wide_ref(frame: Frame, region: Box) -> Ref:
     """A tile of more than 4 dims (only for DMAs, which collapse them)."""
     off = frame.offset + frame.element_offset([lo for lo, _ in region]) * frame.itemsize
     return Ref(Tile(frame.buffer, off, bx.shape(region), frame.strides, frame.dtype),
-               (frame.buffer, frame.offset, frame.box), region)
+               frame.key, region)
 
 
 # ----------------------------------------------------------------------------- core splits

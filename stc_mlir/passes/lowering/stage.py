@@ -54,6 +54,7 @@ class Work:
 
     out: Box
     steps: list[list[Box | None]]
+    chunk: int = 0  # which weight chunk of its tile (rule.chunks)
 
 
 class Rule:
@@ -147,7 +148,9 @@ class RingSource:
         i = self.order[0]
         self.held[i] = region
         frame = Frame(self.buffers[i], 0, region, self.value.dtype)
-        transfer(self.em, self.value, frame, region, self.core)
+        pool = getattr(self, "pool", None)
+        src = pool.source(self.core, region) if pool is not None else self.value
+        transfer(self.em, src, frame, region, self.core)
         self._use(i)
         return frame
 
@@ -248,7 +251,7 @@ def tilings(rule: Rule, box: Box) -> Iterator[list[Work]]:
             if axis is not None:
                 outs = [bx.with_dim(o, axis, r) for o in outs
                         for r in bx.chunks(o[axis][0], o[axis][1], size)]
-            yield [Work(c, rule.steps(c)) for o in outs for c in rule.chunks(o)]
+            yield [Work(c, rule.steps(c), j) for o in outs for j, c in enumerate(rule.chunks(o))]
         if axis is not None:
             fixed.append(axis)
 
@@ -276,64 +279,169 @@ def _memory(rule: Rule, works: list[Work], operands: list[Operand], ring_out: bo
     return l1, wb
 
 
-def run_op(em: Emitter, rule: Rule, core: int, box: Box, operands: list[Operand],
-           output: Output, l1_free: int, wb_free: int, min_tiles: int, hint: str,
-           where: str) -> None:
-    """Compute `box` of `rule`'s op on `core`: operands with a `frame` are read from it
-    (filled as needed), the others through rings. Raises LoweringError when no tiling
-    fits the free L1 and weight buffer."""
-    out_shape, out_dtype = shape_of(rule.out), dtype_of(rule.out)
+@dataclass
+class Job:
+    """One core's share of a stage: its output box, operands, output and free L1."""
+
+    core: int
+    box: Box
+    operands: list[Operand]
+    output: Output
+    l1_free: int
+
+
+class WeightPool:
+    """The weight-buffer slots of one constant operand on every core of a stage. A core
+    that needs a region another core's slot holds pulls it over the NoC (from the nearest
+    holder) instead of reading DDR again, so each weight chunk leaves DDR about once."""
+
+    def __init__(self, em: Emitter, value: Placement, hint: str):
+        self.em, self.value, self.hint = em, value, hint
+        self.rings: dict[int, RingSource] = {}
+
+    def ring(self, core: int, slots: int, nbytes: int) -> RingSource:
+        ring = RingSource(self.em, core, self.value, "wb", slots, nbytes, f"{self.hint}_c{core}")
+        ring.pool = self  # type: ignore[attr-defined]
+        self.rings[core] = ring
+        return ring
+
+    def source(self, core: int, region: Box) -> Placement:
+        """Where `core` should copy `region` from: the core before it on the chain (a snake
+        through the NoC mesh, one hop per link) if that one holds it, else DDR. Every
+        weight chunk flows down the chain like a systolic pipeline: each core's inbound
+        engine moves it once, each link carries it once."""
+        chain = [c for c in _snake(self.em.target) if c in self.rings]
+        before = chain[chain.index(core) - 1] if chain.index(core) > 0 else None
+        ring = self.rings.get(before) if before is not None else None
+        if ring is not None:
+            for i, held in enumerate(ring.held):
+                if held is not None and bx.contains(held, region):
+                    frame = Frame(ring.buffers[i], 0, held, self.value.dtype)
+                    return Placement(self.value.shape, self.value.dtype,
+                                     [Piece(before, held, frame)])
+        return self.value
+
+
+def _snake(target) -> list[int]:
+    """The cores in boustrophedon order over the NoC mesh (neighbours one hop apart)."""
+    order = []
+    for r in range(target.noc_rows):
+        row = [r * target.noc_cols + c for c in range(target.noc_cols)]
+        order += row if r % 2 == 0 else row[::-1]
+    return [c for c in order if c < target.cores]
+
+
+def _tiling(rule: Rule, job: Job, wb_free: int, min_tiles: int, where: str) -> list[Work]:
+    out_dtype = dtype_of(rule.out)
     chosen = None
-    for works in tilings(rule, box):
-        l1, wb = _memory(rule, works, operands, output.frame is None, out_dtype)
-        if l1 <= l1_free and wb <= wb_free:
+    for works in tilings(rule, job.box):
+        l1, wb = _memory(rule, works, job.operands, job.output.frame is None, out_dtype)
+        if l1 <= job.l1_free and wb <= wb_free:
             small = max(_nbytes(w.out, out_dtype) for w in works) < MIN_TILE_BYTES
             if chosen is not None and small:
                 break  # more tiles would only make DMAs and commands smaller
             chosen = works
-            if len(works) >= min_tiles:
-                break
+            if len(works) >= min_tiles or _chunked(rule, works):
+                break  # more tiles would load the weight chunks again
         elif chosen is not None:
             break
     if chosen is None:
         raise LoweringError(
-            f"{where}: no tiling of its {'x'.join(map(str, bx.shape(box)))} output on core "
-            f"{core} fits the {l1_free:,} bytes of L1 and {wb_free:,} bytes of weight buffer "
-            "left")
-    works = chosen
-    sources: list[FrameSource | RingSource | None] = []
-    for i, op in enumerate(operands):
-        regions = [s[i] for w in works for s in w.steps if s[i] is not None]
-        if not regions:
-            sources.append(None)
-        elif op.frame is not None:
-            sources.append(FrameSource(em, core, op.value, op.frame, op.have))
-        else:
-            space = "wb" if i in rule.weight_slots else "l1"
+            f"{where}: no tiling of its {'x'.join(map(str, bx.shape(job.box)))} output on core "
+            f"{job.core} fits the {job.l1_free:,} bytes of L1 and {wb_free:,} bytes of weight "
+            "buffer left")
+    return _order(rule, chosen, job)
+
+
+def _chunked(rule: Rule, works: list[Work]) -> bool:
+    """Whether a tile's steps cycle through several weight regions (K chunks)."""
+    return any(len({tuple(st[i] for i in rule.weight_slots) for st in w.steps}) > 1
+               for w in works)
+
+
+def _order(rule: Rule, works: list[Work], job: Job) -> list[Work]:
+    """Weight chunk outermost when that moves fewer bytes than reloading the chunks for
+    every tile (always when the other operands are in L1 already)."""
+    chunks = sorted({w.chunk for w in works})
+    if len(chunks) <= 2:
+        return works
+    tiles = len(works) // len(chunks)
+    weights = streamed = 0
+    for i, op in enumerate(job.operands):
+        regions = {s[i] for w in works for s in w.steps if s[i] is not None}
+        size = sum(_nbytes(r, op.value.dtype) for r in regions)
+        if i in rule.weight_slots:
+            weights += size
+        elif op.frame is None:
+            streamed += size
+    if weights * (tiles - 1) > streamed * (len(chunks) - 1):
+        return sorted(works, key=lambda w: w.chunk)
+    return works
+
+
+def run_stage(em: Emitter, rule: Rule, jobs: list[Job], wb_free: int, min_tiles: int,
+              hint: str, where: str) -> None:
+    """Compute every job's box of `rule`'s op on its core: operands with a `frame` are read
+    from it (filled as needed), the others through rings; weights through a `WeightPool`
+    shared by the cores. The cores' tiles are emitted interleaved (tile i of every core,
+    then tile i + 1), so a weight chunk one core loaded is still there for the others.
+    Raises LoweringError when a core's share fits no tiling."""
+    out_shape, out_dtype = shape_of(rule.out), dtype_of(rule.out)
+    plans = [_tiling(rule, job, wb_free, min_tiles, where) for job in jobs]
+    pools = {i: WeightPool(em, jobs[0].operands[i].value, f"{hint}_{i}")
+             for i in rule.weight_slots if jobs}
+    states = []
+    rank = {c: i for i, c in enumerate(_snake(em.target))}
+    for job, works in sorted(zip(jobs, plans), key=lambda jw: rank.get(jw[0].core, 0)):
+        core = job.core
+        sources: list[FrameSource | RingSource | None] = []
+        for i, op in enumerate(job.operands):
+            regions = [s[i] for w in works for s in w.steps if s[i] is not None]
+            if not regions:
+                sources.append(None)
+                continue
             slots = 1 if all(r == regions[0] for r in regions) else 2
             size = max(_nbytes(r, op.value.dtype) for r in regions)
-            sources.append(RingSource(em, core, op.value, space, slots, size, f"{hint}_{i}"))
-    if output.frame is not None:
-        sink: FrameSink | RingSink = FrameSink(em, core, output.frame, output.also)
-    else:
-        assert output.dest is not None
-        sink = RingSink(em, core, output.dest,
-                        max(_nbytes(w.out, out_dtype) for w in works), hint)
-    acc_buffer = None
-    if any(rule.acc_dtype(w) for w in works):
-        acc_buffer = em.buffer(f"{hint}_acc", "l1", max(bx.numel(w.out) for w in works) * 4,
-                               core)
+            if op.frame is not None:
+                sources.append(FrameSource(em, core, op.value, op.frame, op.have))
+            elif i in pools:
+                sources.append(pools[i].ring(core, slots, size))
+            else:
+                sources.append(RingSource(em, core, op.value, "l1", slots, size,
+                                          f"{hint}_c{core}_{i}"))
+        if job.output.frame is not None:
+            sink: FrameSink | RingSink = FrameSink(em, core, job.output.frame, job.output.also)
+        else:
+            assert job.output.dest is not None
+            sink = RingSink(em, core, job.output.dest,
+                            max(_nbytes(w.out, out_dtype) for w in works), f"{hint}_c{core}")
+        acc = None
+        if any(rule.acc_dtype(w) for w in works):
+            acc = em.buffer(f"{hint}_c{core}_acc", "l1",
+                            max(bx.numel(w.out) for w in works) * 4, core)
+        states.append((job, works, sources, sink, acc))
     value = Placement(out_shape, out_dtype, [])
-    for work in works:
-        out_ref = sink.get(work.out)
-        acc_dtype = rule.acc_dtype(work)
-        acc = Frame(acc_buffer, 0, work.out, acc_dtype) if acc_dtype and acc_buffer else None
-        for k, regions in enumerate(work.steps):
-            frames = [src.get(r) if src is not None and r is not None else None
-                      for src, r in zip(sources, regions)]
-            rule.emit(em, core, work, k, frames, out_ref, acc)
-        sink.put(work.out, value)
+    n = len(states)
+    current: list[tuple[Ref, Frame | None] | None] = [None] * n
+    for i in range(max((len(w) for w in plans), default=0)):
+        steps = max(len(works[i].steps) for _, works, *_ in states if i < len(works))
+        for k in range(steps):  # step k of tile i on every core, then step k + 1
+            for c in range(n):  # in chain order: a core's weights come from the one before
+                job, works, sources, sink, acc_buffer = states[c]
+                if i >= len(works) or k >= len(works[i].steps):
+                    continue
+                work = works[i]
+                if k == 0:
+                    acc_dtype = rule.acc_dtype(work)
+                    current[c] = (sink.get(work.out), Frame(acc_buffer, 0, work.out, acc_dtype)
+                                  if acc_dtype and acc_buffer else None)
+                out_ref, acc = current[c]  # type: ignore[misc]
+                frames = [src.get(r) if src is not None and r is not None else None
+                          for src, r in zip(sources, work.steps[k])]
+                rule.emit(em, job.core, work, k, frames, out_ref, acc)
+                if k == len(work.steps) - 1:
+                    sink.put(work.out, value)
 
 
-__all__ = ["FrameSink", "FrameSource", "Operand", "Output", "RingSink", "RingSource", "Rule",
-           "Work", "project", "run_op", "store", "tilings"]
+__all__ = ["FrameSink", "FrameSource", "Job", "Operand", "Output", "RingSink", "RingSource",
+           "Rule", "WeightPool", "Work", "project", "run_stage", "store", "tilings"]

@@ -124,7 +124,7 @@ class Sync:
         clock = list(known)
         for a in accesses:
             log = self.log.setdefault(a.buffer, [])
-            if a.write:
+            if a.write and len(log) > 2:
                 log[:] = [r for r in log if not _covers(a, r.access)]
             log.append(_Record(a, thread, seq, clock, cmd))
 

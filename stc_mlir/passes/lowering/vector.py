@@ -42,7 +42,8 @@ class _Pointwise(Rule):
     def __init__(self, op: Operation, operands: Sequence[SSAValue], out: SSAValue):
         super().__init__(op, operands, out)
         rank = len(shape_of(out))
-        self.split_axes = self.tile_axes = tuple(range(rank))
+        # NCHW as convolutions and pools cut it (N, then H), so a chain keeps its pieces
+        self.split_axes = self.tile_axes = (0, 2, 1, 3) if rank == 4 else tuple(range(rank))
         self.weight_slots = frozenset(i for i, v in enumerate(operands) if constant(v))
 
     def steps(self, out: Box) -> list[list[Box | None]]:

@@ -84,14 +84,14 @@ def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None
                     break
                 offset = max(offset, -(-e // ALIGN) * ALIGN)
             if offset + b.size > capacity:
-                raise _overflow(b, capacity, done, (lo, hi), phases, by_memory, span)
+                raise _overflow(b, capacity, done, (lo, hi), phases)
             done.append((offset, offset + b.size, lo, hi))
             placed[b.name] = offset
     buffers = {n: replace(b, offset=placed[n]) for n, b in program.buffers.items()}
     return replace(program, buffers=buffers)
 
 
-def _overflow(b: Buffer, capacity: int, done, rng, phases, by_memory, span) -> AllocationError:
+def _overflow(b: Buffer, capacity: int, done, rng, phases) -> AllocationError:
     lo, hi = rng
     worst, used = lo, -1
     for p in range(lo, hi + 1):
@@ -104,15 +104,11 @@ def _overflow(b: Buffer, capacity: int, done, rng, phases, by_memory, span) -> A
         gap = max(gap, o - reach)
         reach = max(reach, e)
     gap = max(gap, capacity - reach)
-    where = _where(b)
-    others = [n for n in (x.name for x in by_memory[b.memory]) if n != b.name
-              and span[n][0] <= worst <= span[n][1]]
     live = _phase(phases, lo) if lo == hi else f"phases {lo}-{hi}"
     return AllocationError(
         f"npu-allocate: buffer @{b.name} ({_fmt(b.size)} bytes, live in {live}) does not fit "
-        f"the {_fmt(capacity)}-byte {where}: at {_phase(phases, worst)} {len(others)} other "
-        f"buffers take {_fmt(used)} bytes and the largest free gap is {_fmt(gap)} bytes",
-        b.name)
+        f"the {_fmt(capacity)}-byte {_where(b)}: at {_phase(phases, worst)} the buffers placed "
+        f"there take {_fmt(used)} bytes and the largest free gap is {_fmt(gap)} bytes", b.name)
 
 
 # ----------------------------------------------------------------------------- IR form

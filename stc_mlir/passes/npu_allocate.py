@@ -25,7 +25,6 @@ from xdsl.utils.exceptions import PassFailedException
 
 from stc_mlir import target as targets
 from stc_mlir.errors import StcError
-from stc_mlir.isa.check import describe_buffer
 from stc_mlir.isa.program import LOCAL_SPACES, Buffer, Program
 
 ALIGN = 64

@@ -123,16 +123,18 @@ def test_llb_scoped_intermediate_and_a_consumer_on_other_cores():
     assert {core for core, cmds in program.cores.items() if any(c.op == "unary" for c in cmds)} == set(range(8))
 
 
-def test_producer_and_consumer_on_different_cores_move_over_the_noc():
-    def body(b, x):
-        return b(g.TanhOp.make(b(g.ReluOp.make(x))))
-
-    module = function({"x": ((2, 16, 32, 32), F)}, body)
+def relu_then_tanh(relu_cores, tanh_cores):
+    """relu in L1 on `relu_cores`, then tanh (to DDR) on `tanh_cores`: the program."""
+    module = function({"x": ((2, 16, 32, 32), F)},
+                      lambda b, x: b(g.TanhOp.make(b(g.ReluOp.make(x)))))
     f = module.body.block.first_op
     relu, tanh = list(f.body.block.ops)[:2]
-    Schedule([ScheduleInfo(relu, L1, [[0, 1], [2, 3]]),
-              ScheduleInfo(tanh, DDR, [[4, 5], [6, 7]])])(module)
-    _, _, program = lower_and_run(module, {"x": f16(2, 16, 32, 32)})
+    Schedule([ScheduleInfo(relu, L1, relu_cores), ScheduleInfo(tanh, DDR, tanh_cores)])(module)
+    return lower_and_run(module, {"x": f16(2, 16, 32, 32)})[2]
+
+
+def test_producer_and_consumer_on_different_cores_move_over_the_noc():
+    program = relu_then_tanh([[0, 1], [2, 3]], [[4, 5], [6, 7]])
     moves = dmas(program, "l1", "l1", cross_core=True)
     assert moves
     for c in moves:  # pulled by the consumer's cores from the producer's
@@ -143,15 +145,7 @@ def test_producer_and_consumer_on_different_cores_move_over_the_noc():
 
 
 def test_same_core_bind_reads_the_producer_in_place():
-    def body(b, x):
-        return b(g.TanhOp.make(b(g.ReluOp.make(x))))
-
-    module = function({"x": ((2, 16, 32, 32), F)}, body)
-    f = module.body.block.first_op
-    relu, tanh = list(f.body.block.ops)[:2]
-    Schedule([ScheduleInfo(relu, L1, [[0, 1], [2, 3]]),
-              ScheduleInfo(tanh, DDR, [[0, 1], [2, 3]])])(module)
-    _, _, program = lower_and_run(module, {"x": f16(2, 16, 32, 32)})
+    program = relu_then_tanh([[0, 1], [2, 3]], [[0, 1], [2, 3]])
     assert not dmas(program, "l1", "l1")  # no move at all
 
 

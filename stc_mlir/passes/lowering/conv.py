@@ -24,7 +24,7 @@ from . import boxes as bx
 from .boxes import Box
 from .emitter import Emitter, Ref, align
 from .placement import LoweringError
-from .stage import Rule, Work
+from .stage import Rule, Work, weight_chunks
 from .values import shape_of
 
 
@@ -57,11 +57,8 @@ class ConvRule(Rule):
     def configure(self, wb_budget: int) -> None:
         budget = wb_budget - (align(self.o * 2) if self.has_bias else 0)
         window = self.kh * self.kw * 2
-        if self.o * self.cg * window <= budget:
-            self.oc, self.kc = self.o, self.cg
-            return
         per_o = self.cg * window
-        if self.groups > 1:  # whole groups per chunk
+        if self.groups > 1 and self.o * per_o > budget:  # whole groups per chunk
             groups = budget // (2 * per_o * self.og)
             step = self.og * max(1, 32 // self.og) if self.og < 32 else self.og
             oc = groups * self.og
@@ -73,21 +70,7 @@ class ConvRule(Rule):
                                     f"chunks, {budget:,} are free")
             self.oc, self.kc = oc, self.cg
             return
-        oc = budget // (2 * per_o) // 32 * 32
-        if oc >= 32:
-            self.oc, self.kc = oc, self.cg
-            return
-        self.oc = min(self.o, 32)
-        kc = budget // (2 * self.oc * window)
-        kc = kc // 16 * 16 if kc >= 16 else kc
-        if kc:  # equal chunks: no small last chunk holding a slot for little work
-            parts = -(-self.cg // kc)
-            even = -(-self.cg // parts)
-            kc = min(kc, -(-even // 16) * 16) if kc >= 16 else even
-        if kc == 0:
-            raise LoweringError(f"one input channel of {self.oc} output channels needs "
-                                f"{2 * self.oc * window:,} bytes of weight buffer, {budget:,} are free")
-        self.kc = kc
+        self.oc, self.kc = weight_chunks(self.o, self.cg, window, budget, "input channel")
 
     def chunks(self, box: Box) -> list[Box]:
         lo, hi = box[1]

@@ -38,16 +38,16 @@ from stc_mlir import reference
 from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.isa.program import DTYPES
-from stc_mlir.passes.schedule_verify import SPAN_ATTR, VIEW_OPS, analyse, describe, item_names
+from stc_mlir.passes.schedule_verify import SPAN_ATTR, VIEW_OPS, analyse, item_names
 from stc_mlir.target import Target
 
 from . import boxes as bx
 from .boxes import Box
 from .conv import ConvRule, PoolRule
-from .emitter import ALIGN, Emitter, Lowered, align
+from .emitter import Emitter, Lowered, align
 from .matmul import MatmulRule
 from .movement import (
-    ConcatRule, ExpandRule, GatherRule, MoveRule, SliceRule, SplitPartRule, TransposeRule,
+    ConcatRule, ExpandRule, GatherRule, SliceRule, SplitPartRule, TransposeRule,
 )
 from .placement import (
     Frame, IndexMap, LoweringError, Piece, Placement, split_box, transfer, whole,
@@ -63,46 +63,29 @@ MARGIN = 0.02
 fragmentation)."""
 
 
+RULES: dict[type[Operation], type[Rule]] = {
+    **dict.fromkeys(UNARY, UnaryRule), **dict.fromkeys(BINARY, BinaryRule),
+    g.CastOp: CastRule, g.Conv2DOp: ConvRule, g.MaxPoolOp: PoolRule, g.AvgPoolOp: PoolRule,
+    g.MatmulOp: MatmulRule, g.SoftmaxOp: SoftmaxRule, g.LayerNormOp: LayerNormRule,
+    **dict.fromkeys((g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.GlobalAvgPoolOp), ReduceRule),
+    g.TransposeOp: TransposeRule, g.SliceOp: SliceRule, g.ConcatOp: ConcatRule,
+    g.ExpandOp: ExpandRule, g.GatherOp: GatherRule,
+}
+
+
 def make_rule(op: Operation, out: SSAValue) -> Rule:
     """The rule lowering `op` (producing `out`); LoweringError if there is none."""
-    operands = list(op.operands)
-    t = type(op)
-    if t in UNARY:
-        return UnaryRule(op, operands, out)
-    if t in BINARY:
-        return BinaryRule(op, operands, out)
-    if isinstance(op, g.CastOp):
-        return CastRule(op, operands, out)
-    if isinstance(op, g.Conv2DOp):
-        return ConvRule(op, operands, out)
-    if isinstance(op, g.MaxPoolOp | g.AvgPoolOp):
-        return PoolRule(op, operands, out)
-    if isinstance(op, g.MatmulOp):
-        return MatmulRule(op, operands, out)
-    if isinstance(op, g.SoftmaxOp):
-        return SoftmaxRule(op, operands, out)
-    if isinstance(op, g.LayerNormOp):
-        return LayerNormRule(op, operands, out)
-    if isinstance(op, g.ReduceOp | g.GlobalAvgPoolOp):
-        return ReduceRule(op, operands, out)
-    if isinstance(op, g.TransposeOp):
-        return TransposeRule(op, operands, out)
-    if isinstance(op, g.SliceOp):
-        return SliceRule(op, operands, out)
     if isinstance(op, g.SplitOp):
-        return SplitPartRule(op, operands, out, list(op.results).index(out))
-    if isinstance(op, g.ConcatOp):
-        return ConcatRule(op, operands, out)
-    if isinstance(op, g.ExpandOp):
-        return ExpandRule(op, operands, out)
-    if isinstance(op, g.GatherOp):
-        return GatherRule(op, operands, out)
+        return SplitPartRule(op, list(op.operands), out, list(op.results).index(out))
+    rule = RULES.get(type(op))
+    if rule is not None:
+        return rule(op, list(op.operands), out)
     hints = {
         g.BatchNormOp: "run graph-canonicalize first to fold it into the convolution before it",
         g.GemmOp: "run graph-canonicalize first (it becomes matmul + add)",
         g.SumOp: "run graph-canonicalize first (it becomes adds)",
     }
-    hint = hints.get(t, "the npu lowering has no rule for it")
+    hint = hints.get(type(op), "the npu lowering has no rule for it")
     raise LoweringError(f"{op_label(op)} is not supported: {hint}")
 
 
@@ -367,7 +350,7 @@ def distribute(shape: Sequence[int], ctx: ItemCtx, axes: Sequence[int],
         if carries and len(parts) > 1:
             nb = shape[0] // len(parts)
             box = bx.with_dim(box, 0, (p * nb, (p + 1) * nb))
-        out += split_box(box, cores, [a for a in axes if not (a == 0 and False)])
+        out += split_box(box, cores, axes)
     return out
 
 

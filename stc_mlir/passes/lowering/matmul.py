@@ -19,7 +19,7 @@ from . import boxes as bx
 from .boxes import Box
 from .emitter import Emitter, Ref
 from .placement import LoweringError
-from .stage import Rule, Work, project
+from .stage import Rule, Work, project, weight_chunks
 from .values import constant, shape_of
 
 
@@ -41,26 +41,8 @@ class MatmulRule(Rule):
                 raise LoweringError(f"its constant left operand ({math.prod(self.a) * 2:,} "
                                     f"bytes) does not fit the {wb_budget:,}-byte weight buffer")
             return
-        batch = math.prod(self.b[:-2])
-        col = batch * self.k * 2  # bytes of one column of the right operand
-        if col * self.n <= wb_budget:
-            self.nc, self.kc = self.n, self.k
-            return
-        nc = wb_budget // (2 * col) // 32 * 32
-        if nc >= 32:
-            self.nc, self.kc = nc, self.k
-            return
-        self.nc = min(self.n, 32)
-        kc = wb_budget // (2 * batch * self.nc * 2)
-        kc = kc // 16 * 16 if kc >= 16 else kc
-        if kc:  # equal chunks: no small last chunk holding a slot for little work
-            parts = -(-self.k // kc)
-            even = -(-self.k // parts)
-            kc = min(kc, -(-even // 16) * 16) if kc >= 16 else even
-        if kc == 0:
-            raise LoweringError(f"one row of {self.nc} columns of its right operand does not fit "
-                                f"the {wb_budget:,}-byte weight buffer twice")
-        self.kc = kc
+        self.nc, self.kc = weight_chunks(self.n, self.k, math.prod(self.b[:-2]) * 2, wb_budget,
+                                         "row of the right operand")
 
     def chunks(self, box: Box) -> list[Box]:
         lo, hi = box[-1]

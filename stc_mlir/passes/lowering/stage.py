@@ -91,6 +91,26 @@ class Rule:
         return "f32" if len(work.steps) > 1 else None
 
 
+def weight_chunks(n: int, k: int, unit: int, budget: int, what: str) -> tuple[int, int]:
+    """Chunks (n_chunk, k_chunk) of an n (output channels / columns) x k (reduction)
+    weight of `unit` bytes per (n, k) pair for a weight-buffer `budget`: everything if it
+    fits; else two chunks of all of k in flight, n in multiples of the 32 N lanes; else
+    32 of n and k cut in equal chunks of a multiple of the 16 K lanes."""
+    if n * k * unit <= budget:
+        return n, k
+    nc = budget // (2 * k * unit) // 32 * 32
+    if nc >= 32:
+        return nc, k
+    nc = min(n, 32)
+    kc = budget // (2 * nc * unit)
+    if kc == 0:
+        raise LoweringError(f"one {what} of {nc} needs {2 * nc * unit:,} bytes of weight "
+                            f"buffer for two chunks, {budget:,} are free")
+    parts = -(-k // kc)
+    even = -(-k // parts)  # equal chunks: no small last one holding a slot for little work
+    return nc, min(kc // 16 * 16, -(-even // 16) * 16) if kc >= 16 else even
+
+
 def project(box: Box, shape: Sequence[int]) -> Box:
     """The region of an operand of `shape` that a box of the (broadcast) result reads:
     right-aligned dims, extent-1 dims broadcast."""

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from stc_mlir.dialects import graph as g
+from stc_mlir.dialects import schedule as s
 from stc_mlir.graph_schedule import (
-    Group, GroupOps, ListItems, NPUMemScope, Schedule, ScheduleInfo, SplitGroups,
+    FuseTargetOps, Group, GroupOps, ListItems, NPUMemScope, Schedule, ScheduleInfo, SplitGroups,
 )
 from stc_mlir.passes.lowering import LoweringError, lower
 
@@ -181,3 +182,20 @@ def test_unsupported_op_names_the_item_and_the_op():
     with pytest.raises(LoweringError, match=r"^@main: group 'matmul_0': graph.matmul: matmul of "
                                             r"a 1-D operand is not supported"):
         lower(module)
+
+
+def test_fused_group_inside_a_group_is_lowered_with_it():
+    def body(b, x):
+        return b(g.TanhOp.make(conv3x3(b, b(g.ReluOp.make(x)), 8, 8)))
+
+    module = function({"x": ((2, 8, 16, 16), F)}, body)
+    f = module.body.block.first_op
+    relu, _, _, conv, tanh = [o for o in f.body.block.ops][:5]
+    fused = Group([relu.results[0]], conv.results[0])
+    FuseTargetOps([fused])(module)
+    outer = Group([f.args[0]], f.body.block.last_op.operands[0])
+    GroupOps([outer])(module)
+    Schedule([ScheduleInfo(outer, DDR, [[0, 1], [2, 3]])])(module)
+    assert any(isinstance(o, s.GroupOp) and o.fused is not None for o in outer[0].body_ops())
+    _, _, program = lower_and_run(module, {"x": f16(2, 8, 16, 16)}, max_ulps=2)
+    assert {c.op for cmds in program.cores.values() for c in cmds} >= {"conv2d", "unary"}

@@ -73,13 +73,15 @@ RULES: dict[type[Operation], type[Rule]] = {
 }
 
 
-def make_rule(op: Operation, out: SSAValue) -> Rule:
-    """The rule lowering `op` (producing `out`); LoweringError if there is none."""
+def make_rule(op: Operation, out: SSAValue, operands: Sequence[SSAValue] | None = None) -> Rule:
+    """The rule lowering `op` (producing `out`, reading `operands`: by default the op's);
+    LoweringError if there is none."""
+    operands = list(op.operands if operands is None else operands)
     if isinstance(op, g.SplitOp):
-        return SplitPartRule(op, list(op.operands), out, list(op.results).index(out))
+        return SplitPartRule(op, operands, out, list(op.results).index(out))
     rule = RULES.get(type(op))
     if rule is not None:
-        return rule(op, list(op.operands), out)
+        return rule(op, operands, out)
     hints = {
         g.BatchNormOp: "run graph-canonicalize first to fold it into the convolution before it",
         g.GemmOp: "run graph-canonicalize first (it becomes matmul + add)",
@@ -374,16 +376,42 @@ class _Plan:
 class GroupLowering:
     def __init__(self, fl: FunctionLowering, op: s.GroupOp, ctx: ItemCtx):
         self.fl, self.em, self.op, self.ctx = fl, fl.em, op, ctx
-        self.body = [o for o in op.body_ops() if not isinstance(o, g.ConstantOp)]
+        self.alias: dict[SSAValue, SSAValue] = {}  # a fused group's arguments and result
+        self.body = self._flatten(op)
         self.env: dict[SSAValue, Placement] = {}
         for arg, v in zip(op.body.block.args, op.inputs):
             self.env[arg] = fl.value(v)
         self.scope = op.mem_scope.data  # type: ignore[union-attr]
-        self.output = op.yield_op.value
+        self.output = self.resolve(op.yield_op.value)
         t = fl.t
         self.l1 = int(t.memory["l1"].size * (1 - MARGIN))
         self.wb = int(t.memory["wb"].size * (1 - MARGIN))
         self._live_cache: dict[tuple[int, int, int], int] = {}
+
+    def _flatten(self, group: s.GroupOp) -> list[Operation]:
+        """The body's ops, a nested fused group's ops in its place (its intermediates stay
+        in L1 like any other of the group's)."""
+        ops = []
+        for o in group.body_ops():
+            if isinstance(o, g.ConstantOp):
+                continue
+            if isinstance(o, s.GroupOp):
+                for arg, v in zip(o.body.block.args, o.inputs):
+                    self.alias[arg] = self.resolve(v)
+                ops += self._flatten(o)
+                self.alias[o.output] = self.resolve(o.yield_op.value)
+                continue
+            ops.append(o)
+        return ops
+
+    def resolve(self, v: SSAValue) -> SSAValue:
+        while v in self.alias:
+            v = self.alias[v]
+        return v
+
+    def ins(self, o: Operation) -> list[SSAValue]:
+        """An op's operands, through the fused groups' aliases."""
+        return [self.resolve(v) for v in o.operands]
 
     def carries(self, v: SSAValue) -> bool:
         return (not constant(v) and self.ctx.batch is not None
@@ -397,7 +425,7 @@ class GroupLowering:
 
     def rule(self, op: Operation, out: SSAValue) -> Rule:
         try:
-            return make_rule(op, out)
+            return make_rule(op, out, self.ins(op))
         except LoweringError as err:
             if str(err).startswith(self.where(op)):
                 raise
@@ -412,7 +440,7 @@ class GroupLowering:
             if len(o.results) != 1 and not isinstance(o, g.SplitOp):
                 raise LoweringError(f"{self.where(o)} has {len(o.results)} results")
         plan = self.plan()
-        all_ddr = all(self.value(v).whole is not None for o in ops for v in o.operands
+        all_ddr = all(self.value(v).whole is not None for o in ops for v in self.ins(o)
                       if not isinstance(v.owner, Operation) or v.owner not in ops)
         streaming = plan is None or (len(ops) == 1 and all_ddr and self.scope != s.NPUMemScope.L1)
         if streaming:
@@ -429,20 +457,20 @@ class GroupLowering:
         p = _Plan()
         ops = self.body
         for k, o in enumerate(ops):
-            for v in o.operands:
+            for v in self.ins(o):
                 p.last[v] = k
                 p.first.setdefault(v, k)
         p.last[self.output] = len(ops)
         for o in ops:
             for r in o.results:
-                if isinstance(o, VIEW_OPS) and o.operands[0] in self.env:
-                    view = self._map_view(self.env[o.operands[0]], r)
+                if isinstance(o, VIEW_OPS) and self.ins(o)[0] in self.env:
+                    view = self._map_view(self.env[self.ins(o)[0]], r)
                     if view is None:
                         return None  # an input's pieces the reshape cannot follow: stream
                     self.env[r] = view
                     continue
                 if isinstance(o, VIEW_OPS):
-                    src = o.operands[0]
+                    src = self.ins(o)[0]
                     mapped = self._view_boxes(p, src, r)
                     if mapped is None:
                         return None  # a reshape the pieces cannot follow: stream
@@ -454,7 +482,7 @@ class GroupLowering:
                 p.owned[r] = self._distribution(p, rule, r)
                 p.root[r] = r
                 if rule.in_place and not rule.movement:
-                    src = next((v for v in o.operands if not constant(v)
+                    src = next((v for v in self.ins(o) if not constant(v)
                                 and shape_of(v) == shape_of(r) and dtype_of(v) == dtype_of(r)), None)
                     if (src is not None and p.last.get(src) == ops.index(o)
                             and src not in self.env and src in p.owned
@@ -621,7 +649,7 @@ class GroupLowering:
         staged: dict[tuple[SSAValue, int], tuple[Frame, list[Box]]] = {}
         have: dict[tuple[SSAValue, int], list[Box]] = {}
         out_dest = fl.result_placement(self.op.output, self.scope, f"g{self.ctx.index}_out")
-        used_inside = any(self.output in o.operands for o in ops)
+        used_inside = any(self.output in self.ins(o) for o in ops)
         for k, o in enumerate(ops):
             if isinstance(o, VIEW_OPS) and o.results[0] in self.env:
                 continue  # a view of an input: placed by the plan
@@ -632,13 +660,13 @@ class GroupLowering:
                 pieces = []
                 for core, box in p.owned[r]:
                     if isinstance(o, VIEW_OPS) and shape_of(root) != shape_of(r):
-                        src_piece = placements[o.operands[0]].on(core)
-                        fbox = bx.reshape_box(src_piece.frame.box, shape_of(o.operands[0]),
+                        src_piece = placements[self.ins(o)[0]].on(core)
+                        fbox = bx.reshape_box(src_piece.frame.box, shape_of(self.ins(o)[0]),
                                               shape_of(r))
                         if fbox is None:  # margins that do not map: only the owned part
                             fbox = box
                             off = src_piece.frame.offset + src_piece.frame.element_offset(
-                                [lo for lo, _ in bx.reshape_box(box, shape_of(r), shape_of(o.operands[0]))]) \
+                                [lo for lo, _ in bx.reshape_box(box, shape_of(r), shape_of(self.ins(o)[0]))]) \
                                 * src_piece.frame.itemsize
                         else:
                             off = src_piece.frame.offset
@@ -719,7 +747,7 @@ class GroupLowering:
                 em.barrier(self.ctx.label)
             for r in o.results:
                 if isinstance(o, VIEW_OPS):
-                    self.env[r] = self._view(o.operands[0], r, k)
+                    self.env[r] = self._view(self.ins(o)[0], r, k)
                     continue
                 rule = self.rule(o, r)
                 if r is self.output:

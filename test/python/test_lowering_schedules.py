@@ -199,3 +199,18 @@ def test_fused_group_inside_a_group_is_lowered_with_it():
     assert any(isinstance(o, s.GroupOp) and o.fused is not None for o in outer[0].body_ops())
     _, _, program = lower_and_run(module, {"x": f16(2, 8, 16, 16)}, max_ulps=2)
     assert {c.op for cmds in program.cores.values() for c in cmds} >= {"conv2d", "unary"}
+
+
+def test_group_too_big_for_l1_streams_op_by_op_through_llb():
+    def body(b, x):
+        return b(g.SigmoidOp.make(conv3x3(b, b(g.ReluOp.make(x)), 16, 16, relu=False)))
+
+    module = function({"x": ((1, 16, 192, 192), F)}, body)
+    f = module.body.block.first_op
+    grp = Group([f.args[0]], f.body.block.last_op.operands[0])
+    GroupOps([grp])(module)
+    Schedule([ScheduleInfo(grp, DDR, [[0, 1]])], verify=False)(module)
+    _, report, program = lower_and_run(module, {"x": f16(1, 16, 192, 192)}, max_ulps=2)
+    scratch = [n for n, b in program.buffers.items() if b.space == "llb"]
+    assert len(scratch) == 2  # the relu's and the conv's results
+    assert report.peak["l1"] <= 1 << 20

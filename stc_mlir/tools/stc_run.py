@@ -59,8 +59,13 @@ def _parse_option(text: str) -> tuple[str, object]:
         return name, value
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, like every other stc-run diagnostic (not the usage)
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="stc-run", description="Compile a model for the STCP920 and run it on "
+    p = _Parser(prog="stc-run", description="Compile a model for the STCP920 and run it on "
                                 "the NPU emulator.", epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="an .onnx, .mlir or .stcobj file, or a built-in model name")

@@ -153,6 +153,19 @@ def test_bad_options(capsys, argv, message):
     assert error(capsys, "resnet50", "--option", "image_size=32", "--batch", "2", *argv).startswith(message)
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--level", "two"], "argument --level: invalid int value: 'two'"),
+    (["--shape", "data"], "argument --shape: expected NAME=D0xD1x..., got 'data'"),
+    (["--option", "size"], "argument --option: expected NAME=VALUE, got 'size'"),
+    (["--fast"], "unrecognized arguments: --fast"),
+])
+def test_malformed_arguments(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        stc_run.main(argv)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == f"stc-run: error: {message} (see --help)\n"
+
+
 def test_a_wrong_batch_for_a_manual_schedule(capsys):
     # deepfm_schedule puts the batch on 8 cores, one part each: 12 samples do not divide
     message = error(capsys, "deepfm", "--batch", "12", "--schedule", "stc_mlir.schedules:deepfm_schedule")

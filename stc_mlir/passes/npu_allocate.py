@@ -154,7 +154,14 @@ class NpuAllocate(ModulePass):
 
         prog_op = npu._program_op(op)
         live, phases = live_from_module(op)
-        placed = allocate(npu.to_program(prog_op), live, phases)
+        buffers = {}  # only the buffers: converting every command would cost more
+        for b in prog_op.body.ops:
+            if isinstance(b, npu.BufferOp):
+                buffers[b.sym_name.data] = Buffer(
+                    b.sym_name.data, b.space.data.value, b.size.value.data,
+                    None if b.core is None else b.core.value.data,
+                    None if b.offset is None else b.offset.value.data)
+        placed = allocate(Program(prog_op.sym_name.data, prog_op.target.data, buffers), live, phases)
         for b in prog_op.body.ops:
             if isinstance(b, npu.BufferOp):
                 b.set_offset(placed.buffers[b.sym_name.data].offset)  # type: ignore[arg-type]

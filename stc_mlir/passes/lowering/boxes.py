@@ -30,12 +30,21 @@ def empty(box: Box) -> bool:
 
 
 def intersect(a: Box, b: Box) -> Box | None:
-    out = tuple((max(x0, y0), min(x1, y1)) for (x0, x1), (y0, y1) in zip(a, b))
-    return None if empty(out) else out
+    out = []
+    for (x0, x1), (y0, y1) in zip(a, b):  # (loops: this and `contains` are the hot spots)
+        lo = x0 if x0 > y0 else y0
+        hi = x1 if x1 < y1 else y1
+        if hi <= lo:
+            return None
+        out.append((lo, hi))
+    return tuple(out)
 
 
 def contains(outer: Box, inner: Box) -> bool:
-    return all(o0 <= i0 and i1 <= o1 for (o0, o1), (i0, i1) in zip(outer, inner))
+    for (o0, o1), (i0, i1) in zip(outer, inner):
+        if i0 < o0 or o1 < i1:
+            return False
+    return True
 
 
 def hull(boxes: Iterable[Box]) -> Box:

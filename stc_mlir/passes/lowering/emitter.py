@@ -96,10 +96,14 @@ class Emitter:
                                             None, init, init_dtype)
         if pinned:
             self.pinned.add(name)
+        if init is not None:
+            self.sync.readonly.add(name)
         return name
 
     def io(self, kind: str, name: str, shape: tuple[int, ...], dtype: str, size: int) -> str:
         buf = self.buffer(f"{kind}_{name}", "ddr", size, pinned=True)
+        if kind == "in":
+            self.sync.readonly.add(buf)
         (self.program.inputs if kind == "in" else self.program.outputs).append(
             IOSpec(name, buf, tuple(shape), dtype))
         return buf

@@ -87,7 +87,7 @@ class Sync:
         self.known = [[-1] * self.threads for _ in range(self.threads)]
         self.log: dict[str, list[_Record]] = {}
         self.semaphores: dict[str, int] = {}  # name -> home core
-        self.waits = 0
+        self.readonly: set[str] = set()  # buffers no command writes (weights, model inputs)
 
     @staticmethod
     def thread(core: int, unit: str) -> int:
@@ -103,6 +103,7 @@ class Sync:
         """Make `cmd` (the next command of `thread`) wait for what it conflicts with."""
         known = self.known[thread]
         need: dict[int, _Record] = {}
+        accesses = [a for a in accesses if a.buffer not in self.readonly]
         for a in accesses:
             for r in self.log.get(a.buffer, ()):
                 if r.thread != thread and r.seq > known[r.thread] and _conflict(a, r.access):
@@ -114,7 +115,6 @@ class Sync:
             name = self._channel(r.thread, thread)
             r.cmd.signals.append(name)
             cmd.waits.append(name)
-            self.waits += 1
             for t, s in enumerate(r.clock):
                 if s > known[t]:
                     known[t] = s
@@ -124,7 +124,7 @@ class Sync:
         clock = list(known)
         for a in accesses:
             log = self.log.setdefault(a.buffer, [])
-            if a.write and len(log) > 2:
+            if a.write and len(log) > 4:
                 log[:] = [r for r in log if not _covers(a, r.access)]
             log.append(_Record(a, thread, seq, clock, cmd))
 

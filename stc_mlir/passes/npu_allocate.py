@@ -7,9 +7,11 @@ barriers, so two buffers whose phase ranges do not overlap may share bytes: ever
 the first is ordered before every use of the second.
 
 Per memory instance (DDR, the LLB, each core's L1 and weight buffer) buffers are placed
-largest first, each at the lowest 64-byte aligned offset where it overlaps no placed
-buffer live at the same time (interval first-fit). A buffer that does not fit is a
-diagnostic naming it, its size, the free space and the schedule item that needs the room.
+one by one, each at the lowest 64-byte aligned offset where it overlaps no placed buffer
+live at the same time (interval first-fit), in three orders (largest first, by birth,
+longest-lived first); the placement with the lowest high-water mark wins. A buffer that
+fits in none is a diagnostic naming it, its size, the free space and the schedule item
+that needs the room (from the largest-first order).
 """
 
 from __future__ import annotations
@@ -53,6 +55,15 @@ def _phase(phases: Sequence[str], p: int) -> str:
     return f"phase {p}" + (f" ({item})" if item else "")
 
 
+ORDERS = (
+    lambda b, span: (-b.size, span[0], b.name),  # largest first
+    lambda b, span: (span[0], -b.size, b.name),  # in order of birth
+    lambda b, span: (span[0] - span[1], -b.size, b.name),  # longest lived first
+    lambda b, span: (-span[1], -b.size, b.name),  # last to die first (ping-pong chains)
+)
+"""The orders tried; the placement with the lowest high-water mark wins."""
+
+
 def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None,
              phases: Sequence[str] = (), target: targets.Target | str | None = None) -> Program:
     """`program` with every buffer placed (offsets of already placed buffers are kept).
@@ -67,27 +78,51 @@ def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None
     placed: dict[str, int] = {}
     for (space, _), buffers in by_memory.items():
         capacity = t.memory[space].size
-        done: list[tuple[int, int, int, int]] = []  # (offset, end, first, last)
-        for b in buffers:
-            if b.offset is not None:
-                done.append((b.offset, b.offset + b.size, *span[b.name]))
-                placed[b.name] = b.offset
-        todo = sorted((b for b in buffers if b.offset is None),
-                      key=lambda b: (-b.size, span[b.name][0], b.name))
-        for b in todo:
-            lo, hi = span[b.name]
-            busy = sorted((o, e) for o, e, f, l in done if f <= hi and lo <= l)
-            offset = 0
-            for o, e in busy:
-                if offset + b.size <= o:
-                    break
-                offset = max(offset, -(-e // ALIGN) * ALIGN)
-            if offset + b.size > capacity:
-                raise _overflow(b, capacity, done, (lo, hi), phases)
-            done.append((offset, offset + b.size, lo, hi))
-            placed[b.name] = offset
+        best: dict[str, int] | None = None
+        error: AllocationError | None = None
+        for order, best_fit in ((o, f) for o in ORDERS for f in (False, True)):
+            try:
+                offsets = _fit(buffers, span, capacity, phases, order, best_fit)
+            except AllocationError as err:
+                error = error or err
+                continue
+            top = max((offsets[b.name] + b.size for b in buffers), default=0)
+            if best is None or top < max(best[b.name] + b.size for b in buffers):
+                best = offsets
+        if best is None:
+            assert error is not None
+            raise error
+        placed.update(best)
     buffers = {n: replace(b, offset=placed[n]) for n, b in program.buffers.items()}
     return replace(program, buffers=buffers)
+
+
+def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: int,
+         phases: Sequence[str], order, best_fit: bool) -> dict[str, int]:
+    """Offsets of one memory's buffers, placed in `order` at the lowest free offset (or, with
+    `best_fit`, in the smallest free gap that holds them)."""
+    placed: dict[str, int] = {}
+    done: list[tuple[int, int, int, int]] = []  # (offset, end, first, last)
+    for b in buffers:
+        if b.offset is not None:
+            done.append((b.offset, b.offset + b.size, *span[b.name]))
+            placed[b.name] = b.offset
+    for b in sorted((b for b in buffers if b.offset is None), key=lambda b: order(b, span[b.name])):
+        lo, hi = span[b.name]
+        busy = sorted((o, e) for o, e, f, l in done if f <= hi and lo <= l)
+        gaps, start = [], 0
+        for o, e in busy + [(capacity, capacity)]:
+            if o - start >= b.size:
+                gaps.append((o - start, start))
+            start = max(start, -(-e // ALIGN) * ALIGN)
+        offset = capacity
+        if gaps:
+            offset = min(gaps)[1] if best_fit else gaps[0][1]
+        if offset + b.size > capacity:
+            raise _overflow(b, capacity, done, (lo, hi), phases)
+        done.append((offset, offset + b.size, lo, hi))
+        placed[b.name] = offset
+    return placed
 
 
 def _overflow(b: Buffer, capacity: int, done, rng, phases) -> AllocationError:

@@ -38,7 +38,7 @@ from stc_mlir import reference
 from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.isa.program import DTYPES
-from stc_mlir.passes.schedule_verify import SPAN_ATTR, VIEW_OPS, analyse, item_names
+from stc_mlir.passes.schedule_verify import SPAN_ATTR, VIEW_OPS, analyse
 from stc_mlir.target import Target
 
 from . import boxes as bx
@@ -114,7 +114,6 @@ class FunctionLowering:
         self.env: dict[SSAValue, Placement] = {}
         self.consts: dict[Operation, Placement] = {}
         self.analysed = analyse(f)
-        self.names = item_names(f.body.block)
         self.items = [it.op for it in self.analysed]
         n = len(self.items)
         self.position = {op: i for i, op in enumerate(self.items)}
@@ -220,8 +219,8 @@ class FunctionLowering:
         if copies:
             self.em.barrier("model outputs")
             cores = self.em.barrier_cores
-            for k, (v, out) in enumerate(copies):
-                for j, (core, box) in enumerate(split_box(bx.full(out.shape), cores, range(len(out.shape)))):
+            for v, out in copies:
+                for core, box in split_box(bx.full(out.shape), cores, range(len(out.shape))):
                     transfer(self.em, self.value(v), out.whole, box, core)
         return self.em.finish()
 
@@ -261,7 +260,6 @@ class FunctionLowering:
     def split(self, op: s.SplitOp, ctx: ItemCtx) -> None:
         src = self.value(op.input)
         scope = op.mem_scope.data  # type: ignore[union-attr]
-        n = len(op.outputs)
         rank = len(shape_of(op.input))
         for j, r in enumerate(op.outputs):
             nb = shape_of(r)[0]
@@ -277,7 +275,6 @@ class FunctionLowering:
 
     def concat(self, op: s.ConcatOp, ctx: ItemCtx) -> None:
         rank = len(shape_of(op.output))
-        sources = []
         start = 0
         pending = []
         dest = self.dest.get(op.output)
@@ -291,7 +288,6 @@ class FunctionLowering:
             imap = IndexMap(tuple((d, 1, -start if d == 0 else 0) for d in range(rank)), rank)
             if not in_place:
                 pending.append((p, imap, (start, start + nb)))
-            sources.append((p, imap, (start, start + nb)))
             start += nb
         scope = op.mem_scope.data  # type: ignore[union-attr]
         self.env[op.output] = self.moved(op.output, scope, ctx, pending, f"concat{ctx.index}",

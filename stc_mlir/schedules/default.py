@@ -78,7 +78,7 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
     l1 = t.memory["l1"].size
     for item in analyse(f):
         op = item.op
-        core, used = item.l1_peak
+        used = item.l1_peak[1]
         if op in manual or not isinstance(op, s.GroupOp) or used <= l1:
             continue
         resident = used - item.share  # results of earlier items kept in L1 (manual items only)

@@ -52,7 +52,7 @@ def compile_and_run(name: str, schedule, **options):
 DEFAULT = {
     "resnet50": {"batch": 2, "image_size": 32},
     "mobilenetv2": {"batch": 2, "image_size": 32},
-    "bert-base": {"batch": 2, "num_layers": 1, "seq_len": 16},
+    "bert-base": {"batch": 2, "num_layers": 1, "seq_len": 32},
     "deepfm": {"batch": 16},
 }
 

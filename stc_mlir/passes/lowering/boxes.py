@@ -25,10 +25,6 @@ def numel(box: Box) -> int:
     return math.prod(hi - lo for lo, hi in box)
 
 
-def empty(box: Box) -> bool:
-    return any(hi <= lo for lo, hi in box)
-
-
 def intersect(a: Box, b: Box) -> Box | None:
     out = []
     for (x0, x1), (y0, y1) in zip(a, b):  # (loops: this and `contains` are the hot spots)
@@ -51,11 +47,6 @@ def hull(boxes: Iterable[Box]) -> Box:
     boxes = list(boxes)
     return tuple((min(b[d][0] for b in boxes), max(b[d][1] for b in boxes))
                  for d in range(len(boxes[0])))
-
-
-def relative(box: Box, origin: Box) -> Box:
-    """`box` in the coordinates of a frame starting at `origin`'s lower corner."""
-    return tuple((lo - o, hi - o) for (lo, hi), (o, _) in zip(box, origin))
 
 
 def with_dim(box: Box, dim: int, rng: tuple[int, int]) -> Box:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from stc_mlir.isa.program import (
     DTYPES, LOCAL_SPACES, OPS, Buffer, Command, IOSpec, Program, Semaphore, Tile,
@@ -61,7 +61,6 @@ class Lowered:
     program: Program
     live: dict[str, tuple[int, int]]
     phase_items: list[str]
-    pinned: set[str] = field(default_factory=set)  # live for the whole program
 
 
 class Emitter:
@@ -114,14 +113,6 @@ class Emitter:
             self.live[buffer] = [self.phase, self.phase]
         else:
             span[1] = self.phase
-
-    def free_bytes(self, space: str, core: int | None) -> int:
-        """Capacity minus the buffers of that memory live in the current phase or later
-        (an estimate for sizing tiles: the allocator decides)."""
-        used = sum(b.size for n, b in self.program.buffers.items()
-                   if b.space == space and b.core == core and n in self.live
-                   and self.live[n][1] >= self.phase)
-        return self.target.memory[space].size - used
 
     # --- commands
 
@@ -185,7 +176,7 @@ class Emitter:
         live = {}
         for name in prog.buffers:
             live[name] = (0, last) if name in self.pinned else tuple(self.live[name])
-        return Lowered(prog, live, list(self.phase_items), set(self.pinned))
+        return Lowered(prog, live, list(self.phase_items))
 
 
 __all__ = ["ALIGN", "Emitter", "Lowered", "Ref", "UNITS", "align"]

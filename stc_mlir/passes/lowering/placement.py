@@ -19,7 +19,6 @@ broadcast or offset the data on the way (movement ops never touch a compute unit
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -109,10 +108,6 @@ class Placement:
     shape: tuple[int, ...]
     dtype: str
     pieces: list[Piece]
-
-    @property
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * DTYPES[self.dtype].itemsize
 
     def on(self, core: int) -> Piece | None:
         for p in self.pieces:

@@ -1,13 +1,14 @@
-"""Running one op on one core: operands in, tiles computed, results out.
+"""Running one op on its cores: operands in, tiles computed, results out.
 
-A *rule* (conv.py, matmul.py, vector.py) says how an op is cut: the axes its output is
-spread over cores along (`split_axes`) and cut into tiles along (`tile_axes`), how a tile
-is cut further for weight chunks (`chunks`), and for each tile the *steps* (compute
-commands, more than one when the reduction is cut into K chunks) with the region of every
-operand each step reads, derived backwards from the tile's output region (`steps`). The
-rule then emits the command of a step from the frames holding those regions (`emit`).
+A *rule* (conv.py, matmul.py, vector.py, movement.py) says how an op is cut: the axes its
+output is spread over cores along (`split_axes`) and cut into tiles along (`tile_axes`),
+how a tile is cut further for weight chunks (`chunks`), and for each tile the *steps*
+(compute commands, more than one when the reduction is cut into K chunks) with the region
+of every operand each step reads, derived backwards from the tile's output region
+(`steps`). The rule then emits the command of a step from the frames holding those
+regions (`emit`).
 
-The stage driver (`run_op`) gives each operand a *source* on the core:
+The stage driver (`run_stage`) gives each operand a *source* on each core:
 
 - `FrameSource`: a frame on this core that holds (or will hold) every region the core
   needs: the operand's own piece in L1 (its margins filled from the neighbours' pieces
@@ -17,14 +18,17 @@ The stage driver (`run_op`) gives each operand a *source* on the core:
 - `RingSource`: two slots (one if every tile reads the same region) in L1 or, for
   weights, in the weight buffer; a tile's region is loaded into the least recently used
   slot unless a slot already holds it. Double buffering falls out of `Sync`: the load of
-  tile t+2 waits for the compute of tile t, the compute of tile t+1 for its load.
+  tile t+2 waits for the compute of tile t, the compute of tile t+1 for its load. The
+  weight rings of a stage's cores form a `WeightPool`: a chunk is read from DDR once and
+  passed from core to core over the NoC;
 
 and the result a *sink*: `FrameSink` writes into the value's own L1 frame, `RingSink`
 computes into two L1 slots and stores each tile to the result's DDR/LLB frame (the store
 of tile t overlapping the compute of tile t+1).
 
-Tile sizes are the largest whose slots fit the core's free L1 and weight buffer (with
-at least `min_tiles` tiles when the operands stream from DDR, so loads and stores overlap).
+Tile sizes are the fewest tiles whose slots fit the core's free L1 and weight buffer
+(then up to `min_tiles` when operands stream from DDR, so loads and stores overlap, but
+not below `MIN_TILE_BYTES`). The cores' tiles are emitted interleaved, step by step.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import math
-
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
@@ -25,10 +23,6 @@ def dtype_of(v: SSAValue) -> str:
     if dtype not in _NAMES:
         raise KeyError(f"element type {t.element_type}")
     return _NAMES[dtype]
-
-
-def nbytes_of(v: SSAValue) -> int:
-    return math.prod(shape_of(v)) * DTYPES[dtype_of(v)].itemsize
 
 
 def constant(v: SSAValue) -> g.ConstantOp | None:

@@ -214,3 +214,14 @@ def test_group_too_big_for_l1_streams_op_by_op_through_llb():
     scratch = [n for n, b in program.buffers.items() if b.space == "llb"]
     assert len(scratch) == 2  # the relu's and the conv's results
     assert report.peak["l1"] <= 1 << 20
+
+
+@pytest.mark.parametrize("scope", [L1, LLB, DDR])
+def test_model_outputs_from_any_scope_returned_twice_or_an_input(scope):
+    def body(b, x):
+        r = b(g.ReluOp.make(x))
+        return [r, b(g.TanhOp.make(r)), r, x]
+
+    module = default_schedule(function({"x": ((2, 8, 8), F)}, body), scope=scope)
+    outputs, _, program = lower_and_run(module, {"x": f16(2, 8, 8)})
+    assert len(outputs) == len(program.outputs) == 4

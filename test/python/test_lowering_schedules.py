@@ -13,7 +13,10 @@ from stc_mlir.dialects import schedule as s
 from stc_mlir.graph_schedule import (
     FuseTargetOps, Group, GroupOps, ListItems, NPUMemScope, Schedule, ScheduleInfo, SplitGroups,
 )
+from stc_mlir import target as targets
+from stc_mlir.emulator import run
 from stc_mlir.passes.lowering import LoweringError, lower
+from stc_mlir.passes.npu_allocate import allocate
 
 from lowering_helpers import default_schedule, f16, function, lower_and_run
 
@@ -225,3 +228,17 @@ def test_model_outputs_from_any_scope_returned_twice_or_an_input(scope):
     module = default_schedule(function({"x": ((2, 8, 8), F)}, body), scope=scope)
     outputs, _, program = lower_and_run(module, {"x": f16(2, 8, 8)})
     assert len(outputs) == len(program.outputs) == 4
+
+
+def test_another_target_description_sizes_the_tiles(tmp_path):
+    text = open(targets.load("stcp920").path).read()
+    path = tmp_path / "tiny.toml"
+    path.write_text(text.replace('name = "stcp920"', 'name = "tiny"').replace(
+        "size = 1_048_576", "size = 65_536"))
+    module = default_schedule(function({"x": ((2, 16, 64, 64), F)},
+                                       lambda b, x: conv3x3(b, x, 16, 16)))
+    lowered = lower(module, str(path))
+    assert lowered.program.target == str(path)
+    program = allocate(lowered.program, lowered.live, lowered.phase_items)
+    _, report = run(program, {"x": f16(2, 16, 64, 64)})
+    assert not report.hazards and report.peak["l1"] <= 65_536

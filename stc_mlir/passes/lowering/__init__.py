@@ -33,7 +33,17 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
         raise LoweringError(f"convert-schedule-to-npu: expected one scheduled function"
                             f"{' @' + wanted if wanted else ''}, found {names}: schedule the "
                             "graph first (e.g. the default schedule)")
-    return FunctionLowering(chosen[0], t).run()
+    return FunctionLowering(chosen[0], t, _reference(t)).run()
+
+
+def _reference(t: targets.Target) -> str:
+    """How the program names its target: the built-in name, else the file's path."""
+    try:
+        if targets.load(t.name).path == t.path:
+            return t.name
+    except targets.TargetError:
+        pass
+    return t.path
 
 
 __all__ = ["Lowered", "LoweringError", "lower"]

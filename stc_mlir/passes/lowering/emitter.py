@@ -64,9 +64,9 @@ class Lowered:
 
 
 class Emitter:
-    def __init__(self, target: Target, name: str = "main"):
+    def __init__(self, target: Target, name: str = "main", target_ref: str | None = None):
         self.target = target
-        self.program = Program(name=name, target=target.name)
+        self.program = Program(name=name, target=target_ref or target.name)
         self.cmds: dict[int, list[Cmd]] = {}
         self.sync = Sync(target.cores)
         self.phase = 0

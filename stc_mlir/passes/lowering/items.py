@@ -107,10 +107,10 @@ class ItemCtx:
 
 
 class FunctionLowering:
-    def __init__(self, f: func.FuncOp, target: Target):
+    def __init__(self, f: func.FuncOp, target: Target, target_ref: str | None = None):
         self.f = f
         self.t = target
-        self.em = Emitter(target, f.sym_name.data)
+        self.em = Emitter(target, f.sym_name.data, target_ref)
         self.env: dict[SSAValue, Placement] = {}
         self.consts: dict[Operation, Placement] = {}
         self.analysed = analyse(f)

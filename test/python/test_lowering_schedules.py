@@ -180,6 +180,10 @@ def test_unsupported_op_names_the_item_and_the_op():
     with pytest.raises(LoweringError, match=r"^@main: group 'batch_norm_0': graph.batch_norm is "
                                             r"not supported: run graph-canonicalize first"):
         lower(module)
+    module = default_schedule(function({"x": ((4, 3), np.int64)}, lambda b, x: b(g.AddOp.make(x, x))))
+    with pytest.raises(LoweringError, match=r"^@main: group 'add_0': graph.add: computes on i64 "
+                                            r"tensors: the matrix and vector units take f16/f32"):
+        lower(module)
     module = default_schedule(function(
         {"x": ((4,), F)}, lambda b, x: b(g.MatmulOp.make(x, b.const(f16(4, 3))))))
     with pytest.raises(LoweringError, match=r"^@main: group 'matmul_0': graph.matmul: matmul of "

@@ -421,7 +421,13 @@ class GroupLowering:
 
     def rule(self, op: Operation, out: SSAValue) -> Rule:
         try:
-            return make_rule(op, out, self.ins(op))
+            rule = make_rule(op, out, self.ins(op))
+            if not rule.movement and not isinstance(rule, CastRule):
+                for v in [*rule.operands, out]:
+                    if dtype_of(v) not in ("f16", "f32"):
+                        raise LoweringError(f"computes on {dtype_of(v)} tensors: the matrix and "
+                                            "vector units take f16/f32 (cast first)")
+            return rule
         except LoweringError as err:
             if str(err).startswith(self.where(op)):
                 raise

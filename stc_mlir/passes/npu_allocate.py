@@ -20,6 +20,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
@@ -80,7 +82,10 @@ def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None
         capacity = t.memory[space].size
         best: dict[str, int] | None = None
         error: AllocationError | None = None
-        for order, best_fit in ((o, f) for o in ORDERS for f in (False, True)):
+        tries = [(o, f) for o in ORDERS for f in (False, True)]
+        if sum(b.size for b in buffers) <= capacity:
+            tries = tries[:1]  # everything fits side by side (DDR): one pass is enough
+        for order, best_fit in tries:
             try:
                 offsets = _fit(buffers, span, capacity, phases, order, best_fit)
             except AllocationError as err:
@@ -102,14 +107,20 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
     """Offsets of one memory's buffers, placed in `order` at the lowest free offset (or, with
     `best_fit`, in the smallest free gap that holds them)."""
     placed: dict[str, int] = {}
-    done: list[tuple[int, int, int, int]] = []  # (offset, end, first, last)
+    done = np.zeros((4, len(buffers)), dtype=np.int64)  # offset, end, first, last
+    n = 0
+    todo = []
     for b in buffers:
-        if b.offset is not None:
-            done.append((b.offset, b.offset + b.size, *span[b.name]))
-            placed[b.name] = b.offset
-    for b in sorted((b for b in buffers if b.offset is None), key=lambda b: order(b, span[b.name])):
+        if b.offset is None:
+            todo.append(b)
+            continue
+        done[:, n] = (b.offset, b.offset + b.size, *span[b.name])
+        n += 1
+        placed[b.name] = b.offset
+    for b in sorted(todo, key=lambda b: order(b, span[b.name])):
         lo, hi = span[b.name]
-        busy = sorted((o, e) for o, e, f, l in done if f <= hi and lo <= l)
+        live = (done[2, :n] <= hi) & (done[3, :n] >= lo)
+        busy = sorted(zip(done[0, :n][live].tolist(), done[1, :n][live].tolist()))
         gaps, start = [], 0
         for o, e in busy + [(capacity, capacity)]:
             if o - start >= b.size:
@@ -119,8 +130,9 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
         if gaps:
             offset = min(gaps)[1] if best_fit else gaps[0][1]
         if offset + b.size > capacity:
-            raise _overflow(b, capacity, done, (lo, hi), phases)
-        done.append((offset, offset + b.size, lo, hi))
+            raise _overflow(b, capacity, [tuple(x) for x in done[:, :n].T.tolist()], (lo, hi), phases)
+        done[:, n] = (offset, offset + b.size, lo, hi)
+        n += 1
         placed[b.name] = offset
     return placed
 

@@ -47,10 +47,12 @@ class Ref:
     def access(self, write: bool) -> Access:
         t = self.tile
         last = 0
+        numel = 1
         for d, st in zip(t.shape, t.strides):
             last += (d - 1) * st
+            numel *= d
         end = t.offset + (last + 1) * DTYPES[t.dtype].itemsize
-        return Access(t.buffer, t.offset, end, write, self.frame, self.box)
+        return Access(t.buffer, t.offset, end, write, self.frame, self.box, last + 1 == numel)
 
 
 @dataclass

@@ -54,6 +54,7 @@ class Access:
     write: bool
     frame: Any = None
     box: bx.Box | None = None
+    dense: bool = False  # touches every byte of [lo, hi)
 
 
 @dataclass(eq=False)
@@ -75,9 +76,13 @@ def _conflict(a: Access, b: Access) -> bool:
 
 def _covers(a: Access, b: Access) -> bool:
     """Whether write `a` overwrites everything `b` touched."""
+    if a.lo > b.lo or b.hi > a.hi:
+        return False
+    if a.dense:
+        return True
     if a.frame is not None and a.frame == b.frame and a.box is not None and b.box is not None:
         return bx.contains(a.box, b.box)
-    return a.frame is None and b.frame is None and a.lo <= b.lo and b.hi <= a.hi
+    return False
 
 
 class Sync:

@@ -102,9 +102,15 @@ class TileAttr(ParametrizedAttribute):
     @staticmethod
     @functools.lru_cache(maxsize=1 << 16)
     def from_tile(t: P.Tile) -> TileAttr:
-        """(Memoised: attributes are immutable and building them dominates IR creation.)"""
-        return TileAttr(_symbol(t.buffer), _int_attr(t.offset), _ints(t.shape), _ints(t.strides),
-                        _ELEMENT_TYPES[t.dtype])
+        """Memoised, and built without xDSL's per-attribute verification (building the
+        attributes dominates creating a big program's IR; `npu.program`'s verifier checks
+        every tile against its buffer anyway)."""
+        attr = TileAttr.__new__(TileAttr)
+        for name, value in zip(("buffer", "offset", "shape", "strides", "element_type"),
+                               (_symbol(t.buffer), _int_attr(t.offset), _ints(t.shape),
+                                _ints(t.strides), _ELEMENT_TYPES[t.dtype])):
+            object.__setattr__(attr, name, value)
+        return attr
 
     def to_tile(self) -> P.Tile:
         return P.Tile(

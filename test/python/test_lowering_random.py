@@ -46,7 +46,7 @@ def network(layers: list[str], channels: int):
     return body
 
 
-ROWS = ["matmul", "gelu", "layer_norm", "softmax", "add_bias", "transpose", "add_skip"]
+ROWS = ["matmul", "gelu", "layer_norm", "softmax", "add_bias", "transpose", "add_skip", "reshape"]
 
 
 def rows_network(layers: list[str], width: int):
@@ -67,6 +67,9 @@ def rows_network(layers: list[str], width: int):
                 x = b(g.AddOp.make(b.const(f16(d)), x))
             elif kind == "transpose":
                 x = b(g.TransposeOp.make(x, perm=(0, 2, 1)))
+            elif kind == "reshape" and d % 2 == 0:
+                n, r, _ = g.shape_of(x.type)
+                x = b(g.ReshapeOp.make(x, shape=(n, r * 2, d // 2)))
             elif kind == "add_skip" and skip.type == x.type:
                 x = b(g.AddOp.make(x, skip))
             skip = x

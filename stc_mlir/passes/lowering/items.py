@@ -521,6 +521,12 @@ class GroupLowering:
                     if bx.numel(grown) <= 1.5 * bx.numel(box):
                         frame = grown
                 p.frames[root][core] = frame
+        for v in p.owned:  # a reshape must see its root's frames (margins included) as boxes
+            root = p.root[v]
+            if shape_of(root) != shape_of(v) and any(
+                    bx.reshape_box(frame, shape_of(root), shape_of(v)) is None
+                    for core, frame in p.frames[root].items()):
+                return None
         for v, per_core in needs.items():  # what a core reads beyond its frame is staged
             for core, regions in per_core.items():
                 frame = self._frame_box(p, v, core)
@@ -538,8 +544,7 @@ class GroupLowering:
         frame = p.frames[root].get(core)
         if frame is None or shape_of(root) == shape_of(v):
             return frame
-        owned = dict(p.owned[v]).get(core)
-        return bx.reshape_box(frame, shape_of(root), shape_of(v)) or owned
+        return bx.reshape_box(frame, shape_of(root), shape_of(v))
 
     def _distribution(self, p: _Plan, rule: Rule, r: SSAValue) -> list[tuple[int, Box]]:
         if rule.follows:
@@ -665,14 +670,10 @@ class GroupLowering:
                         src_piece = placements[self.ins(o)[0]].on(core)
                         fbox = bx.reshape_box(src_piece.frame.box, shape_of(self.ins(o)[0]),
                                               shape_of(r))
-                        if fbox is None:  # margins that do not map: only the owned part
-                            fbox = box
-                            off = src_piece.frame.offset + src_piece.frame.element_offset(
-                                [lo for lo, _ in bx.reshape_box(box, shape_of(r), shape_of(self.ins(o)[0]))]) \
-                                * src_piece.frame.itemsize
-                        else:
-                            off = src_piece.frame.offset
-                        pieces.append(Piece(core, box, Frame(src_piece.frame.buffer, off, fbox, dtype_of(r))))
+                        assert fbox is not None  # checked by the plan
+                        pieces.append(Piece(core, box, Frame(src_piece.frame.buffer,
+                                                             src_piece.frame.offset, fbox,
+                                                             dtype_of(r))))
                         continue
                     if (root, core) not in buffers:
                         fbox = p.frames[root][core]
@@ -731,6 +732,11 @@ class GroupLowering:
                     run_stage(self.em, rule, jobs, self.wb, min_tiles, f"g{self.ctx.index}_{k}",
                               self.where(o))
         if out_dest is not None:
+            producer = self.output.owner
+            if isinstance(producer, VIEW_OPS) and producer in ops:  # nothing stored it yet
+                for piece in self.env[self.output].pieces:
+                    core = piece.core if piece.core is not None else self.ctx.cores[0]
+                    self._store(core, self.output, piece.owned, piece, out_dest)
             self.env[self.output] = out_dest
 
     def _store(self, core, r, box, piece, dest) -> None:

@@ -23,6 +23,7 @@ LAYERS = ["conv", "relu", "pool", "add_skip", "sigmoid", "conv_s2"]
 def network(layers: list[str], channels: int):
     def body(b, x):
         skip = x
+        body.ends = []  # each layer's result: where groups may be cut
         for kind in layers:
             c = g.shape_of(x.type)[1]
             if kind == "conv":
@@ -40,19 +41,23 @@ def network(layers: list[str], channels: int):
                 x = b(g.MaxPoolOp.make(x, kernel=(3, 3), strides=(1, 1), pads=(1, 1, 1, 1)))
             elif kind == "add_skip" and skip.type == x.type:
                 x = b(g.AddOp.make(x, skip))
+            if x is not skip:
+                body.ends.append(x)
             skip = x
         return x
 
     return body
 
 
-ROWS = ["matmul", "gelu", "layer_norm", "softmax", "add_bias", "transpose", "add_skip", "reshape"]
+ROWS = ["matmul", "gelu", "layer_norm", "softmax", "add_bias", "transpose", "add_skip", "reshape",
+        "concat", "slice", "centre"]
 
 
 def rows_network(layers: list[str], width: int):
     """Transformer-like ops on [batch, rows, width]."""
     def body(b, x):
         skip = x
+        body.ends = []  # each layer's result: where groups may be cut
         for kind in layers:
             d = g.shape_of(x.type)[-1]
             if kind == "matmul":
@@ -67,11 +72,19 @@ def rows_network(layers: list[str], width: int):
                 x = b(g.AddOp.make(b.const(f16(d)), x))
             elif kind == "transpose":
                 x = b(g.TransposeOp.make(x, perm=(0, 2, 1)))
+            elif kind == "concat":
+                x = b(g.ConcatOp.make([x, b(g.ReluOp.make(x))], axis=2))
+            elif kind == "slice" and g.shape_of(x.type)[1] > 2:
+                x = b(g.SliceOp.make(x, starts=(1,), ends=(-1,), axes=(1,)))
+            elif kind == "centre":  # x - mean(x): a broadcast binary op on two activations
+                x = b(g.SubOp.make(x, b(g.ReduceMeanOp.make(x, axes=(2,)))))
             elif kind == "reshape" and d % 2 == 0:
                 n, r, _ = g.shape_of(x.type)
                 x = b(g.ReshapeOp.make(x, shape=(n, r * 2, d // 2)))
             elif kind == "add_skip" and skip.type == x.type:
                 x = b(g.AddOp.make(x, skip))
+            if x is not skip:
+                body.ends.append(x)
             skip = x
         return x
 
@@ -106,14 +119,13 @@ def test_random_schedules_lower_and_run(params):
     batch = shape[0]
     module = function({"x": (shape, F)}, net)
     f = module.body.block.first_op
-    ops = [o for o in f.body.block.ops if not isinstance(o, g.ConstantOp | type(f.body.block.last_op))]
-    cut = cut[:len(ops)]
-    # cut the chain into groups where `cut` says so
+    ends = net.ends
+    # cut the chain of layers into groups where `cut` says so
     groups, start = [], f.args[0]
-    for i, op in enumerate(ops):
-        if cut[i] or i == len(ops) - 1:
-            groups.append(Group([start], op.results[0]))
-            start = op.results[0]
+    for i, end in enumerate(ends):
+        if cut[i] or i == len(ends) - 1:
+            groups.append(Group([start], end))
+            start = end
     GroupOps(groups)(module)
     split = {grp: 2 for grp in groups if batch % 2 == 0 and rng.random() < 0.3}
     if split:

@@ -157,7 +157,7 @@ def conv2d(x: np.ndarray, weight: np.ndarray, stride: int, pad: int, groups: int
         return np.ascontiguousarray(out.transpose(0, 3, 1, 2))
     if groups == x.shape[1] == out_channels:
         return np.einsum("nchwij,cij->nchw", windows, weight[:, 0])
-    raise NotImplementedError("calibration supports dense and depthwise convolutions")
+    raise ValueError(f"calibration supports dense and depthwise convolutions, not groups={groups}")
 
 
 class ConvNetBuilder(GraphBuilder):

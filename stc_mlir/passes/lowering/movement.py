@@ -31,7 +31,9 @@ class MoveRule(Rule):
         self.split_axes = self.tile_axes = tuple(range(len(shape_of(out))))
 
     def maps(self, out: Box) -> list[tuple[int, IndexMap, Box]]:
-        raise NotImplementedError
+        """Per operand piece: (operand index, index map, output sub-box); rules that move
+        data otherwise (gather) override `steps` and `run` instead."""
+        raise TypeError(f"{type(self).__name__} moves data without index maps")
 
     def steps(self, out: Box) -> list[list[Box | None]]:
         regions: list[Box | None] = [None] * len(self.operands)

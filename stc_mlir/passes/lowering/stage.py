@@ -33,6 +33,8 @@ not below `MIN_TILE_BYTES`). The cores' tiles are emitted interleaved, step by s
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -61,7 +63,7 @@ class Work:
     chunk: int = 0  # which weight chunk of its tile (rule.chunks)
 
 
-class Rule:
+class Rule(ABC):
     """How one graph op is tiled and computed (subclasses per op family)."""
 
     split_axes: Sequence[int] = ()
@@ -83,12 +85,15 @@ class Rule:
     def chunks(self, box: Box) -> list[Box]:
         return [box]
 
+    @abstractmethod
     def steps(self, out: Box) -> list[list[Box | None]]:
-        raise NotImplementedError
+        """The commands of a tile: per step, the region of every operand (None: unused)."""
 
     def emit(self, em: Emitter, core: int, work: Work, step: int, frames: list[Frame | None],
              out: Ref, acc: Frame | None) -> None:
-        raise NotImplementedError
+        """Emit one step's command from the frames holding its operand regions (compute
+        rules); movement rules move data with `run` instead and emit no compute command."""
+        raise TypeError(f"{type(self).__name__} emits no compute command")
 
     def acc_dtype(self, work: Work) -> str | None:
         """The element type of the partial sums between steps (None: one step)."""

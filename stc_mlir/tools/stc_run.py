@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from stc_mlir.progress import print_progress
 from stc_mlir.progress import timed as _stage
 from stc_mlir.tools.diagnostics import UserError, run_cli
-from stc_mlir.tools.stc_import import _parse_shape
+from stc_mlir.tools.stc_import import _parse_shape, list_models, parse_option
 
 DEFAULT_MODEL = "resnet50"
 DEFAULT_BATCH = 2
@@ -47,18 +47,6 @@ BLAS runs single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
 PROGRESS = print_progress("stc-run")
 
 
-def _parse_option(text: str) -> tuple[str, object]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
-    if value.lower() in ("true", "false"):
-        return name, value.lower() == "true"
-    try:
-        return name, int(value)
-    except ValueError:
-        return name, value
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, like every other stc-run diagnostic (not the usage)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
@@ -81,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT.stcobj", help="write the compiled program")
     p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
                    help="fix an ONNX input's shape, e.g. data=16x3x224x224 (repeatable)")
-    p.add_argument("--option", action="append", type=_parse_option, default=[], metavar="NAME=VALUE",
+    p.add_argument("--option", action="append", type=parse_option, default=[], metavar="NAME=VALUE",
                    help="an option of a built-in model, e.g. image_size=32, num_layers=1 (repeatable)")
     p.add_argument("--required-pass", action="append", default=[], metavar="PASS",
                    help="add a pass to the pipeline (repeatable)")
@@ -319,9 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from stc_mlir.emulator import run
 
         if args.list_models:
-            from stc_mlir import models
-
-            print("\n".join(models.names()))
+            print(list_models())
             return 0
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)

@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an option of a built-in model, e.g. image_size=32, num_layers=1 (repeatable)")
     p.add_argument("--required-pass", action="append", default=[], metavar="PASS",
                    help="add a pass to the pipeline (repeatable)")
+    p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
+                   help="register the xDSL ModulePasses defined in FILE.py, for --required-pass (repeatable)")
     p.add_argument("--disabled-pass", action="append", default=[], metavar="PASS",
                    help="leave a pass out of the pipeline (repeatable)")
     p.add_argument("--target", default="stcp920", help="target name or file (default stcp920)")
@@ -262,6 +264,15 @@ def _stcobj_job(args, path: str) -> Job:
     return Job(path, program, _random_inputs(program))
 
 
+def _load_pass_plugins(files: list[str]) -> None:
+    """Users' passes for --required-pass: installed packages' and --load-pass-plugin files'."""
+    from stc_mlir import pass_plugins
+
+    pass_plugins.register_installed()
+    for path in files:
+        pass_plugins.register_plugin_file(path)
+
+
 def _report(job: Job, report) -> None:
     d = report.as_dict()
     ddr_ratio = d["ddr_bytes"] / d["min_ddr_bytes"] if d["min_ddr_bytes"] else 0.0
@@ -312,6 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
+        _load_pass_plugins(args.load_pass_plugin)
         job = make(args, spec)
         with _stage(PROGRESS, "emulate"):
             outputs, report = run(job.program, job.inputs, trace=args.trace)

@@ -134,6 +134,7 @@ def test_document_code_blocks_run(path: Path, tmp_path: Path):
         for block in blocks(path):
             _check_tags(block)
             if block.file is not None:
+                (tmp_path / block.file).parent.mkdir(parents=True, exist_ok=True)
                 (tmp_path / block.file).write_text(block.text, encoding="utf-8")
                 continue
             if "notest" in block.flags or block.language in ("", "text"):

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -46,6 +47,9 @@ class StcOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.add_argument("--export-netron", metavar="FILE.onnx",
+                                help="also write the resulting graph- or schedule-level module as ONNX for "
+                                     "Netron, each node carrying its group, sub-group, mem_scope and core_bind")
         arg_parser.add_argument(PLUGIN_FLAG, action="append", default=[], metavar="FILE.py",
                                 help="register the xDSL ModulePasses defined in FILE.py (repeatable; "
                                      "docs/pass-authoring.md)")
@@ -72,11 +76,28 @@ class StcOptMain(xDSLOptMain):
         return super().get_input_stream()
 
 
+    def apply_passes(self, prog: ModuleOp) -> None:
+        super().apply_passes(prog)
+        if self.args.export_netron:
+            export_netron(prog, self.args.export_netron)
+
     def run(self):
         try:
             super().run()
         except (VerifyException, DiagnosticException) as e:
             raise UserError(f"{self.get_input_name()}: verification failed: {e}") from None
+
+
+def export_netron(module: ModuleOp, path: str) -> None:
+    """Write `module` (graph or schedule level) as ONNX for Netron; refuse an npu program."""
+    from stc_mlir.pipeline import module_level
+    from stc_mlir.viz import netron
+
+    if module_level(module) == "npu":
+        raise UserError("--export-netron draws graph- or schedule-level IR, not an npu program: "
+                        "stop the pipeline before convert-schedule-to-npu")
+    netron.export(module, path)
+    print(f"stc-opt: wrote {path} (open it in Netron)", file=sys.stderr)
 
 
 def pass_listing() -> str:

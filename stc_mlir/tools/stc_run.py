@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
     p.add_argument("--report-json", metavar="FILE", help="write the emulator's report as JSON")
+    p.add_argument("--export-netron", metavar="FILE.onnx",
+                   help="write the scheduled graph as ONNX for Netron (nodes carry group, sub-group, "
+                        "mem_scope, core_bind)")
     p.add_argument("-o", "--output", metavar="OUT.stcobj", help="write the compiled program")
     p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
                    help="fix an ONNX input's shape, e.g. data=16x3x224x224 (repeatable)")
@@ -116,17 +119,24 @@ def _refuse(args, source: str, output: bool = False) -> None:
         ("--batch", args.batch), ("--level", args.level or None), ("--schedule", args.schedule),
         ("-o", None if output else args.output), ("--shape", args.shape), ("--option", args.option),
         ("--required-pass", args.required_pass), ("--disabled-pass", args.disabled_pass),
-        ("--dump-ir", args.dump_ir), ("--check", args.check or None)) if value]
+        ("--dump-ir", args.dump_ir), ("--check", args.check or None),
+        ("--export-netron", args.export_netron)) if value]
     if given:
         raise UserError(f"{given[0]} does not apply to {source}: it is already compiled")
 
 
 def _pipeline(args, schedule, batch: int | None):
-    from stc_mlir.pipeline import Pipeline
+    from stc_mlir.pipeline import VERIFY, Pipeline
 
-    return Pipeline(schedule, batch=batch, level=args.level, required_pass=args.required_pass,
-                    disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
-                    dump_ir=args.dump_ir)
+    pipeline = Pipeline(schedule, batch=batch, level=args.level, required_pass=args.required_pass,
+                        disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
+                        dump_ir=args.dump_ir)
+    if args.export_netron:  # the scheduled graph, right after it is verified
+        from stc_mlir.viz.netron import ExportNetron
+
+        after = next(i for i, (name, _) in enumerate(pipeline.stages) if name == VERIFY) + 1
+        pipeline.stages.insert(after, (f"export-netron to {args.export_netron}", ExportNetron(args.export_netron)))
+    return pipeline
 
 
 def _program(args, module):

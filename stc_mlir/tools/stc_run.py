@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
     p.add_argument("--report-json", metavar="FILE", help="write the emulator's report as JSON")
+    p.add_argument("--plot", metavar="DIR",
+                   help="write pictures of the run into DIR: timeline, utilisation over time, cores, summary")
+    p.add_argument("--plot-format", choices=("png", "svg"), default="png", help="format of --plot (default png)")
     p.add_argument("--export-netron", metavar="FILE.onnx",
                    help="write the scheduled graph as ONNX for Netron (nodes carry group, sub-group, "
                         "mem_scope, core_bind)")
@@ -343,6 +346,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 json.dump(report.as_dict(), f, indent=1)
         if args.trace:
             print(f"stc-run: trace written to {args.trace}", file=sys.stderr)
+        if args.plot:
+            from stc_mlir.viz.plots import write_plots
+
+            with _stage(PROGRESS, f"plots into {args.plot}"):
+                written = write_plots(report, args.plot, fmt=args.plot_format)
+            print(f"stc-run: wrote {', '.join(p.name for p in written)} in {args.plot}", file=sys.stderr)
         if args.check and not _check(job, outputs):
             return 1
         return 0

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from stc_mlir.progress import print_progress
+from stc_mlir.progress import ConsoleProgress
 from stc_mlir.progress import timed as _stage
 from stc_mlir.tools.diagnostics import UserError, run_cli
 from stc_mlir.tools.stc_import import _parse_shape, list_models, parse_option
@@ -42,9 +42,6 @@ Exit status: 0, or 1 on an error (a one-line diagnostic) or when --check finds a
 below the cosine similarity threshold (0.999). Progress goes to stderr, the report to stdout.
 BLAS runs single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
 """
-
-
-PROGRESS = print_progress("stc-run")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="stcp920", help="target name or file (default stcp920)")
     p.add_argument("--dump-ir", metavar="DIR", help="write each compile stage's IR into DIR")
     p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (stage times; on a terminal, live progress of long steps)")
     return p
 
 
@@ -132,7 +131,7 @@ def _pipeline(args, schedule, batch: int | None):
     from stc_mlir.pipeline import VERIFY, Pipeline
 
     pipeline = Pipeline(schedule, batch=batch, level=args.level, required_pass=args.required_pass,
-                        disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
+                        disabled_pass=args.disabled_pass, target=args.target, progress=args.progress,
                         dump_ir=args.dump_ir)
     if args.export_netron:  # the scheduled graph, right after it is verified
         from stc_mlir.viz.netron import ExportNetron
@@ -149,7 +148,7 @@ def _program(args, module):
     program = program_from_module(module)
     if args.output:
         stcobj.save(program, args.output)
-        print(f"stc-run: wrote {args.output}", file=sys.stderr)
+        _note(args, f"wrote {args.output}")
     return program
 
 
@@ -204,9 +203,9 @@ def _builtin_job(args, name: str) -> Job:
     schedule, batch = select_schedule(name, batch, args.schedule)
     pipeline = _pipeline(args, schedule, batch)
     if callable(schedule):
-        print(f"stc-run: {name} at batch {batch}: using the built-in manual schedule {schedule.__name__} "
-              f"(--schedule default for the default one)", file=sys.stderr)
-    with _stage(PROGRESS, f"build and import {name}"):
+        _note(args, f"{name} at batch {batch}: using the built-in manual schedule {schedule.__name__} "
+                    f"(--schedule default for the default one)")
+    with _stage(args.progress, f"build and import {name}"):
         try:
             proto = models.build(name, batch=batch, **options)
         except (ValueError, TypeError) as e:
@@ -229,7 +228,7 @@ def _onnx_job(args, path: str) -> Job:
     if args.option:
         raise UserError("--option applies to built-in models, not to an ONNX file")
     pipeline = _pipeline(args, args.schedule, args.batch)
-    with _stage(PROGRESS, f"import {path}"):
+    with _stage(args.progress, f"import {path}"):
         model = from_onnx(path, shape=dict(args.shape) or None)
         module = model.graph_module(args.batch)
     module = pipeline.run(module)
@@ -246,7 +245,7 @@ def _mlir_job(args, path: str) -> Job:
 
     if args.shape or args.option:
         raise UserError(f"{'--shape' if args.shape else '--option'} does not apply to IR: its shapes are fixed")
-    with _stage(PROGRESS, f"parse {path}"):
+    with _stage(args.progress, f"parse {path}"):
         module = ir.parse_file(path)
     if module_level(module) == "npu":
         _refuse(args, f"{path} (an npu program)", output=True)
@@ -298,10 +297,10 @@ def _report(job: Job, report) -> None:
     print(f"  MAC utilisation {100 * d['mac_utilization']:.1f}%")
 
 
-def _check(job: Job, outputs: dict) -> bool:
+def _check(job: Job, outputs: dict, progress: ConsoleProgress) -> bool:
     from stc_mlir import compare
 
-    with _stage(PROGRESS, f"golden outputs from {job.golden_name}"):
+    with _stage(progress, f"golden outputs from {job.golden_name}"):
         assert job.golden is not None
         golden = job.golden(job.inputs)
     ok = True
@@ -326,37 +325,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     for var in BLAS_THREADS:
         os.environ.setdefault(var, "1")
     args = build_parser().parse_args(argv)
+    args.progress = ConsoleProgress("stc-run", quiet=args.quiet)
 
     def body() -> int:
-        from stc_mlir.emulator import run
-
-        if args.list_models:
-            print(list_models())
-            return 0
-        spec = args.model if args.model is not None else DEFAULT_MODEL
-        kind = _kind(spec)
-        make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
-        _load_pass_plugins(args.load_pass_plugin)
-        job = make(args, spec)
-        with _stage(PROGRESS, "emulate"):
-            outputs, report = run(job.program, job.inputs, trace=args.trace)
-        _report(job, report)
-        if args.report_json:
-            with open(args.report_json, "w") as f:
-                json.dump(report.as_dict(), f, indent=1)
-        if args.trace:
-            print(f"stc-run: trace written to {args.trace}", file=sys.stderr)
-        if args.plot:
-            from stc_mlir.viz.plots import write_plots
-
-            with _stage(PROGRESS, f"plots into {args.plot}"):
-                written = write_plots(report, args.plot, fmt=args.plot_format)
-            print(f"stc-run: wrote {', '.join(p.name for p in written)} in {args.plot}", file=sys.stderr)
-        if args.check and not _check(job, outputs):
-            return 1
-        return 0
+        with args.progress:
+            return _body(args)
 
     return run_cli("stc-run", body)
+
+
+def _note(args, text: str) -> None:
+    """An informational line on stderr (not with -q)."""
+    if not args.quiet:
+        print(f"stc-run: {text}", file=sys.stderr)
+
+
+def _body(args) -> int:
+    """Compile (or load) the job, emulate it, report; the exit status."""
+    from stc_mlir.emulator import run
+
+    if args.list_models:
+        print(list_models())
+        return 0
+    spec = args.model if args.model is not None else DEFAULT_MODEL
+    kind = _kind(spec)
+    make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
+    _load_pass_plugins(args.load_pass_plugin)
+    job = make(args, spec)
+    with _stage(args.progress, "emulate"):
+        outputs, report = run(job.program, job.inputs, trace=args.trace)
+    _report(job, report)
+    if args.report_json:
+        with open(args.report_json, "w") as f:
+            json.dump(report.as_dict(), f, indent=1)
+    if args.trace:
+        _note(args, f"trace written to {args.trace}")
+    if args.plot:
+        from stc_mlir.viz.plots import write_plots
+
+        with _stage(args.progress, f"plots into {args.plot}"):
+            written = write_plots(report, args.plot, fmt=args.plot_format)
+        _note(args, f"wrote {', '.join(p.name for p in written)} in {args.plot}")
+    if args.check and not _check(job, outputs, args.progress):
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

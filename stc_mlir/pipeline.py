@@ -292,17 +292,21 @@ class Pipeline:
         stages = [(name, p) for name, p in self.stages if level == "graph" or name not in GRAPH_PASSES]
         dump = _Dumper(self.dump_ir, module) if self.dump_ir is not None else None
         ctx = _context()
-        for name, p in stages:
-            with timed(self.progress, name):
-                if p is not None:
-                    p.apply(ctx, module)
-                elif name == SCHEDULE:
-                    apply_schedule(module, self.schedule, self.batch, self.target)
-                else:
-                    raise PipelineError(f"the pass '{name}' is not available: it is not registered in "
-                                       "stc_mlir/universe.py")
+        try:
+            for name, p in stages:
+                with timed(self.progress, name):
+                    if p is not None:
+                        p.apply(ctx, module)
+                    elif name == SCHEDULE:
+                        apply_schedule(module, self.schedule, self.batch, self.target)
+                    else:
+                        raise PipelineError(f"the pass '{name}' is not available: it is not registered in "
+                                            "stc_mlir/universe.py")
+                if dump is not None:
+                    dump(name, module)
+        finally:
             if dump is not None:
-                dump(name, module)
+                dump.close()
         return module
 
 
@@ -328,23 +332,30 @@ def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, 
 
 
 class _Dumper:
-    """Writes `00-input.mlir` then one file per stage into a directory."""
+    """Writes `00-input.mlir` then one file per stage into a directory; every stage's
+    weights go to one `weights.bin` beside them (each distinct constant once), so the dumps
+    stay small and load back with their weights."""
 
     def __init__(self, directory: str | os.PathLike[str], module: ModuleOp):
-        from stc_mlir.passes.graph_externalize_weights import GraphExternalizeWeights
+        from stc_mlir.weights import WeightWriter
 
         self.directory = os.fspath(directory)
         os.makedirs(self.directory, exist_ok=True)
-        GraphExternalizeWeights(file=os.path.join(self.directory, "weights.bin")).apply(_context(), module)
+        self.writer = WeightWriter(os.path.join(self.directory, "weights.bin"))
         self.count = 0
         self("input", module)
 
     def __call__(self, stage: str, module: ModuleOp) -> None:
         from stc_mlir.ir import print_module
+        from stc_mlir.weights import writing_to
 
-        with open(os.path.join(self.directory, f"{self.count:02d}-{stage}.mlir"), "w") as f:
+        with writing_to(self.writer), open(os.path.join(self.directory, f"{self.count:02d}-{stage}.mlir"), "w") as f:
             print_module(module, f)
         self.count += 1
+
+    def close(self) -> None:
+        """Put `weights.bin` in place (the dumps name it)."""
+        self.writer.close()
 
 
 # ----------------------------------------------------------------------------- the pass

@@ -497,6 +497,9 @@ class ConstantOp(GraphOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         value = self.value
+        if (writer := weights.active_writer()) is not None and (data := self._data_to_write()) is not None:
+            # weights go to the side-car file the printer writes (stc_mlir.weights)
+            value = ExternAttr(writer.name, writer.put(data), len(data))
         if isinstance(value, DenseIntOrFPElementsAttr) and len(value) > self.INLINE_LIST_LIMIT:
             raw = value.data.data
             head = raw[: len(raw) // len(value)]
@@ -523,6 +526,17 @@ class ConstantOp(GraphOp):
         if self.attributes:
             printer.print_string(" ")
             printer.print_attr_dict(self.attributes)
+
+    def _data_to_write(self) -> bytes | None:
+        """The bytes a weight writer takes: an extern constant's, or an inline constant's of
+        more than `weights.INLINE_LIMIT` bytes that is not a splat."""
+        if isinstance(self.value, ExternAttr):
+            return self.numpy().tobytes()
+        raw = self.value.data.data
+        if len(raw) <= weights.INLINE_LIMIT:
+            return None
+        count = len(self.value)
+        return None if raw[: len(raw) // count] * count == raw else raw
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:

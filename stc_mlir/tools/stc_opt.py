@@ -44,8 +44,15 @@ class StcOptMain(xDSLOptMain):
 
 
     def run(self):
+        # `-o X.mlir`: weights of the printed IR go to X.weights.bin (stc_mlir.weights)
+        from contextlib import nullcontext
+
+        from stc_mlir.weights import weights_file_for, writing_to
+
+        output = self.args.output_file
         try:
-            super().run()
+            with writing_to(weights_file_for(output)) if output else nullcontext():
+                super().run()
         except (VerifyException, DiagnosticException) as e:
             raise UserError(f"{self.get_input_name()}: verification failed: {e}") from None
 

@@ -10,7 +10,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from stc_mlir import universe, weights
+from stc_mlir import weights
+from stc_mlir.dialects.registry import DIALECTS
 
 
 def make_context() -> Context:
@@ -22,7 +23,7 @@ def make_context() -> Context:
     ctx = Context()
     for dialect in (Builtin, Func, Arith):
         ctx.load_dialect(dialect)
-    for name, factory in universe.DIALECTS.items():
+    for name, factory in DIALECTS.items():
         ctx.register_dialect(name, factory)
     return ctx
 

@@ -12,7 +12,8 @@ runs, in place on `module`:
 
 A module that is already at schedule level (an edited `.mlir`) starts at the schedule
 stage, where the default schedule only fills in unplaced items. The same pipeline is the
-pass `stc-compile{schedule="module:function" batch=16 level=0}` for stc-opt.
+pass `stc-compile{schedule="module:function" batch=16 level=0}` for stc-opt
+(`stc_mlir.passes.stc_compile`).
 
 `graph_schedule_level` (TensorTurbo's name) 0 is the manual or default schedule; levels 1-3
 are automatic scheduling, which does not exist yet: they are refused, never downgraded.
@@ -30,7 +31,6 @@ import importlib.util
 import inspect
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -39,8 +39,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from stc_mlir import universe
 from stc_mlir.errors import StcError
+from stc_mlir.passes.registry import PASSES
 from stc_mlir.progress import Progress, timed
 
 GRAPH_PASSES = ("graph-canonicalize", "graph-fuse-conv-add-relu")
@@ -140,7 +140,7 @@ def _names(value: str | Iterable[str] | None, what: str) -> list[str]:
 
 
 def _valid_passes() -> list[str]:
-    return sorted({*universe.PASSES, *LOWERING} - {StcCompile.name})
+    return sorted({*PASSES, *LOWERING})
 
 
 def _unknown(name: str, what: str) -> PipelineError:
@@ -172,7 +172,7 @@ def _stage_of(name: str) -> str:
 
 
 def _make_pass(spec: ArgSpec, target: str, what: str) -> ModulePass:
-    cls = universe.PASSES[spec.name]()
+    cls = PASSES[spec.name]()
     params = dict(spec.parameters)
     if "target" not in params and any(f.name == "target" for f in dataclasses.fields(cls)):
         params["target"] = (target,)
@@ -274,7 +274,7 @@ class Pipeline:
         for name, spec in steps:
             if name in disabled:
                 continue
-            if spec is not None and spec.name in universe.PASSES:
+            if spec is not None and spec.name in PASSES:
                 self.stages.append((name, _make_pass(spec, target, "required_pass")))
             else:  # the schedule stage, or a pipeline pass not registered (it fails when reached)
                 self.stages.append((name, None))
@@ -301,7 +301,7 @@ class Pipeline:
                         apply_schedule(module, self.schedule, self.batch, self.target)
                     else:
                         raise PipelineError(f"the pass '{name}' is not available: it is not registered in "
-                                            "stc_mlir/universe.py")
+                                            "stc_mlir/passes/registry.py")
                 if dump is not None:
                     dump(name, module)
         finally:
@@ -356,30 +356,3 @@ class _Dumper:
     def close(self) -> None:
         """Put `weights.bin` in place (the dumps name it)."""
         self.writer.close()
-
-
-# ----------------------------------------------------------------------------- the pass
-
-
-@dataclass(frozen=True)
-class StcCompile(ModulePass):
-    """The whole pipeline as one pass:
-    `stc-compile{schedule="stc_mlir.schedules:resnet50_schedule" batch=16 level=0}`.
-    `schedule` is "default" or "module:function" (quoted: it holds a colon); `batch` 0
-    leaves the batch to the schedule function."""
-
-    name = "stc-compile"
-
-    schedule: str = DEFAULT
-    batch: int = 0
-    level: int = 0
-    target: str = "stcp920"
-    required_pass: tuple[str, ...] = ()
-    disabled_pass: tuple[str, ...] = ()
-    dump_ir: str | None = None
-    stop_after: str | None = None
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        compile_module(op, self.schedule, batch=self.batch or None, level=self.level,
-                       required_pass=self.required_pass, disabled_pass=self.disabled_pass,
-                       target=self.target, dump_ir=self.dump_ir, stop_after=self.stop_after)

@@ -38,13 +38,51 @@ def window_output_size(
 # ----------------------------------------------------------------------------- matrix unit
 
 
+def conv2d_columns(
+    x: np.ndarray, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
+    pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1), groups: int = 1,
+) -> np.ndarray:
+    """The im2col matrix of a (non-depthwise) conv2d input: (n, groups, cg*kh*kw, ho*wo),
+    float32 (a view of `x` for a 1x1 conv without strides or pads)."""
+    x = _f32(x)
+    n, c, h, wd = x.shape
+    kh, kw = kernel
+    sh, sw = strides
+    dh, dw = dilations
+    pt, pl, pb, pr = pads
+    cg = c // groups
+    if kh == kw == 1 and sh == sw == 1 and not any(pads):
+        return x.reshape(n, groups, cg, h * wd)
+    ho = window_output_size(h, kh, sh, pt, pb, dh)
+    wo = window_output_size(wd, kw, sw, pl, pr, dw)
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if any(pads) else x
+    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    win = sliding_window_view(xp, (span_h, span_w), axis=(2, 3))
+    win = win[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, ::dh, ::dw]
+    cols = win.reshape(n, groups, cg, ho, wo, kh, kw)  # win: (n, c, ho, wo, kh, kw)
+    return cols.transpose(0, 1, 2, 5, 6, 3, 4).reshape(n, groups, cg * kh * kw, ho * wo)
+
+
+def _windowed(w_shape: Sequence[int], groups: int, strides: Sequence[int], pads: Sequence[int]) -> bool:
+    """Whether conv2d computes a depthwise conv from windows rather than im2col columns."""
+    o, cg, kh, kw = w_shape
+    pointwise = kh == kw == 1 and tuple(strides) == (1, 1) and not any(pads)
+    return cg == 1 and o == groups and not pointwise
+
+
+def uses_columns(w_shape: Sequence[int], groups: int, strides: Sequence[int], pads: Sequence[int]) -> bool:
+    """Whether conv2d works on `conv2d_columns` of its input (all but depthwise convs)."""
+    return not _windowed(w_shape, groups, strides, pads)
+
+
 def conv2d(
     x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
     strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
-    dilations: Sequence[int] = (1, 1), groups: int = 1,
+    dilations: Sequence[int] = (1, 1), groups: int = 1, columns: np.ndarray | None = None,
 ) -> np.ndarray:
-    """2-D convolution, NCHW x OIHW -> NCHW, float32 accumulation (im2col + matmul)."""
-    x, w = _f32(x), _f32(w)
+    """2-D convolution, NCHW x OIHW -> NCHW, float32 accumulation (im2col + matmul).
+    `columns` is `conv2d_columns` of x if the caller has it already."""
+    w = _f32(w)
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     sh, sw = strides
@@ -53,22 +91,17 @@ def conv2d(
     ho = window_output_size(h, kh, sh, pt, pb, dh)
     wo = window_output_size(wd, kw, sw, pl, pr, dw)
     og = o // groups
-    if kh == kw == 1 and sh == sw == 1 and not any(pads):
-        cols = x.reshape(n, groups, cg, h * wd)
-        out = np.matmul(w.reshape(groups, og, cg), cols)
-    else:
+    if _windowed(w.shape, groups, strides, pads):  # depthwise: no reduction over channels
+        x = _f32(x)
         xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if any(pads) else x
         span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
         win = sliding_window_view(xp, (span_h, span_w), axis=(2, 3))
         win = win[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, ::dh, ::dw]
-        # win: (n, c, ho, wo, kh, kw)
-        if cg == 1 and og == 1:  # depthwise: no reduction over channels
-            out = np.einsum("ncpqij,cij->ncpq", win, w[:, 0], optimize=True)
-            out = out.reshape(n, groups, og, ho * wo)
-        else:
-            cols = win.reshape(n, groups, cg, ho, wo, kh, kw)
-            cols = cols.transpose(0, 1, 2, 5, 6, 3, 4).reshape(n, groups, cg * kh * kw, ho * wo)
-            out = np.matmul(w.reshape(groups, og, cg * kh * kw), cols)
+        out = np.einsum("ncpqij,cij->ncpq", win, w[:, 0], optimize=True)
+    else:
+        if columns is None:
+            columns = conv2d_columns(x, (kh, kw), strides, pads, dilations, groups)
+        out = np.matmul(w.reshape(groups, og, cg * kh * kw), columns)
     out = out.reshape(n, o, ho, wo)
     if bias is not None:
         out += _f32(bias).reshape(1, o, 1, 1)

@@ -40,7 +40,8 @@ or --schedule MODULE:FUNCTION (also FILE.py:FUNCTION), called as function(mod, b
 
 Exit status: 0, or 1 on an error (a one-line diagnostic) or when --check finds an output
 below the cosine similarity threshold (0.999). Progress goes to stderr, the report to stdout.
-BLAS runs single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
+The emulation uses --threads BLAS threads (default $STC_EMULATOR_THREADS, else 1); the rest
+of stc-run runs BLAS single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
 """
 
 
@@ -77,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
+    p.add_argument("--timing-only", action="store_true",
+                   help="emulate without computing values: the same report (cycles, bytes, hazards), faster")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="BLAS threads of the emulation (default $STC_EMULATOR_THREADS, else 1)")
     p.add_argument("--report-json", metavar="FILE", help="write the emulator's report as JSON")
     p.add_argument("-o", "--output", metavar="OUT.stcobj", help="write the compiled program")
     p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
@@ -323,12 +328,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print("\n".join(models.names()))
             return 0
+        if args.timing_only and args.check:
+            raise UserError("--check compares output values, which --timing-only does not compute")
+        if args.threads is not None and args.threads < 1:
+            raise UserError(f"--threads must be at least 1, got {args.threads}")
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
         job = make(args, spec)
         with _stage(PROGRESS, "emulate"):
-            outputs, report = run(job.program, job.inputs, trace=args.trace)
+            outputs, report = run(job.program, job.inputs, trace=args.trace,
+                                  numerics=not args.timing_only, threads=args.threads)
         _report(job, report)
         if args.report_json:
             with open(args.report_json, "w") as f:

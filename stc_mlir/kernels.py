@@ -300,6 +300,18 @@ def is_exact(*arrays: np.ndarray) -> bool:
     return all(not np.issubdtype(np.asarray(a).dtype, np.floating) for a in arrays)
 
 
+def cast(x: np.ndarray, dtype: np.dtype, saturate: bool = True) -> np.ndarray:
+    """Element type conversion; to a float8 type clamped to its finite range if `saturate`
+    (ONNX Cast-19). Floats to integers truncate toward zero."""
+    x = np.asarray(x)
+    if saturate and dtype.name.startswith("float8"):
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(dtype)
+        x = np.clip(x.astype(np.float32), np.float32(info.min), np.float32(info.max))
+    return x.astype(dtype)
+
+
 def unary_extra(kind: str, x: np.ndarray, **params: float) -> np.ndarray:
     """Elementwise ops beyond the vector unit's `UNARY_KINDS`."""
     if kind == "not":

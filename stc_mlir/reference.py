@@ -175,7 +175,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     g.TopKOp: lambda op, x, p: kernels.topk(x[0], p["k"], p["axis"] % x[0].ndim, p["largest"]),
     g.ReshapeOp: lambda op, x, p: x[0].reshape(p["shape"]),
     g.ExpandOp: lambda op, x, p: np.broadcast_to(x[0], p["shape"]),
-    g.CastOp: lambda op, x, p: x[0],
+    g.CastOp: lambda op, x, p: kernels.cast(x[0], g.numpy_dtype(p["dtype"]), p["saturate"]),
     g.FlattenOp: lambda op, x, p: x[0].reshape(g.shape_of(op.output.type)),
     g.SqueezeOp: lambda op, x, p: x[0].reshape(g.shape_of(op.output.type)),
     g.UnsqueezeOp: lambda op, x, p: x[0].reshape(g.shape_of(op.output.type)),

@@ -40,8 +40,13 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     BytesAttr,
+    BFloat16Type,
     Float16Type,
     Float32Type,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float64Type,
     f16,
     f32,
@@ -92,6 +97,15 @@ _NUMPY_OF: dict[Attribute, type] = {
     IntegerType(8, Signedness.UNSIGNED): np.uint8, IntegerType(16, Signedness.UNSIGNED): np.uint16,
     IntegerType(32, Signedness.UNSIGNED): np.uint32, IntegerType(64, Signedness.UNSIGNED): np.uint64,
 }
+try:  # float8 storage types (ml_dtypes comes with onnx)
+    import ml_dtypes
+
+    _NUMPY_OF.update({
+        BFloat16Type(): ml_dtypes.bfloat16, Float8E4M3FNType(): ml_dtypes.float8_e4m3fn, Float8E4M3FNUZType(): ml_dtypes.float8_e4m3fnuz,
+        Float8E5M2Type(): ml_dtypes.float8_e5m2, Float8E5M2FNUZType(): ml_dtypes.float8_e5m2fnuz,
+    })
+except ImportError:  # pragma: no cover
+    pass
 """Storage of each element type: signless iN is signed, uiN unsigned, i1 is bool."""
 
 
@@ -1389,7 +1403,12 @@ class ExpandOp(ResultShapedOp):
 
 @irdl_op_definition
 class CastOp(ResultShapedOp):
+    """Convert to the result's element type; to a float8 type out-of-range values clamp to
+    its largest finite value if `saturate` (ONNX Cast-19)."""
+
     name = "graph.cast"
+    saturate = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"saturate": True}
 
     @classmethod
     def infer(cls, types, p):

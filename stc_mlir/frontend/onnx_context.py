@@ -1,9 +1,10 @@
 """The state of one ONNX import, shared by the driver (`onnx_importer`) and the
 per-operator converters (`onnx_ops`): known values, SSA values, the builder, errors.
 
-Element types: float tensors of every width are stored at the import's float type (f16 or
-f32); integers keep their width and signedness (i8...i64, ui8...ui64) and bool is i1, so
-integer arithmetic stays exact at graph level. Strings, 4-bit and 2-bit types are refused.
+Element types: float tensors are stored at the import's float type (f16 or f32), except
+bfloat16 and the float8 types, which are kept (their rounding is part of the model);
+integers keep their width and signedness (i8...i64, ui8...ui64) and bool is i1, so
+integer arithmetic stays exact at graph level. 2- and 4-bit integers are stored in 8 bits. Strings are refused, and casts to float4 and float8e8m0 (their rounding is not modelled).
 """
 
 from __future__ import annotations
@@ -42,6 +43,14 @@ class RuntimeValueError(OnnxImportError):
         self.input = input
 
 
+KEPT_FLOATS = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+"""Narrow float types kept as they are (not widened to the import float type)."""
+
+
+WIDENED_FLOATS = ("float8_e8m0fnu", "float4_e2m1fn")
+"""Float types ONNX only casts from and to: widened exactly on input, refused as Cast targets."""
+
+
 def is_float(dtype: np.dtype) -> bool:
     """Float of any width, including ml_dtypes' bfloat16 and float8 types."""
     dtype = np.dtype(dtype)
@@ -76,7 +85,9 @@ class Importer:
         """IR element type for a numpy dtype: floats map to the import float type, 2- and
         4-bit integers are stored in 8 bits."""
         dtype = np.dtype(dtype)
-        if is_float(dtype) or dtype.name.startswith("float4"):
+        if dtype.name in KEPT_FLOATS:
+            return g.element_type_of(dtype)  # kept: its rounding is part of the model
+        if is_float(dtype) or dtype.name in WIDENED_FLOATS:
             return self.float_type
         if dtype.name in ("int4", "int2"):
             return g.element_type_of(np.int8)

@@ -21,7 +21,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from stc_mlir.dialects import graph as g
-from stc_mlir.frontend.onnx_context import FIRST_FULL_OPSET, Importer
+from stc_mlir.frontend.onnx_context import FIRST_FULL_OPSET, WIDENED_FLOATS, Importer
 from stc_mlir.frontend.onnx_patterns import DOMAIN
 
 Converter = Callable[[Importer, onnx.NodeProto, dict], list]
@@ -337,15 +337,18 @@ def _same_pads(auto_pad: str, size, kernel, strides, dilations) -> tuple[int, ..
     return tuple(begin + end)
 
 
-def _window(imp: Importer, node, a, kernel) -> dict:
-    """strides / pads / dilations of a 2-D conv or pool, auto_pad resolved."""
-    if len(kernel) != 2:
-        raise imp.error(f"only 2-D windows are supported, got kernel {list(kernel)}")
-    strides = tuple(a.get("strides", (1, 1)))
-    dilations = tuple(a.get("dilations", (1, 1)))
+def _window(imp: Importer, node, a, kernel, spatial_dims: tuple[int, ...] = (2,)) -> dict:
+    """strides / pads / dilations of a conv or pool window, auto_pad resolved; `spatial_dims`
+    lists the window ranks the caller takes."""
+    n = len(kernel)
+    if n not in spatial_dims:
+        raise imp.error(f"{n}-D windows are not supported (kernel {list(kernel)}; "
+                        f"supported: {' and '.join(f'{d}-D' for d in spatial_dims)})")
+    strides = tuple(a.get("strides", (1,) * n))
+    dilations = tuple(a.get("dilations", (1,) * n))
     auto_pad = a.get("auto_pad", "NOTSET")
     if auto_pad in ("", "NOTSET"):
-        pads = tuple(a.get("pads", (0, 0, 0, 0)))
+        pads = tuple(a.get("pads", (0,) * 2 * n))
     else:
         pads = _same_pads(auto_pad, imp.shape(node.input[0])[2:], kernel, strides, dilations)
     return {"strides": strides, "pads": pads, "dilations": dilations}
@@ -441,19 +444,69 @@ def _batch_norm(imp: Importer, node, a):
 
 @converter("MaxPool", "AveragePool")
 def _pool(imp: Importer, node, a):
+    """2-D pools directly; 1-D and 3-D ones as 2-D pools on reshaped views (pooling is
+    separable per axis, averages included: the count of a box is the product of its
+    per-axis counts)."""
     kernel = tuple(a["kernel_shape"])
-    window = _window(imp, node, a, kernel)
-    x = imp.value(node.input[0])
-    ceil = bool(a.get("ceil_mode", 0))
+    window = _window(imp, node, a, kernel, (1, 2, 3))
     if node.op_type == "MaxPool":
         if a.get("storage_order", 0):
             raise imp.error("MaxPool storage_order 1 is not supported")
-        return [imp.emit(g.MaxPoolOp, x, kernel=kernel, ceil_mode=ceil, **window)]
-    if window["dilations"] != (1, 1):
-        raise imp.error(f"AveragePool dilations {window['dilations']} are not supported")
-    del window["dilations"]
-    return [imp.emit(g.AvgPoolOp, x, kernel=kernel, ceil_mode=ceil,
-                     count_include_pad=bool(a.get("count_include_pad", 0)), **window)]
+        if len(node.output) > 1 and node.output[1]:
+            raise imp.error("the MaxPool Indices output is not supported")
+    params = dict(ceil_mode=bool(a.get("ceil_mode", 0)), count_include_pad=bool(a.get("count_include_pad", 0)))
+    x = imp.value(node.input[0])
+    shape = imp.shape(node.input[0])
+    s, p, d = window["strides"], window["pads"], window["dilations"]
+    if len(kernel) == 2:
+        return [_pool2d(imp, node.op_type, x, kernel, s, p, d, **params)]
+    reshape = lambda v, dims: _result(imp.emit(g.ReshapeOp, v, shape=tuple(dims)))  # noqa: E731
+    if len(kernel) == 1:
+        y = _pool2d(imp, node.op_type, reshape(x, (*shape[:2], 1, shape[2])), (1, kernel[0]), (1, s[0]),
+                    (0, p[0], 0, p[1]), (1, d[0]), **params)
+        return [reshape(y, g.shape_of(y.type)[:2] + g.shape_of(y.type)[3:])]
+    n, c, depth, h, w = shape
+    hw = _pool2d(imp, node.op_type, reshape(x, (n, c * depth, h, w)), kernel[1:], s[1:],
+                 (p[1], p[2], p[4], p[5]), d[1:], **params)
+    ho, wo = g.shape_of(hw.type)[2:]
+    y = _pool2d(imp, node.op_type, reshape(hw, (n, c, depth, ho * wo)), (kernel[0], 1), (s[0], 1),
+                (p[0], 0, p[3], 0), (d[0], 1), **params)
+    return [reshape(y, (n, c, g.shape_of(y.type)[2], ho, wo))]
+
+
+def _pool2d(imp: Importer, op_type: str, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad):
+    if op_type == "MaxPool":
+        return _result(imp.emit(g.MaxPoolOp, x, kernel=tuple(kernel), strides=tuple(strides), pads=tuple(pads),
+                                dilations=tuple(dilations), ceil_mode=ceil_mode))
+    if tuple(dilations) != (1, 1):
+        return _dilated_avg_pool(imp, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad)
+    return _result(imp.emit(g.AvgPoolOp, x, kernel=tuple(kernel), strides=tuple(strides), pads=tuple(pads),
+                            ceil_mode=ceil_mode, count_include_pad=count_include_pad))
+
+
+def _dilated_avg_pool(imp: Importer, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad):
+    """A dilated average pool (AveragePool-19) as a depthwise conv with a kernel of ones
+    divided by the per-position count of the window elements it averages (a constant)."""
+    from stc_mlir import kernels
+
+    n, c, h, w = g.shape_of(x.type)
+    ext = []
+    for size, k, s, d, begin, end in zip((h, w), kernel, strides, dilations, pads[:2], pads[2:]):
+        out = kernels.window_output_size(size, k, s, begin, end, d, ceil_mode)
+        ext.append(max(0, (out - 1) * s + d * (k - 1) + 1 - (size + begin + end)))  # ceil_mode's extra end
+    conv_pads = (pads[0], pads[1], pads[2] + ext[0], pads[3] + ext[1])
+    dtype = g.numpy_dtype(x.type.element_type)
+    ones = imp.builder.insert(g.ConstantOp.from_numpy(np.ones((c, 1, *kernel), dtype=dtype)))
+    total = _result(imp.emit(g.Conv2DOp, x, ones.output, strides=tuple(strides), pads=conv_pads,
+                             dilations=tuple(dilations), group=c))
+    mask = np.zeros((1, 1, h + conv_pads[0] + conv_pads[2], w + conv_pads[1] + conv_pads[3]), dtype=np.float32)
+    if count_include_pad:
+        mask[..., : h + pads[0] + pads[2], : w + pads[1] + pads[3]] = 1
+    else:
+        mask[..., pads[0] : pads[0] + h, pads[1] : pads[1] + w] = 1
+    count = kernels.conv2d(mask, np.ones((1, 1, *kernel), dtype=np.float32), None, strides, (0, 0, 0, 0), dilations)
+    divisor = imp.builder.insert(g.ConstantOp.from_numpy(np.maximum(count, 1).astype(dtype)))
+    return _result(imp.emit(g.DivOp, total, divisor.output))
 
 
 @converter("GlobalAveragePool")
@@ -637,13 +690,13 @@ def _cast(imp: Importer, node, a):
             np_dtype = helper.tensor_dtype_to_np_dtype(to)
         except (KeyError, ValueError):
             np_dtype = np.dtype(object)
-        if np.dtype(np_dtype) == object:
+        if np.dtype(np_dtype) == object or np.dtype(np_dtype).name in WIDENED_FLOATS:
             raise imp.error(f"Cast to {onnx.TensorProto.DataType.Name(to)} is not supported")
         dtype = imp.element_type(np_dtype, f"Cast to {onnx.TensorProto.DataType.Name(to)}")
     x = imp.value(node.input[0])
     if dtype == imp.tensor_type(node.input[0]).element_type:
         return [x]
-    return [imp.emit(g.CastOp, x, dtype=dtype)]
+    return [imp.emit(g.CastOp, x, dtype=dtype, saturate=bool(a.get("saturate", 1)))]
 
 
 # ----------------------------------------------------------------------------- indexing

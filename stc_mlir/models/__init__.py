@@ -21,7 +21,7 @@ from types import MappingProxyType, ModuleType
 import numpy as np
 import onnx
 
-from stc_mlir.models import bert, deepfm, densenet, mobilenetv1, mobilenetv2, resnet
+from stc_mlir.models import albert, bert, deepfm, densenet, mobilenetv1, mobilenetv2, resnet
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class ModelEntry:
 
 _TINY_RESNET = {"image_size": 32, "stages": (1, 1, 1, 1)}
 _TINY_BERT = {"seq_len": 16, "num_layers": 1}
+_TINY_WIDTH = {"hidden_size": 64, "num_heads": 2, "intermediate_size": 128}
+_BERT_LARGE = {"num_layers": 24, "hidden_size": 1024, "num_heads": 16, "intermediate_size": 4096}
 
 _MODELS: dict[str, ModelEntry] = {
     "resnet50": ModelEntry(resnet, "ResNet-50 v1.5 (torchvision)", {"image_size": 32},
@@ -54,10 +56,14 @@ _MODELS: dict[str, ModelEntry] = {
                               {"image_size": 32}),
     "densenet121": ModelEntry(densenet, "DenseNet-121 (torchvision)",
                               {"image_size": 32, "block_config": (2, 2, 2, 2), "growth_rate": 8}),
-    "bert-base-256": ModelEntry(bert, "BERT-base, sequence 256", _TINY_BERT,
-                                defaults={"seq_len": 256}),
-    "bert-base-512": ModelEntry(bert, "BERT-base, sequence 512", _TINY_BERT,
-                                defaults={"seq_len": 512}),
+    "bert-base-256": ModelEntry(bert, "BERT-base, sequence 256",
+                                {"num_layers": 1, **_TINY_WIDTH}, defaults={"seq_len": 256}),
+    "bert-base-512": ModelEntry(bert, "BERT-base, sequence 512",
+                                {"num_layers": 1, **_TINY_WIDTH}, defaults={"seq_len": 512}),
+    "bert-large": ModelEntry(bert, "BERT-large, sequence 128 (24 layers, hidden 1024)",
+                             {**_TINY_BERT, "num_layers": 2, **_TINY_WIDTH}, defaults=_BERT_LARGE),
+    "albert": ModelEntry(albert, "ALBERT-base v2 (factorised embedding, one shared layer)",
+                         {**_TINY_BERT, "num_layers": 3, "embedding_size": 32, **_TINY_WIDTH}),
 }
 
 

@@ -21,7 +21,9 @@ from types import MappingProxyType, ModuleType
 import numpy as np
 import onnx
 
-from stc_mlir.models import albert, bert, deepfm, densenet, mobilenetv1, mobilenetv2, resnet
+from stc_mlir.models import (
+    albert, bert, deepfm, densenet, dlrm, dssm, mmoe, mobilenetv1, mobilenetv2, resnet, widedeep, xlnet,
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,19 @@ _MODELS: dict[str, ModelEntry] = {
                                 {"num_layers": 1, **_TINY_WIDTH}, defaults={"seq_len": 512}),
     "bert-large": ModelEntry(bert, "BERT-large, sequence 128 (24 layers, hidden 1024)",
                              {**_TINY_BERT, "num_layers": 2, **_TINY_WIDTH}, defaults=_BERT_LARGE),
+    "xlnet": ModelEntry(xlnet, "XLNet-base (relative attention as Einsums)",
+                        {**_TINY_BERT, "num_layers": 2, **_TINY_WIDTH}),
     "albert": ModelEntry(albert, "ALBERT-base v2 (factorised embedding, one shared layer)",
                          {**_TINY_BERT, "num_layers": 3, "embedding_size": 32, **_TINY_WIDTH}),
+    "wide-deep": ModelEntry(widedeep, "Wide & Deep on Criteo fields (TensorFlow)",
+                            {"hidden_units": (64, 32), "max_table_rows": 1000}),
+    "dlrm": ModelEntry(dlrm, "DLRM, Criteo Kaggle configuration (tables capped at 100k rows)",
+                       {"bottom_mlp": (32,), "top_mlp": (32,), "max_table_rows": 1000}),
+    "dssm": ModelEntry(dssm, "DSSM two-tower semantic matching (30k letter trigrams)",
+                       {"trigrams": 2000, "hidden_units": (64, 32)}),
+    "mmoe": ModelEntry(mmoe, "MMoE multi-task ranking (8 experts, 2 tasks)",
+                       {"num_experts": 3, "expert_units": (32,), "tower_units": (16,),
+                        "max_table_rows": 1000}),
 }
 
 

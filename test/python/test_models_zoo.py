@@ -31,6 +31,12 @@ KNOWN_GAPS = {
     ("densenet121", "compile"): "graph.batch_norm '_features_denseblock1_denselayer1_norm1_"
                                 "BatchNormalization_output' is not supported: run graph-canonicalize "
                                 "first to fold it into the convolution before it",
+    ("xlnet", "import"): "node '/Greater' (Greater, opset 14): unsupported operator 'Greater'",
+    ("wide-deep", "compile"): "graph.add 'linear_linear_model_Add_output': computes on i64 tensors: "
+                              "the matrix and vector units take f16/f32 (cast first)",
+    ("mmoe", "compile"): "graph.add 'input_layer_Add_output': computes on i64 tensors: "
+                         "the matrix and vector units take f16/f32 (cast first)",
+    ("dlrm", "compile"): "graph.gather '_Gather_output': a gather with a scalar index is not supported",
 }
 
 
@@ -124,3 +130,35 @@ def test_family_options_shape_the_network():
     with pytest.raises(ValueError, match="unknown option.*depth"):
         models.build("resnet34", depth=50)
     assert models.options("bert-base-512")["seq_len"] == 512
+
+
+def test_exported_idioms_are_present():
+    """The patterns that make each model what its exporter writes (and what the compiler
+    must take)."""
+    def nodes(name):
+        return models.build(name, **models.small_options(name)).graph.node
+
+    albert = models.build("albert", **models.small_options("albert"))
+    query = [n for n in albert.graph.node if n.op_type == "MatMul" and "attention.query.weight" in n.input[1]]
+    assert len(query) == 3 and len({n.input[1] for n in query}) == 1  # one shared layer
+    words = next(t for t in albert.graph.initializer if t.name == "embeddings.word_embeddings.weight")
+    assert list(words.dims) == [30000, 32]  # factorised: embedding_size, then the mapping
+    assert "Tanh" in {n.op_type for n in albert.graph.node}  # gelu_new
+
+    xlnet = [n.op_type for n in nodes("xlnet")]
+    assert xlnet.count("Einsum") == 11 * 2  # per layer: q k v r, ac bd, ef x2, mask, attn_vec, o
+    assert {"OneHot", "Equal", "Not", "Greater", "Slice"} <= set(xlnet)
+
+    dlrm = nodes("dlrm")
+    scalar_gathers = [n for n in dlrm if n.op_type == "Gather" and n.input[0] == "lS_i"]
+    assert len(scalar_gathers) == 26
+    assert [n.op_type for n in dlrm].count("Gemm") == 4  # bottom 32, 16; top 32, 1
+    assert any(n.op_type == "MatMul" for n in dlrm)  # the batched dot interaction
+
+    for name in ("wide-deep", "mmoe"):
+        offsets = [n for n in nodes(name) if n.op_type == "Add" and n.input[0] == "categorical_ids"]
+        assert offsets, f"{name}: ids + field offsets"
+    mmoe = [n.op_type for n in nodes("mmoe")]
+    assert mmoe.count("Softmax") == 2 and mmoe.count("Sigmoid") == 2
+    dssm = [n.op_type for n in nodes("dssm")]
+    assert dssm.count("Tanh") == 4 and dssm.count("Reciprocal") == 2

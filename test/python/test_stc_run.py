@@ -127,7 +127,7 @@ def test_compile_options_do_not_apply_to_an_npu_mlir(capsys, npu_mlir):
 
 def test_bad_models(capsys, tmp_path):
     assert error(capsys, "resnet5") == ("'resnet5' is neither a file (.onnx, .mlir, .stcobj) nor a built-in model "
-                                        "(resnet50, bert-base, deepfm, mobilenetv2)")
+                                        f"({', '.join(models.names())})")
     assert error(capsys, tmp_path / "m.onnx") == f"cannot open '{tmp_path / 'm.onnx'}': no such file"
     assert error(capsys, tmp_path / "m.stcobj") == f"cannot open '{tmp_path / 'm.stcobj'}': no such file"
     (tmp_path / "junk.onnx").write_bytes(b"\x01\x02junk")

@@ -67,6 +67,12 @@ def _schedule_report() -> type[ModulePass]:
     return ScheduleReport
 
 
+def _schedule_auto() -> type[ModulePass]:
+    from stc_mlir.passes.schedule_auto import ScheduleAuto
+
+    return ScheduleAuto
+
+
 def _stc_compile() -> type[ModulePass]:
     from stc_mlir.pipeline import StcCompile
 
@@ -91,6 +97,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-externalize-weights": _graph_externalize_weights,
     "schedule-verify": _schedule_verify,
     "schedule-report": _schedule_report,
+    "schedule-auto": _schedule_auto,
     "stc-compile": _stc_compile,
     "convert-schedule-to-npu": _convert_schedule_to_npu,
     "npu-allocate": _npu_allocate,

@@ -30,7 +30,7 @@
 // Level 3: the search; two samples per core (8 batch parts, no spatial halos), results in L1.
 // O3:      schedule.group "matmul_0" {{.*}}mem_scope = #schedule.mem_scope<L1>, core_bind = #schedule.core_bind<[0, 1, 2, 3, 4, 5, 6, 7]>
 // O3:      schedule.group "matmul_1" {{.*}}mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0, 1, 2, 3, 4, 5, 6, 7]>
-// O3-NEXT: func.return
+// O3:      func.return
 
 // LEVEL: schedule-auto: level must be 0, 1, 2 or 3, got 5
 // TARGET: schedule-auto: nochip: no such target file (built-in targets: stcp920)

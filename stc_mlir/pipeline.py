@@ -15,8 +15,9 @@ stage, where the default schedule only fills in unplaced items. The same pipelin
 pass `stc-compile{schedule="module:function" batch=16 level=0}` for stc-opt
 (`stc_mlir.passes.stc_compile`).
 
-`graph_schedule_level` (TensorTurbo's name) 0 is the manual or default schedule; levels 1-3
-are automatic scheduling, which does not exist yet: they are refused, never downgraded.
+`graph_schedule_level` (TensorTurbo's name) applies when no schedule function is given: 0 is
+the default schedule, 1-3 automatic scheduling (`schedule-auto`, docs/auto-schedule.md); with
+a schedule function the level must stay at its default.
 `required_pass` adds registered passes (kebab-case names, with options as in stc-opt:
 `graph-externalize-weights{file="w.bin"}`) to the stage their prefix names (graph-,
 schedule-, npu-); `disabled_pass` removes optional ones. TensorTurbo's `FuseConvAddBnRelu`
@@ -64,15 +65,14 @@ class PipelineError(StcError):
 # ----------------------------------------------------------------------------- options
 
 
+DEFAULT_LEVEL = 0
+"""The graph_schedule_level used when none is given (docs/auto-schedule.md says why not 3)."""
+
+
 def check_level(level: object) -> None:
-    """Raise PipelineError unless `level` is 0, the only graph_schedule_level so far."""
+    """Raise PipelineError unless `level` is a graph_schedule_level (0-3)."""
     if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
         raise PipelineError(f"graph_schedule_level must be 0, 1, 2 or 3, got {level!r}")
-    if level != 0:
-        raise PipelineError(
-            f"graph_schedule_level {level} needs automatic scheduling, which is not implemented yet; "
-            f"use level 0 with a manual or the default schedule"
-        )
 
 
 def resolve_schedule(schedule: object) -> Callable | None:
@@ -200,19 +200,30 @@ def module_level(module: ModuleOp) -> str:
 
 
 def apply_schedule(module: ModuleOp, schedule: Callable | None, batch: int | None,
-                   target: str = "stcp920") -> None:
+                   target: str = "stcp920", level: int = DEFAULT_LEVEL) -> list:
     """The schedule stage: `schedule(mod, batch=batch)` (batch left to the function's own
-    default when None), then the default schedule for every item still unplaced."""
+    default when None), or automatic scheduling at `level` 1-3 on a graph-level module; then
+    the default schedule for every item still unplaced. Returns the automatic scheduler's
+    decisions (`stc_mlir.autoschedule.AutoSchedule`, one per function; empty for level 0)."""
     from stc_mlir.graph_schedule import IRModule
     from stc_mlir.schedules.default import default_schedule
 
     mod = IRModule(module)
+    decided: list = []
+    if schedule is None and level > 0 and module_level(module) == "graph":
+        from stc_mlir.autoschedule import AutoScheduleError, auto_schedule
+
+        try:
+            decided = auto_schedule(mod, level, target)
+        except AutoScheduleError as e:
+            raise PipelineError(f"graph_schedule_level {level}: {e}") from None
     if schedule is not None:
         if batch is not None and _accepts_batch(schedule):
             schedule(mod, batch=batch)
         else:
             schedule(mod)
     default_schedule(mod, batch, target=target)
+    return decided
 
 
 def _accepts_batch(schedule: Callable) -> bool:
@@ -233,7 +244,7 @@ class Pipeline:
         schedule: Callable | str | None = None,
         *,
         batch: int | None = None,
-        level: int = 0,
+        level: int = DEFAULT_LEVEL,
         required_pass: Sequence[str] | str = (),
         disabled_pass: Sequence[str] | str = (),
         target: str = "stcp920",
@@ -242,6 +253,12 @@ class Pipeline:
         stop_after: str | None = None,
     ):
         check_level(level)
+        if level != DEFAULT_LEVEL and schedule not in (None, DEFAULT, ""):
+            raise PipelineError(f"graph_schedule_level {level} applies only without a schedule function "
+                                f"(TensorTurbo: 'only when schedule is None'); drop one of them")
+        self.level = level
+        self.decided: list = []
+        """after `run`: the automatic scheduler's decisions (levels 1-3)"""
         if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
             raise PipelineError(f"batch must be a positive integer, got {batch!r}")
         self.schedule = resolve_schedule(schedule)
@@ -298,7 +315,8 @@ class Pipeline:
                     if p is not None:
                         p.apply(ctx, module)
                     elif name == SCHEDULE:
-                        apply_schedule(module, self.schedule, self.batch, self.target)
+                        self.decided = apply_schedule(module, self.schedule, self.batch, self.target,
+                                                      self.level)
                     else:
                         raise PipelineError(f"the pass '{name}' is not available: it is not registered in "
                                             "stc_mlir/passes/registry.py")
@@ -311,7 +329,7 @@ class Pipeline:
 
 
 def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, batch: int | None = None,
-                   level: int = 0, required_pass: Sequence[str] | str = (),
+                   level: int = DEFAULT_LEVEL, required_pass: Sequence[str] | str = (),
                    disabled_pass: Sequence[str] | str = (), target: str = "stcp920",
                    progress: Progress | None = None, dump_ir: str | os.PathLike[str] | None = None,
                    stop_after: str | None = None) -> ModuleOp:
@@ -321,7 +339,7 @@ def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, 
     `schedule` is a function `schedule(mod, batch=...)`, `"module:function"` or
     `"file.py:function"`, or None / "default" for the default schedule; `batch` is handed to
     the schedule function (None: the function's own default, which it checks against the
-    model). `level` is the graph_schedule_level (only 0). `required_pass` / `disabled_pass`
+    model). `level` is the graph_schedule_level (1-3: automatic scheduling, without a schedule function). `required_pass` / `disabled_pass`
     add or remove passes by name. `progress(stage, seconds or None)` is called around each
     stage. `dump_ir` is a directory that gets each stage's IR as `NN-stage.mlir` (weights in
     `weights.bin` beside them). `stop_after` ends after one of `STAGES`. Bad options raise

@@ -39,6 +39,12 @@ def _schedule_report() -> type[ModulePass]:
     return ScheduleReport
 
 
+def _schedule_auto() -> type[ModulePass]:
+    from stc_mlir.passes.schedule_auto import ScheduleAuto
+
+    return ScheduleAuto
+
+
 def _convert_schedule_to_npu() -> type[ModulePass]:
     from stc_mlir.passes.convert_schedule_to_npu import ConvertScheduleToNpu
 
@@ -57,6 +63,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-externalize-weights": _graph_externalize_weights,
     "schedule-verify": _schedule_verify,
     "schedule-report": _schedule_report,
+    "schedule-auto": _schedule_auto,
     "convert-schedule-to-npu": _convert_schedule_to_npu,
     "npu-allocate": _npu_allocate,
     # -- more passes register here --

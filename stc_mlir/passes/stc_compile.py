@@ -8,7 +8,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from stc_mlir.pipeline import DEFAULT, compile_module
+from stc_mlir.pipeline import DEFAULT, DEFAULT_LEVEL, compile_module
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class StcCompile(ModulePass):
 
     schedule: str = DEFAULT
     batch: int = 0
-    level: int = 0
+    level: int = DEFAULT_LEVEL
     target: str = "stcp920"
     required_pass: tuple[str, ...] = ()
     disabled_pass: tuple[str, ...] = ()

@@ -71,8 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="an .onnx, .mlir or .stcobj file, or a built-in model name")
     p.add_argument("--batch", type=int, help="batch size (axis 0 of every input)")
-    p.add_argument("--level", type=int, default=0, metavar="0-3",
-                   help="graph_schedule_level: 0 = manual or default schedule (1-3 are not implemented)")
+    p.add_argument("--level", type=int, metavar="0-3",
+                   help="graph_schedule_level without a schedule function: 0 = default schedule, 1 = results "
+                        "in LLB, 2 = in L1 where they fit, 3 = automatic search (docs/auto-schedule.md)")
+    p.add_argument("--emit-schedule", metavar="FILE.py",
+                   help="write the schedule found by --level 1-3 as a Python script (manual API); "
+                        "compile it back with --schedule FILE.py:schedule")
     p.add_argument("--schedule", metavar="MODULE:FUNCTION",
                    help="a manual schedule function, or 'default' for the default schedule")
     p.add_argument("--check", action="store_true",
@@ -128,7 +132,8 @@ def _kind(spec: str) -> str:
 def _refuse(args, source: str, output: bool = False) -> None:
     """Compile options make no sense for an already compiled program (nor -o, unless `output`)."""
     given = [flag for flag, value in (
-        ("--batch", args.batch), ("--level", args.level or None), ("--schedule", args.schedule),
+        ("--batch", args.batch), ("--level", args.level), ("--schedule", args.schedule),
+        ("--emit-schedule", args.emit_schedule),
         ("-o", None if output else args.output), ("--shape", args.shape), ("--option", args.option),
         ("--required-pass", args.required_pass), ("--disabled-pass", args.disabled_pass),
         ("--dump-ir", args.dump_ir), ("--check", args.check or None)) if value]
@@ -137,11 +142,28 @@ def _refuse(args, source: str, output: bool = False) -> None:
 
 
 def _pipeline(args, schedule, batch: int | None):
-    from stc_mlir.pipeline import Pipeline
+    from stc_mlir.pipeline import DEFAULT_LEVEL, Pipeline
 
-    return Pipeline(schedule, batch=batch, level=args.level, required_pass=args.required_pass,
+    level = DEFAULT_LEVEL if args.level is None else args.level
+    if args.emit_schedule and (level == 0 or (schedule is not None and schedule != "default")):
+        raise UserError("--emit-schedule writes the schedule found by --level 1-3 (without --schedule)")
+    return Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
                     disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
                     dump_ir=args.dump_ir)
+
+
+def _emit_schedule(args, pipeline) -> None:
+    """--emit-schedule: the automatic schedule as a Python script."""
+    if not args.emit_schedule:
+        return
+    if not pipeline.decided:
+        raise UserError("--emit-schedule: the module was already scheduled; there is no automatic schedule to write")
+    try:
+        with open(args.emit_schedule, "w") as f:
+            f.write(pipeline.decided[0].script(file=args.emit_schedule))
+    except OSError as e:
+        raise UserError(f"--emit-schedule: cannot write '{args.emit_schedule}': {e.strerror}") from None
+    print(f"stc-run: wrote the level {pipeline.level} schedule to {args.emit_schedule}", file=sys.stderr)
 
 
 def _program(args, module):
@@ -203,7 +225,7 @@ def _builtin_job(args, name: str) -> Job:
     if args.model is None:
         options = {**DEFAULT_OPTIONS, **options}
         batch = DEFAULT_BATCH if batch is None else batch
-    schedule, batch = select_schedule(name, batch, args.schedule)
+    schedule, batch = select_schedule(name, batch, args.schedule if args.level is None else args.schedule or "default")
     pipeline = _pipeline(args, schedule, batch)
     if callable(schedule):
         print(f"stc-run: {name} at batch {batch}: using the built-in manual schedule {schedule.__name__} "
@@ -215,14 +237,18 @@ def _builtin_job(args, name: str) -> Job:
             raise UserError(f"--option: {e}") from None
         module = import_onnx(proto)
     module = pipeline.run(module)
+    _emit_schedule(args, pipeline)
     title = (f"{name} batch {batch}" + "".join(f" {k}={v}" for k, v in options.items())
-             + f", {_schedule_name(pipeline.schedule)}")
+             + f", {_schedule_name(pipeline)}")
     return Job(title, _program(args, module), models.example_inputs(name, proto), _onnx_golden(lambda: proto),
                "onnxruntime")
 
 
-def _schedule_name(fn) -> str:
-    return "default schedule" if fn is None else f"schedule {getattr(fn, '__name__', fn)}"
+def _schedule_name(pipeline) -> str:
+    fn = pipeline.schedule
+    if fn is not None:
+        return f"schedule {getattr(fn, '__name__', fn)}"
+    return f"graph_schedule_level {pipeline.level}" if pipeline.level else "default schedule"
 
 
 def _onnx_job(args, path: str) -> Job:
@@ -235,8 +261,9 @@ def _onnx_job(args, path: str) -> Job:
         model = from_onnx(path, shape=dict(args.shape) or None)
         module = model.graph_module(args.batch)
     module = pipeline.run(module)
+    _emit_schedule(args, pipeline)
     program = _program(args, module)
-    title = f"{path}, {_schedule_name(pipeline.schedule)}"
+    title = f"{path}, {_schedule_name(pipeline)}"
     return Job(title, program, _random_inputs(program), _onnx_golden(lambda: model.onnx_model(args.batch)),
                "onnxruntime")
 
@@ -262,12 +289,13 @@ def _mlir_job(args, path: str) -> Job:
     pipeline = _pipeline(args, args.schedule, args.batch)
     source = module.clone() if args.check else None
     program = _program(args, pipeline.run(module))
+    _emit_schedule(args, pipeline)
 
     def golden(inputs: dict) -> dict:
         assert source is not None
         return dict(zip(reference.output_names(f), reference.run(source, inputs)))
 
-    return Job(f"{path}, {_schedule_name(pipeline.schedule)}", program, _random_inputs(program), golden,
+    return Job(f"{path}, {_schedule_name(pipeline)}", program, _random_inputs(program), golden,
                "the reference interpreter")
 
 

@@ -53,13 +53,18 @@ class Executor:
     def get_output_info(self) -> dict[str, dict[str, object]]:
         return io_info(self.program.outputs)
 
-    def set_input(self, inputs: Mapping[str, object]) -> None:
-        """Set (some of) the model's inputs by name; arrays are cast to the program's dtypes."""
+    def set_input(self, inputs: Mapping[str, object], *, allow_fp16_overflow: bool = False) -> None:
+        """Set (some of) the model's inputs by name; arrays are cast to the program's dtypes.
+        Values beyond fp16's range for an fp16 input are an error unless `allow_fp16_overflow`."""
+        from stc_mlir import fp16_range
+
         names = [io.name for io in self.program.inputs]
         unknown = sorted(set(inputs) - set(names))
         if unknown:
             raise ExecutorError(f"unknown input(s) {', '.join(map(repr, unknown))}; "
                                 f"the model's inputs are {', '.join(map(repr, names))}")
+        fp16_range.check_arrays(inputs, [io.name for io in self.program.inputs if io.dtype == "f16"],
+                                allow=allow_fp16_overflow, where="set_input")
         self.inputs.update({name: np.asarray(value) for name, value in inputs.items()})
 
     def __call__(self, trace: str | os.PathLike[str] | None = None, check_hazards: bool = True,

@@ -42,11 +42,14 @@ class ModelError(StcError):
 
 
 def from_onnx(path_or_model: str | os.PathLike[str] | onnx.ModelProto,
-              shape: Mapping[str, Sequence[int]] | None = None) -> Model:
-    """A Model from an ONNX file or ModelProto; `shape` fixes input shapes by name."""
+              shape: Mapping[str, Sequence[int]] | None = None, *, allow_fp16_overflow: bool = False) -> Model:
+    """A Model from an ONNX file or ModelProto; `shape` fixes input shapes by name. Weights
+    beyond fp16's range are an error unless `allow_fp16_overflow` (then a warning)."""
+    from stc_mlir import fp16_range
     from stc_mlir.frontend.onnx_importer import load_model
 
     proto, source = load_model(path_or_model)
+    fp16_range.check_model(proto, source, allow=allow_fp16_overflow)
     path = None if isinstance(path_or_model, onnx.ModelProto) else source
     model = Model(proto, path)
     if shape:

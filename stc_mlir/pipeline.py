@@ -306,6 +306,9 @@ class Pipeline:
         if self.schedule is not None and level == "schedule":
             raise PipelineError("the module is already scheduled: a schedule function applies to a "
                                 "graph-level module (use the default schedule)")
+        from stc_mlir.limits import check_module_fits  # a model beyond the DDR: refused before any work
+
+        check_module_fits(module, self.target)
         stages = [(name, p) for name, p in self.stages if level == "graph" or name not in GRAPH_PASSES]
         dump = _Dumper(self.dump_ir, module) if self.dump_ir is not None else None
         ctx = _context()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from stc_mlir.progress import print_progress
 from stc_mlir.progress import timed as _stage
-from stc_mlir.tools.diagnostics import UserError, run_cli
+from stc_mlir.tools.diagnostics import UserError, check_model_options, check_output_dir, check_output_file, run_cli
 from stc_mlir.tools.stc_import import _parse_shape
 
 DEFAULT_MODEL = "resnet50"
@@ -98,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave a pass out of the pipeline (repeatable)")
     p.add_argument("--target", default="stcp920", help="target name or file (default stcp920)")
     p.add_argument("--dump-ir", metavar="DIR", help="write each compile stage's IR into DIR")
+    p.add_argument("--allow-fp16-overflow", action="store_true",
+                   help="go on (with a warning) when weights are beyond fp16's range (they become inf)")
     p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
     return p
 
@@ -215,12 +217,13 @@ def select_schedule(name: str, batch: int | None, spec: str | None) -> tuple[obj
 
 
 def _builtin_job(args, name: str) -> Job:
-    from stc_mlir import models
+    from stc_mlir import fp16_range, models
     from stc_mlir.frontend import import_onnx
 
     if args.shape:
         raise UserError("--shape applies to ONNX files, not to a built-in model (use --batch, --option)")
     options = dict(args.option)
+    check_model_options(name, options, models.options(name))
     batch = args.batch
     if args.model is None:
         options = {**DEFAULT_OPTIONS, **options}
@@ -235,6 +238,7 @@ def _builtin_job(args, name: str) -> Job:
             proto = models.build(name, batch=batch, **options)
         except (ValueError, TypeError) as e:
             raise UserError(f"--option: {e}") from None
+        fp16_range.check_model(proto, name, allow=args.allow_fp16_overflow)
         module = import_onnx(proto)
     module = pipeline.run(module)
     _emit_schedule(args, pipeline)
@@ -258,7 +262,7 @@ def _onnx_job(args, path: str) -> Job:
         raise UserError("--option applies to built-in models, not to an ONNX file")
     pipeline = _pipeline(args, args.schedule, args.batch)
     with _stage(PROGRESS, f"import {path}"):
-        model = from_onnx(path, shape=dict(args.shape) or None)
+        model = from_onnx(path, shape=dict(args.shape) or None, allow_fp16_overflow=args.allow_fp16_overflow)
         module = model.graph_module(args.batch)
     module = pipeline.run(module)
     _emit_schedule(args, pipeline)
@@ -292,7 +296,10 @@ def _mlir_job(args, path: str) -> Job:
     _emit_schedule(args, pipeline)
 
     def golden(inputs: dict) -> dict:
+        from stc_mlir.limits import check_reference_fits
+
         assert source is not None
+        check_reference_fits(source)
         return dict(zip(reference.output_names(f), reference.run(source, inputs)))
 
     return Job(f"{path}, {_schedule_name(pipeline)}", program, _random_inputs(program), golden,
@@ -360,6 +367,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UserError("--check compares output values, which --timing-only does not compute")
         if args.threads is not None and args.threads < 1:
             raise UserError(f"--threads must be at least 1, got {args.threads}")
+        check_output_file(args.output, "-o")
+        check_output_file(args.report_json, "--report-json")
+        check_output_file(args.trace, "--trace")
+        check_output_dir(args.dump_ir, "--dump-ir")
+        if args.batch is not None and args.batch < 1:
+            raise UserError(f"--batch must be >= 1, got {args.batch}")
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]

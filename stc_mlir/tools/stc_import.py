@@ -44,14 +44,6 @@ def parse_option(text: str) -> tuple[str, object]:
         return name, value
 
 
-def _summary(name: str) -> str:
-    """The first line of a built-in model's builder module docstring."""
-    from stc_mlir import models
-
-    doc = models._builder(name).__doc__ or ""  # models has no public description (yet)
-    return doc.strip().split("\n")[0]
-
-
 def list_models() -> str:
     """Every built-in model: what it is, its builder options with their defaults, and the
     batch its manual schedule is written for (what `--list-models` prints)."""
@@ -61,7 +53,7 @@ def list_models() -> str:
 
     lines = ["built-in models (set an option with --option NAME=VALUE, the batch with --batch N):"]
     for name in models.names():
-        lines.append(f"  {name:<14}{_summary(name)}")
+        lines.append(f"  {name:<14}{models.summary(name)}")
         options = ", ".join(f"{k}={v}" for k, v in models.options(name).items())
         lines.append(f"  {'':<14}options: {options or '(none)'}")
         manual = SCHEDULES.get(name)

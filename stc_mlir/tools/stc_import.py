@@ -44,14 +44,6 @@ def parse_option(text: str) -> tuple[str, object]:
         return name, value
 
 
-def _summary(name: str) -> str:
-    """The first line of a built-in model's builder module docstring."""
-    from stc_mlir import models
-
-    doc = models._builder(name).__doc__ or ""  # models has no public description (yet)
-    return doc.strip().split("\n")[0]
-
-
 def list_models() -> str:
     """Every built-in model: what it is, its builder options with their defaults, and the
     batch its manual schedule is written for (what `--list-models` prints)."""
@@ -61,7 +53,7 @@ def list_models() -> str:
 
     lines = ["built-in models (set an option with --option NAME=VALUE, the batch with --batch N):"]
     for name in models.names():
-        lines.append(f"  {name:<14}{_summary(name)}")
+        lines.append(f"  {name:<14}{models.summary(name)}")
         options = ", ".join(f"{k}={v}" for k, v in models.options(name).items())
         lines.append(f"  {'':<14}options: {options or '(none)'}")
         manual = SCHEDULES.get(name)
@@ -86,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="store_true",
                    help="run the imported graph on the reference interpreter and compare with onnxruntime")
     p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
+    p.add_argument("--allow-fp16-overflow", action="store_true",
+                   help="go on (with a warning) when weights are beyond fp16's range (they become inf)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
@@ -123,6 +117,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         model, stem = load_model(args.model, args.batch, dict(args.option))
         t0 = time.perf_counter()
+        if args.dtype == "float16":
+            from stc_mlir import fp16_range
+            from stc_mlir.frontend.onnx_importer import load_model as read_onnx
+
+            fp16_range.check_model(*read_onnx(model), allow=args.allow_fp16_overflow)
         module = import_onnx(model, shape=dict(args.shape) or None, dtype=args.dtype)
         n_ops = sum(1 for _ in module.walk()) - 3
         _note(args, f"imported {stem}: {n_ops} ops in {time.perf_counter() - t0:.2f} s")

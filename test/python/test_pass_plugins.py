@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from stc_mlir import ir, pass_plugins, reference, universe
+from stc_mlir.passes import registry
 from stc_mlir.pipeline import compile_module
 from stc_mlir.tools import stc_run
 
@@ -48,10 +49,11 @@ class {cls}(ModulePass):
 
 @pytest.fixture
 def clean_registry():
-    before = dict(universe.PASSES)
+    saved = [(table, dict(table)) for table in (universe.PASSES, registry.PASSES)]
     yield
-    universe.PASSES.clear()
-    universe.PASSES.update(before)
+    for table, entries in saved:
+        table.clear()
+        table.update(entries)
     pass_plugins._SOURCES.clear()
 
 

@@ -8,7 +8,7 @@
 // HELP:        npu-allocate       {{ +}}Place every buffer
 // HELP-NOT:  plugin passes
 // HELP:      positional arguments:
-// HELP:      are described above; xDSL's: apply-individual-rewrite,
+// HELP:      are described above; xDSL's:
 // HELP:      --load-pass-plugin FILE.py
 
 // RUN: stc-opt --load-pass-plugin %S/Inputs/pass_plugin.py --help | filecheck %s --check-prefix=PLUGIN-HELP

@@ -368,58 +368,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.progress = ConsoleProgress("stc-run", quiet=args.quiet)
 
     def body() -> int:
-        with args.progress:
-            return _body(args)
+        from stc_mlir.emulator import run
 
-    return run_cli("stc-run", body)
+        if args.list_models:
+            print(list_models())
+            return 0
+        if args.timing_only and args.check:
+            raise UserError("--check compares output values, which --timing-only does not compute")
+        if args.threads is not None and args.threads < 1:
+            raise UserError(f"--threads must be at least 1, got {args.threads}")
+        check_output_file(args.output, "-o")
+        check_output_file(args.report_json, "--report-json")
+        check_output_file(args.trace, "--trace")
+        check_output_dir(args.dump_ir, "--dump-ir")
+        if args.batch is not None and args.batch < 1:
+            raise UserError(f"--batch must be >= 1, got {args.batch}")
+        spec = args.model if args.model is not None else DEFAULT_MODEL
+        kind = _kind(spec)
+        make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
+        _load_pass_plugins(args.load_pass_plugin)
+        job = make(args, spec)
+        with _stage(args.progress, "emulate"):
+            outputs, report = run(job.program, job.inputs, trace=args.trace,
+                                  numerics=not args.timing_only, threads=args.threads)
+        _report(job, report)
+        if args.report_json:
+            with open(args.report_json, "w") as f:
+                json.dump(report.as_dict(), f, indent=1)
+        if args.trace:
+            _note(args, f"trace written to {args.trace}")
+        if args.plot:
+            from stc_mlir.viz.plots import write_plots
+
+            with _stage(args.progress, f"plots into {args.plot}"):
+                written = write_plots(report, args.plot, fmt=args.plot_format)
+            _note(args, f"wrote {', '.join(p.name for p in written)} in {args.plot}")
+        if args.check and not _check(job, outputs, args.progress):
+            return 1
+        return 0
+
+    return run_cli("stc-run", lambda: _showing_progress(args.progress, body))
+
+
+def _showing_progress(progress: ConsoleProgress, body: Callable[[], int]) -> int:
+    """Run `body` with `progress` installed (live steps on a terminal), then stop it."""
+    with progress:
+        return body()
 
 
 def _note(args, text: str) -> None:
     """An informational line on stderr (not with -q)."""
     if not args.quiet:
         print(f"stc-run: {text}", file=sys.stderr)
-
-
-def _body(args) -> int:
-    """Compile (or load) the job, emulate it, report; the exit status."""
-    from stc_mlir.emulator import run
-
-    if args.list_models:
-        print(list_models())
-        return 0
-    if args.timing_only and args.check:
-        raise UserError("--check compares output values, which --timing-only does not compute")
-    if args.threads is not None and args.threads < 1:
-        raise UserError(f"--threads must be at least 1, got {args.threads}")
-    check_output_file(args.output, "-o")
-    check_output_file(args.report_json, "--report-json")
-    check_output_file(args.trace, "--trace")
-    check_output_dir(args.dump_ir, "--dump-ir")
-    if args.batch is not None and args.batch < 1:
-        raise UserError(f"--batch must be >= 1, got {args.batch}")
-    spec = args.model if args.model is not None else DEFAULT_MODEL
-    kind = _kind(spec)
-    make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
-    _load_pass_plugins(args.load_pass_plugin)
-    job = make(args, spec)
-    with _stage(args.progress, "emulate"):
-        outputs, report = run(job.program, job.inputs, trace=args.trace,
-                              numerics=not args.timing_only, threads=args.threads)
-    _report(job, report)
-    if args.report_json:
-        with open(args.report_json, "w") as f:
-            json.dump(report.as_dict(), f, indent=1)
-    if args.trace:
-        _note(args, f"trace written to {args.trace}")
-    if args.plot:
-        from stc_mlir.viz.plots import write_plots
-
-        with _stage(args.progress, f"plots into {args.plot}"):
-            written = write_plots(report, args.plot, fmt=args.plot_format)
-        _note(args, f"wrote {', '.join(p.name for p in written)} in {args.plot}")
-    if args.check and not _check(job, outputs, args.progress):
-        return 1
-    return 0
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from importlib.metadata import entry_points
 from xdsl.passes import ModulePass
 
 from stc_mlir import universe
+from stc_mlir.passes import registry
 from stc_mlir.errors import StcError
 
 ENTRY_POINT_GROUP = "stc_mlir.passes"
@@ -89,8 +90,8 @@ _SOURCES: dict[str, str] = {}
 
 
 def register(passes: Mapping[str, PassFactory], source: str, taken: Mapping[str, object] = {}) -> list[str]:
-    """Add `passes` from `source` to stc-mlir's registry (`universe.PASSES`: stc-opt, the
-    pipeline's required_pass); a name registered already (ours, xDSL's in `taken`, another
+    """Add `passes` from `source` to stc-mlir's registries (`stc_mlir.passes.registry.PASSES`,
+    which the pipeline's required_pass reads, and `universe.PASSES`, stc-opt's); a name registered already (ours, xDSL's in `taken`, another
     plugin's) is an error. Returns the names."""
     for name, factory in passes.items():
         if _SOURCES.get(name) == source:
@@ -98,7 +99,7 @@ def register(passes: Mapping[str, PassFactory], source: str, taken: Mapping[str,
         if name in taken or name in universe.PASSES:
             owner = _SOURCES.get(name, "stc-mlir" if name in universe.PASSES else "xDSL")
             raise PluginError(f"{source}: pass '{name}' is already registered by {owner}; rename it")
-        universe.PASSES[name] = factory
+        registry.PASSES[name] = universe.PASSES[name] = factory
         _SOURCES[name] = source
     return list(passes)
 

@@ -90,16 +90,17 @@ _SOURCES: dict[str, str] = {}
 
 
 def register(passes: Mapping[str, PassFactory], source: str, taken: Mapping[str, object] = {}) -> list[str]:
-    """Add `passes` from `source` to stc-mlir's registries (`passes.registry.PASSES`, where the
-    pipeline looks `required_pass` up, and `universe.PASSES`, stc-opt's); a name registered
-    already (ours, xDSL's in `taken`, another plugin's) is an error. Returns the names."""
+    """Add `passes` from `source` to stc-mlir's registries (`stc_mlir.passes.registry.PASSES`,
+    which the pipeline's required_pass reads, and `universe.PASSES`, stc-opt's); a name
+    registered already (ours, xDSL's in `taken`, another plugin's) is an error. Returns the
+    names."""
     for name, factory in passes.items():
         if _SOURCES.get(name) == source:
             continue
         if name in taken or name in universe.PASSES:
             owner = _SOURCES.get(name, "stc-mlir" if name in universe.PASSES else "xDSL")
             raise PluginError(f"{source}: pass '{name}' is already registered by {owner}; rename it")
-        universe.PASSES[name] = registry.PASSES[name] = factory
+        registry.PASSES[name] = universe.PASSES[name] = factory
         _SOURCES[name] = source
     return list(passes)
 

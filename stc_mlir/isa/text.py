@@ -27,7 +27,6 @@ writer, names the file it was read from (`weights.ExternBytes`) or prints as hex
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,11 +37,8 @@ import numpy as np
 from stc_mlir import weights
 from stc_mlir.isa.program import (
     DTYPES, OPS, SPACES, Buffer, Command, IOSpec, OpSpec, Program, Semaphore, Tile,
-    contiguous_strides, format_tile, symbol,
+    contiguous_strides, symbol,
 )
-
-ELEMENT_TYPES = ", ".join(DTYPES)
-
 
 # ----------------------------------------------------------------------------- printing
 
@@ -166,17 +162,6 @@ class Locations:
     ios: dict[tuple[str, str], int] = field(default_factory=dict)
     cores: dict[int, int] = field(default_factory=dict)
     commands: dict[int, list[int]] = field(default_factory=dict)
-
-    def line_col(self, pos: int) -> tuple[int, int]:
-        """1-based line and column of offset `pos` of `text`."""
-        starts = self._line_starts()
-        line = bisect.bisect_right(starts, pos)
-        return line, pos - starts[line - 1] + 1
-
-    def _line_starts(self) -> list[int]:
-        if not hasattr(self, "_starts"):
-            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
-        return self._starts
 
 
 _WS = re.compile(r"(?:\s+|//[^\n]*)+")

@@ -64,6 +64,8 @@ def format_param(kind: str, value: Any) -> str:
         case "ints":
             return f"array<i64: {', '.join(map(str, value))}>" if value else "array<i64>"
         case "float":
+            if not np.isfinite(value):  # MLIR spells inf and nan by their bits
+                return f"0x{np.array(value, np.float64).view(np.uint64).item():016X} : f64"
             return f"{format_float(value)} : f64"
         case "bool":
             return "true" if value else "false"
@@ -174,6 +176,7 @@ _INT = re.compile(r"\d+")
 _NUMBER = re.compile(r"-?(?:0x[0-9a-fA-F]+|\d+(\.\d*)?(?:[eE][-+]?\d+)?)")
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _SHAPE = re.compile(r"((?:\d+x)*)([A-Za-z]\w*)")
+_FLOAT_BITS = {"f16": (np.uint16, np.float16), "f32": (np.uint32, np.float32), "f64": (np.uint64, np.float64)}
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
 
 
@@ -325,6 +328,8 @@ class _Scanner:
             t = self.expect(_KEYWORD, "a type").group()
             if t == "i1":
                 return bool(number)
+            if t in _FLOAT_BITS and literal.lstrip("-").lower().startswith("0x"):
+                return float(np.array(number, _FLOAT_BITS[t][0]).view(_FLOAT_BITS[t][1]))
             if t.startswith("f"):
                 return float(number)
             if not t.startswith(("i", "si", "ui")) and t != "index":

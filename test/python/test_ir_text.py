@@ -192,3 +192,14 @@ def test_a_program_op_holds_its_program_without_copies():
     program, _, _ = npu_text.parse_body(NPU_TEXT[NPU_TEXT.index("{"):], "p", "stcp920")
     op = ProgramOp(program)
     assert op.program is program
+
+
+def test_infinite_parameters_print_as_bits_and_come_back():
+    t = "@t[0] : 16xf16"
+    text = NPU_TEXT.replace(f"npu.dma @x[0] : 16xf16 -> {t}",
+                            f"npu.unary clip {t} -> {t} {{min = -1.0 : f64, max = 0x7FF0000000000000 : f64}}")
+    program = program_from_module(ir.parse_text(text))
+    assert program.cores[0][0].params["max"] == float("inf")
+    printed = str(program_to_module(program))
+    assert "max = 0x7FF0000000000000 : f64" in printed
+    assert program_from_module(ir.parse_text(printed)) == program

@@ -17,7 +17,8 @@ The body of an `npu.program` (docs/npu.md):
 every buffer, semaphore, input/output, core and command starts (`Locations`), so parse errors
 (`TextError`, with the offset) and verifier errors point at the right line. A big program is
 tens of thousands of commands: both run over plain strings and regular expressions (a command
-is a few regex matches), about 100x faster than building and parsing one xDSL op per command.
+in the printer's form is one match), ~25x faster than xDSL parsing one op per command
+(ResNet-50 b16, 29,828 commands: 0.8 s against 20.6 s of CPU).
 
 Buffer contents: a splat or a constant of at most `weights.INLINE_LIMIT` bytes prints inline
 (`dense<...>`); a larger one goes to the active `weights.WeightWriter` and prints as

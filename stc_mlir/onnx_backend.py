@@ -130,6 +130,8 @@ def bounded_outputs(module, results: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _static_shape(info: onnx.ValueInfoProto) -> tuple[int, ...] | None:
+    if not info.type.HasField("tensor_type"):
+        return ()  # a sequence or optional: the import refuses it when the model is prepared
     tt = info.type.tensor_type
     if not tt.HasField("shape"):
         return None

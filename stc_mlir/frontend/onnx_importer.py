@@ -108,6 +108,10 @@ def import_onnx(
         if info.name in imp.known:
             continue  # old exporters list initializers as inputs too
         imp.graph_inputs.add(info.name)
+        if not info.type.HasField("tensor_type"):
+            kind = info.type.WhichOneof("value") or "untyped"
+            raise OnnxImportError(f"{source}: input '{info.name}' has type {kind.removesuffix('_type')}, "
+                                  "not tensor; only tensors are supported")
         elem = info.type.tensor_type.elem_type
         try:
             np_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem) if elem else np.dtype(np.float32)

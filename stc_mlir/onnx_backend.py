@@ -204,6 +204,10 @@ class EmulatorBackend(Backend):
     def execute(cls, compiled, feeds):
         from stc_mlir.emulator import run
 
+        # the program stores a rank-0 tensor as one element of shape (1,)
+        shapes = {io.name: tuple(io.shape) for io in compiled.inputs}
+        feeds = {k: v.reshape(shapes[k]) if k in shapes and v.size == np.prod(shapes[k]) else v
+                 for k, v in feeds.items()}
         outputs, _ = run(compiled, feeds)
         return [outputs[io.name] for io in compiled.outputs]
 

@@ -109,8 +109,8 @@ class BackendRep(base.BackendRep):
 
 def bounded_outputs(module, results: list[np.ndarray]) -> list[np.ndarray]:
     """The model outputs of a graph-level function's results: outputs that are a static
-    upper bound (`graph.valid_rows`) cut to their count, the count results dropped."""
-    from xdsl.dialects.builtin import StringAttr
+    upper bound (`graph.valid_count`) cut to their count, the count results dropped."""
+    from xdsl.dialects.builtin import IntegerAttr, StringAttr
 
     from stc_mlir import reference
 
@@ -121,10 +121,12 @@ def bounded_outputs(module, results: list[np.ndarray]) -> list[np.ndarray]:
     out = []
     for i, (name, value) in enumerate(zip(names, results)):
         attrs = f.res_attrs.data[i].data if f.res_attrs is not None else {}
-        count = attrs.get(reference.VALID_ROWS_ATTR)
+        count = attrs.get(reference.VALID_COUNT_ATTR)
         if isinstance(count, StringAttr):
             counts.add(count.data)
-            value = value[: int(by_name[count.data])]
+            axis = attrs.get(reference.VALID_AXIS_ATTR)
+            axis = axis.value.data if isinstance(axis, IntegerAttr) else 0
+            value = np.take(value, np.arange(int(np.asarray(by_name[count.data]).reshape(-1)[0])), axis=axis)
         out.append(value)
     return [v for n, v in zip(names, out) if n not in counts]
 

@@ -113,6 +113,10 @@ def convert(imp: Importer, node: onnx.NodeProto) -> None:
         imp.bind(node.output[0], np.array(np.prod(imp.shape(node.input[0])), dtype=np.int64))
         return
     inputs = [n for n in node.input if n]
+    for name in inputs:
+        if name in imp.bounded:
+            raise imp.error(f"input '{name}' has a data-dependent size (a static upper bound plus a "
+                            "valid count); only model outputs may be such bounds")
     if node.domain != DOMAIN and all(imp.is_known(n) for n in inputs):
         _fold(imp, node, attrs)
         return
@@ -554,12 +558,21 @@ def _arg_reduce(imp: Importer, node, a):
 
 @converter("TopK")
 def _topk(imp: Importer, node, a):
-    if imp.opset < 10:
-        k = int(a["k"])
-    else:
-        k = _ints(imp.const(node.input[1], "TopK k"))[0]
+    """A known k gives exact shapes; a k computed at run time sorts the whole axis (the
+    static upper bound) and the outputs carry k as their valid count."""
     axis = int(a.get("axis", -1))
-    op = imp.emit(g.TopKOp, imp.value(node.input[0]), k=k, axis=axis, largest=bool(a.get("largest", 1)))
+    largest = bool(a.get("largest", 1))
+    x = imp.value(node.input[0])
+    if imp.opset < 10 or imp.is_known(node.input[1]):
+        k = int(a["k"]) if imp.opset < 10 else _ints(imp.known[node.input[1]])[0]
+        return list(imp.emit(g.TopKOp, x, k=k, axis=axis, largest=largest).results)
+    shape = imp.shape(node.input[0])
+    op = imp.emit(g.TopKOp, x, k=shape[axis], axis=axis, largest=largest)
+    count = node.output[0] + ".count"
+    imp.bind(count, _result(imp.emit(g.ReshapeOp, imp.value(node.input[1]), shape=())))
+    for name in node.output:
+        if name:
+            imp.bounded[name] = (count, axis % len(shape))
     return list(op.results)
 
 
@@ -825,5 +838,5 @@ def _nms(imp: Importer, node, a):
                   center_point_box=bool(a.get("center_point_box", 0)))
     count_name = node.output[0] + ".count"
     imp.bind(count_name, op.count)
-    imp.valid_rows[node.output[0]] = count_name
+    imp.bounded[node.output[0]] = (count_name, 0)
     return [op.selected]

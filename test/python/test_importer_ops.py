@@ -136,17 +136,36 @@ def test_topk_static_k():
     assert "graph.topk" in ops_of(module)
 
 
-def test_topk_k_from_model_input_is_refused_by_name():
+def test_topk_with_a_runtime_k_is_a_bound_plus_a_count():
     model = make_model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")],
-                       [("x", [3, 10]), ("k", [1], I64)], [("v", None), ("i", None, I64)])
-    with pytest.raises(RuntimeValueError, match=r"node 'top' \(TopK, opset 13\): TopK k \('k'\) must be known "
-                                                r"at import time because it determines a shape, but it is a model input") as e:
+                       [("x", [4, 6]), ("k", [1], I64)], [("v", None), ("i", None, I64)])
+    module = import_onnx(model, dtype="float32")
+    text = str(module)
+    assert text.count('graph.valid_count = "v.count", graph.valid_axis = 1 : i64') == 2
+    assert "tensor<4x6xf32>" in text  # the whole axis, sorted
+    data = x(4, 6)
+    v, i = onnx_backend.prepare(model).run([data, np.array([3], np.int64)])
+    assert v.shape == i.shape == (4, 3)
+    np.testing.assert_allclose(v, -np.sort(-data, axis=1)[:, :3], rtol=1e-6)
+    # a runtime that knows k imports again with it fixed: exact shapes
+    module = import_onnx(model, dtype="float32", values={"k": np.array([2], np.int64)})
+    assert "tensor<4x2xf32>" in str(module)
+
+
+def test_a_bound_used_by_another_node_is_refused():
+    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"]), helper.make_node("Relu", ["v"], ["y"], name="after")]
+    model = make_model(nodes, [("x", [6]), ("k", [1], I64)], [("y", None)])
+    with pytest.raises(OnnxImportError, match=r"node 'after' \(Relu, opset 13\): input 'v' has a data-dependent size"):
         import_onnx(model)
-    assert e.value.input == "k"
-    # a runtime that knows the value imports again with it fixed
-    module = import_onnx(model, dtype="float32", values={"k": np.array([3], np.int64)})
-    v, i = reference.run(module, {"x": x(3, 10)})
-    assert v.shape == i.shape == (3, 3)
+
+
+def test_a_shape_from_a_model_input_is_refused_by_name():
+    model = make_model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
+                       [("x", [3, 4]), ("s", [2], I64)], [("y", None)])
+    with pytest.raises(RuntimeValueError, match=r"node 'rs' \(Reshape, opset 13\): Reshape shape \('s'\) must be "
+                                                r"known at import time because it determines a shape, but it is a model input") as e:
+        import_onnx(model)
+    assert e.value.input == "s"
 
 
 # ----------------------------------------------------------------------------- indexing
@@ -243,7 +262,7 @@ def test_non_max_suppression_is_a_bound_plus_a_count():
                         ("thr", np.array([0.2], np.float32))], opset=11)
     module = import_onnx(model, dtype="float32")
     text = str(module)
-    assert 'graph.valid_rows = "sel.count"' in text and "tensor<6x3xi64>" in text
+    assert 'graph.valid_count = "sel.count"' in text and "tensor<6x3xi64>" in text
     scores = RNG.random((1, 2, 6)).astype(np.float32)
     got = onnx_backend.prepare(model).run([boxes, scores])[0]
     import onnxruntime as ort

@@ -23,9 +23,7 @@ from xdsl.ir import Region
 
 from stc_mlir.dialects import graph as g
 from stc_mlir.frontend import onnx_ops, onnx_patterns
-from stc_mlir.frontend.onnx_context import (  # noqa: F401  (re-exported)
-    DTYPES, MAX_OPSET, MIN_OPSET, Importer, OnnxImportError, RuntimeValueError,
-)
+from stc_mlir.frontend.onnx_context import Importer, OnnxImportError, RuntimeValueError  # noqa: F401  (re-exported)
 from stc_mlir.reference import NAME_ATTR, VALID_AXIS_ATTR, VALID_COUNT_ATTR
 
 def load_model(model_or_path: onnx.ModelProto | str | os.PathLike) -> tuple[onnx.ModelProto, str]:

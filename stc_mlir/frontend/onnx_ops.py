@@ -202,6 +202,8 @@ def _fold_with_kernels(imp: Importer, node: onnx.NodeProto, attrs: dict) -> None
         ops = list(imp.builder.insertion_point.block.ops)
         env: dict = {}
         reference.run_ops(ops, env)
+    except (IndexError, ValueError, reference.InterpreterError) as e:  # out-of-range constant indices...
+        raise imp.error(f"cannot fold constant node: {type(e).__name__}: {e}") from None
     finally:
         imp.builder, imp.constants = saved
     for name, value in zip(node.output, results):

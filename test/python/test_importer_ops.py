@@ -5,9 +5,8 @@ interpreted and compared with onnxruntime (graphs built with onnx.helper)."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from stc_mlir import onnx_backend, reference
 from stc_mlir.frontend import OnnxImportError, RuntimeValueError, import_onnx

@@ -206,10 +206,6 @@ class EmulatorBackend(Backend):
     def execute(cls, compiled, feeds):
         from stc_mlir.emulator import run
 
-        # the program stores a rank-0 tensor as one element of shape (1,)
-        shapes = {io.name: tuple(io.shape) for io in compiled.inputs}
-        feeds = {k: v.reshape(shapes[k]) if k in shapes and v.size == np.prod(shapes[k]) else v
-                 for k, v in feeds.items()}
         outputs, _ = run(compiled, feeds)
         return [outputs[io.name] for io in compiled.outputs]
 
@@ -267,13 +263,15 @@ def node_cases(op_types: Sequence[str] | None = None) -> dict[str, str]:
 
 
 def backend_test(backend: type[Backend], names: Sequence[str], module_name: str | None = None,
-                 exclude: Mapping[str, str] | None = None):
-    """ONNX's `BackendTest` for exactly the node cases `names`, minus `exclude` (case -> reason)."""
+                 exclude: Mapping[str, str] | None = None, tolerance: float | None = None):
+    """ONNX's `BackendTest` for exactly the node cases `names`, minus `exclude` (case ->
+    reason); `tolerance` replaces every case's rtol and atol (float16 end to end)."""
     import re
 
     from onnx.backend.test import BackendTest
 
-    runner = BackendTest(backend, module_name)
+    kwargs = {name: {"rtol": tolerance, "atol": tolerance} for name in names} if tolerance else None
+    runner = BackendTest(backend, module_name, test_kwargs=kwargs)
     runner.include("^(" + "|".join(re.escape(n) for n in sorted(names)) + ")_cpu$")
     for name in exclude or {}:
         runner.exclude("^" + re.escape(name) + "_cpu$")

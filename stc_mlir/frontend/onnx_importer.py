@@ -26,6 +26,7 @@ from stc_mlir.frontend import onnx_ops, onnx_patterns
 from stc_mlir.frontend.onnx_context import Importer, OnnxImportError, RuntimeValueError  # noqa: F401  (re-exported)
 from stc_mlir.reference import NAME_ATTR, VALID_AXIS_ATTR, VALID_COUNT_ATTR
 
+
 def load_model(model_or_path: onnx.ModelProto | str | os.PathLike) -> tuple[onnx.ModelProto, str]:
     """Read an ONNX file (with its external data) with errors that name the file."""
     if isinstance(model_or_path, onnx.ModelProto):

@@ -19,9 +19,12 @@ import numpy as np
 import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
+from xdsl.builder import Builder, InsertPoint
+from xdsl.ir import Block
 
+from stc_mlir import kernels, reference
 from stc_mlir.dialects import graph as g
-from stc_mlir.frontend.onnx_context import FIRST_FULL_OPSET, WIDENED_FLOATS, Importer
+from stc_mlir.frontend.onnx_context import FIRST_FULL_OPSET, WIDENED_FLOATS, Importer, is_float
 from stc_mlir.frontend.onnx_patterns import DOMAIN
 
 Converter = Callable[[Importer, onnx.NodeProto, dict], list]
@@ -190,11 +193,6 @@ def _fold(imp: Importer, node: onnx.NodeProto, attrs: dict) -> None:
 
 def _fold_with_kernels(imp: Importer, node: onnx.NodeProto, attrs: dict) -> None:
     """Fold through the converter and the reference interpreter, in a scratch block."""
-    from xdsl.builder import Builder, InsertPoint
-    from xdsl.ir import Block
-
-    from stc_mlir import reference
-
     saved = imp.builder, imp.constants
     imp.builder, imp.constants = Builder(InsertPoint.at_end(Block())), {}
     try:
@@ -297,7 +295,7 @@ def _clip(imp: Importer, node, a):
         lo, hi = a.get("min", -np.inf), a.get("max", np.inf)
         return [imp.emit(g.ClipOp, x, min=float(lo), max=float(hi))]
     bounds = [node.input[i] if _has(node, i) else None for i in (1, 2)]
-    floating = g._is_float(x.type.element_type)
+    floating = is_float(g.numpy_dtype(x.type.element_type))
     if floating and all(b is None or imp.is_known(b) for b in bounds):
         lo = _scalar(imp.known[bounds[0]]) if bounds[0] else -np.inf
         hi = _scalar(imp.known[bounds[1]]) if bounds[1] else np.inf
@@ -493,8 +491,6 @@ def _pool2d(imp: Importer, op_type: str, x, kernel, strides, pads, dilations, ce
 def _dilated_avg_pool(imp: Importer, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad):
     """A dilated average pool (AveragePool-19) as a depthwise conv with a kernel of ones
     divided by the per-position count of the window elements it averages (a constant)."""
-    from stc_mlir import kernels
-
     n, c, h, w = g.shape_of(x.type)
     ext = []
     for size, k, s, d, begin, end in zip((h, w), kernel, strides, dilations, pads[:2], pads[2:]):

@@ -360,11 +360,51 @@ def _window(imp: Importer, node, a, kernel, spatial_dims: tuple[int, ...] = (2,)
 
 @converter("Conv")
 def _conv(imp: Importer, node, a):
-    kernel = a.get("kernel_shape") or imp.shape(node.input[1])[2:]
-    window = _window(imp, node, a, kernel)
+    kernel = tuple(a.get("kernel_shape") or imp.shape(node.input[1])[2:])
+    window = _window(imp, node, a, kernel, (2, 3))
     bias = imp.value(node.input[2]) if _has(node, 2) else None
+    group = int(a.get("group", 1))
+    if len(kernel) == 3:
+        return [_conv3d(imp, node, kernel, window, bias, group)]
     return [imp.emit(g.Conv2DOp, imp.value(node.input[0]), imp.value(node.input[1]), bias,
-                     group=int(a.get("group", 1)), **window)]
+                     group=group, **window)]
+
+
+def _conv3d(imp: Importer, node, kernel, window, bias, group):
+    """A 3-D convolution as one 2-D convolution: the kd depth taps of every output depth
+    are gathered into the channels, (N, C, D, H, W) -> (N * Do, C * kd, H, W), and the
+    weight (O, C/g, kd, kh, kw) read as (O, C/g * kd, kh, kw); depth padding gathers a
+    zero slice appended to the input. Intermediate tensors stay 4-D (the npu's tiles)."""
+    x = imp.value(node.input[0])
+    n, c, depth, h, w = imp.shape(node.input[0])
+    weight = imp.const(node.input[1], "Conv3d weight")
+    kd = kernel[0]
+    (sd, *s_hw), (dd, *d_hw), p = window["strides"], window["dilations"], window["pads"]
+    d_out = kernels.window_output_size(depth, kd, sd, p[0], p[3], dd)
+    taps = np.arange(d_out)[:, None] * sd - p[0] + np.arange(kd)[None, :] * dd  # (Do, kd) input depths
+    taps = np.where((taps < 0) | (taps >= depth), depth, taps).astype(np.int64)  # `depth`: the zero slice
+    dtype = g.numpy_dtype(x.type.element_type)
+
+    def op(cls, *operands, **props):
+        return _result(imp.emit(cls, *operands, **props))
+
+    def constant(array):
+        return imp.builder.insert(g.ConstantOp.from_numpy(array)).output
+
+    flat = op(g.ReshapeOp, x, shape=(n, c, depth, h * w))
+    padded = op(g.ConcatOp, [flat, constant(np.zeros((n, c, 1, h * w), dtype=dtype))], axis=2)
+    windows = op(g.GatherOp, padded, constant(taps.reshape(-1)), axis=2)  # (N, C, Do * kd, HW)
+    windows = op(g.ReshapeOp, windows, shape=(n, c, d_out, kd * h * w))
+    folded = op(g.TransposeOp, windows, perm=(0, 2, 1, 3))
+    folded = op(g.ReshapeOp, folded, shape=(n * d_out, c * kd, h, w))
+    o = weight.shape[0]
+    w2 = constant(weight.reshape(o, weight.shape[1] * kd, *weight.shape[3:]).astype(dtype))
+    out = op(g.Conv2DOp, folded, w2, bias, group=group, strides=tuple(s_hw),
+             pads=(p[1], p[2], p[4], p[5]), dilations=tuple(d_hw))
+    ho, wo = g.shape_of(out.type)[2:]
+    out = op(g.ReshapeOp, out, shape=(n, d_out, o, ho * wo))
+    out = op(g.TransposeOp, out, perm=(0, 2, 1, 3))
+    return op(g.ReshapeOp, out, shape=(n, o, d_out, ho, wo))
 
 
 @converter("MatMul")

@@ -128,7 +128,12 @@ def convert(imp: Importer, node: onnx.NodeProto) -> None:
         raise imp.error(
             f"unsupported operator '{node.op_type}' (supported: {', '.join(sorted(CONVERTERS))})"
         )
-    results = fn(imp, node, attrs)
+    try:
+        results = fn(imp, node, attrs)
+    except KeyError as e:  # a required attribute the converter reads
+        raise imp.error(f"missing attribute {e}") from None
+    except (IndexError, ValueError, TypeError) as e:  # malformed attributes or inputs
+        raise imp.error(f"cannot convert: {type(e).__name__}: {e}") from None
     for name, value in zip(node.output, results):
         if name:
             imp.bind(name, value if isinstance(value, np.ndarray) else _result(value))

@@ -402,3 +402,9 @@ def test_conv3d_runs_end_to_end_on_the_emulator():
     (got,) = onnx_backend.EmulatorBackend.prepare(model).run([data])
     (want,) = onnx_backend.prepare(model).run([data])
     assert got.shape == (1, 8, 4, 8, 8) and compare.cosine(want, got) >= 0.999
+
+
+def test_a_missing_attribute_names_the_node():
+    model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="pool")], [("x", [1, 1, 4, 4])], [("y", None)])
+    with pytest.raises(OnnxImportError, match=r"node 'pool' \(MaxPool, opset 13\): missing attribute 'kernel_shape'"):
+        import_onnx(model)

@@ -408,3 +408,18 @@ def test_a_missing_attribute_names_the_node():
     model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="pool")], [("x", [1, 1, 4, 4])], [("y", None)])
     with pytest.raises(OnnxImportError, match=r"node 'pool' \(MaxPool, opset 13\): missing attribute 'kernel_shape'"):
         import_onnx(model)
+
+
+@pytest.mark.parametrize("name", ["squeezenet", "inception_v2"])
+def test_light_zoo_graphs_that_used_to_fail(name):
+    """onnx's own `light` zoo graphs: SqueezeNet (Dropout with a mask output) and Inception v2
+    (opset-9 Unsqueeze folded with its own version); all nine: docs/conformance.md."""
+    import os
+
+    import onnx
+
+    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light", f"light_{name}.onnx")
+    model = onnx.load(path)
+    inits = {i.name for i in model.graph.initializer}
+    (info,) = [i for i in model.graph.input if i.name not in inits]
+    check(model, {info.name: x(*(d.dim_value for d in info.type.tensor_type.shape.dim))}, atol=1e-3)

@@ -28,6 +28,8 @@ import time
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import warnings  # noqa: E402
+
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
@@ -58,6 +60,28 @@ def light_inputs(model: onnx.ModelProto) -> dict[str, np.ndarray]:
     return feeds
 
 
+FP16_MAX = 65504.0
+
+
+def largest_activation(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> float:
+    """The largest |value| of any float tensor onnxruntime computes (fp32): above FP16_MAX
+    the model cannot run in fp16 as it is."""
+    import onnxruntime as ort
+
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    known = {o.name for o in probe.graph.output}
+    probe.graph.output.extend(onnx.ValueInfoProto(name=t) for n in probe.graph.node for t in n.output
+                              if t and t not in known)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    values = session.run(None, inputs)
+    return max((float(np.abs(v).max()) for v in values
+                if isinstance(v, np.ndarray) and v.dtype == np.float32 and v.size), default=0.0)
+
+
 def _error(e: BaseException) -> str:
     message = str(e).strip().splitlines()[0] if str(e).strip() else ""
     return f"{type(e).__name__}: {message}"[:300]
@@ -73,6 +97,7 @@ def evaluate(name: str, proto: onnx.ModelProto, inputs: dict[str, np.ndarray]) -
     start = time.perf_counter()
     golden = compare.onnxruntime_outputs(proto, inputs)
     row["ort_s"] = time.perf_counter() - start
+    row["largest_activation"] = largest_activation(proto, inputs)
     try:
         start = time.perf_counter()
         module = import_onnx(proto)
@@ -121,6 +146,9 @@ def print_row(row: dict) -> None:
     for stage in ("import", "reference", "compile", "emulate"):
         if f"{stage}_error" in row:
             print(f"{'':24}   {stage}: {row[f'{stage}_error']}", flush=True)
+    if row["largest_activation"] > FP16_MAX:
+        print(f"{'':24}   fp16 overflow: onnxruntime's fp32 activations reach {row['largest_activation']:.3g} "
+              f"(fp16 holds up to {FP16_MAX:g})", flush=True)
 
 
 def main() -> None:
@@ -132,6 +160,8 @@ def main() -> None:
     p.add_argument("--light-only", action="store_true", help="only the onnx package's light graphs")
     p.add_argument("--json", help="also write the rows as JSON")
     args = p.parse_args()
+    # overflow warnings of fp16 casts would bury the table: the fp16-overflow line says it
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
     print(f"{'model':24} {'import':>6} {'ref cos':>9} {'compiles':>8} {'emu cos':>9} {'cycles':>14} "
           f"{'/roofline':>8}", flush=True)
     rows = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -36,6 +37,9 @@ def random_inputs(types: Mapping[str, object], seed: int = 0) -> dict[str, np.nd
 
 def random_arrays(specs: Mapping[str, tuple[Sequence[int], np.dtype]], seed: int = 0) -> dict[str, np.ndarray]:
     """Standard-normal float32 arrays and zero int64 arrays for `{name: (shape, dtype)}`."""
+    from stc_mlir.limits import check_host_bytes
+
+    check_host_bytes(sum(math.prod(shape) * 8 for shape, _ in specs.values()), "the random inputs")
     rng = np.random.default_rng(seed)
     out = {}
     for name, (shape, dtype) in specs.items():

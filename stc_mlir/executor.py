@@ -53,25 +53,32 @@ class Executor:
     def get_output_info(self) -> dict[str, dict[str, object]]:
         return io_info(self.program.outputs)
 
-    def set_input(self, inputs: Mapping[str, object]) -> None:
-        """Set (some of) the model's inputs by name; arrays are cast to the program's dtypes."""
+    def set_input(self, inputs: Mapping[str, object], *, allow_fp16_overflow: bool = False) -> None:
+        """Set (some of) the model's inputs by name; arrays are cast to the program's dtypes.
+        Values beyond fp16's range for an fp16 input are an error unless `allow_fp16_overflow`."""
+        from stc_mlir import fp16_range
+
         names = [io.name for io in self.program.inputs]
         unknown = sorted(set(inputs) - set(names))
         if unknown:
             raise ExecutorError(f"unknown input(s) {', '.join(map(repr, unknown))}; "
                                 f"the model's inputs are {', '.join(map(repr, names))}")
+        fp16_range.check_arrays(inputs, [io.name for io in self.program.inputs if io.dtype == "f16"],
+                                allow=allow_fp16_overflow, where="set_input")
         self.inputs.update({name: np.asarray(value) for name, value in inputs.items()})
 
-    def __call__(self, trace: str | os.PathLike[str] | None = None, check_hazards: bool = True) -> list[np.ndarray]:
+    def __call__(self, trace: str | os.PathLike[str] | None = None, check_hazards: bool = True,
+                 threads: int | None = None) -> list[np.ndarray]:
         """Run the program on the inputs set; returns its outputs in order. `trace` writes a
-        Chrome trace of the run to that path."""
+        Chrome trace of the run to that path; `threads` is the number of BLAS threads
+        (default $STC_EMULATOR_THREADS, else 1: see `stc_mlir.emulator.simulator.blas_threads`)."""
         from stc_mlir.emulator import run
 
         missing = [io.name for io in self.program.inputs if io.name not in self.inputs]
         if missing:
             raise ExecutorError(f"input(s) {', '.join(map(repr, missing))} not set: call set_input first")
         outputs, self.report = run(self.program, self.inputs, trace=os.fspath(trace) if trace else None,
-                                   check_hazards=check_hazards)
+                                   check_hazards=check_hazards, threads=threads)
         return [outputs[io.name] for io in self.program.outputs]
 
     call = __call__

@@ -7,20 +7,38 @@ An `.stcobj` is a zip archive holding
   - `data/<buffer>.bin`: the raw bytes of each constant DDR buffer (weights), stored
     uncompressed.
 `save` then `load` gives back an equal `Program`.
+
+`load` trusts nothing in the file: `validate_manifest` checks every field's type and range
+(format version 1, below) and every size against the target's memories before anything is
+allocated, then `check_program` checks the program as the emulator would. Each refusal is
+a `StcobjError` naming the file, the field (`buffers[3].size`) and the values.
+
+Version 1 manifest (JSON):
+  format "stcobj", version 1, name str, target str (a target name or path)
+  buffers     [{name, space: l1|wb|llb|ddr, size > 0, core: int|null, offset: int >= 0|null,
+                init_dtype: f16|f32|i32|i64|null}]          (init_dtype: has data/<name>.bin)
+  semaphores  [[name, core, init >= 0]]
+  inputs, outputs [[name, buffer, shape: [int > 0], dtype]]
+  cores       {"<core>": [[op, {slot: [buffer, offset, shape, strides, dtype]}, {param: value},
+                          [wait semaphores], [signal semaphores]]]}
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import zipfile
+from collections.abc import Mapping
 from typing import Any
 
 from stc_mlir.errors import StcError
-from stc_mlir.isa.program import Program, from_manifest, program_from_module, to_manifest
+from stc_mlir.isa.program import DTYPES, OPS, SPACES, Program, from_manifest, to_manifest
 
 FORMAT = "stcobj"
 VERSION = 1
+MAX_MANIFEST_BYTES = 1 << 30
+"""A manifest larger than this (1 GiB of JSON) is refused before it is read."""
 
 
 class StcobjError(StcError, ValueError):
@@ -30,24 +48,251 @@ class StcobjError(StcError, ValueError):
 def save(program: Program | Any, path: str | os.PathLike[str]) -> None:
     """Write `program` (a `Program` or a module holding an `npu.program`) to `path`."""
     if not isinstance(program, Program):
+        from stc_mlir.dialects.npu import program_from_module  # the op holds the Program: no conversion
+
         program = program_from_module(program)
     manifest, blobs = to_manifest(program)
     manifest = {"format": FORMAT, "version": VERSION, **manifest}
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr("manifest.json", json.dumps(manifest), compress_type=zipfile.ZIP_DEFLATED)
-        for name, data in blobs.items():
-            zf.writestr(f"data/{name}.bin", data, compress_type=zipfile.ZIP_STORED)
+    if os.path.isdir(path):
+        raise StcobjError(f"{os.fspath(path)}: is a directory; give a file name such as model.stcobj")
+    try:
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("manifest.json", json.dumps(manifest), compress_type=zipfile.ZIP_DEFLATED)
+            for name, data in blobs.items():
+                zf.writestr(f"data/{name}.bin", data, compress_type=zipfile.ZIP_STORED)
+    except OSError as err:
+        raise StcobjError(f"{os.fspath(path)}: cannot write: {err.strerror}") from None
 
 
-def load(path: str | os.PathLike[str]) -> Program:
-    """The `Program` stored in the `.stcobj` at `path`."""
+def load(path: str | os.PathLike[str], target: Any = None) -> Program:
+    """The `Program` stored in the `.stcobj` at `path`, checked against `target` (by default
+    the target the file names)."""
+    from stc_mlir import target as targets
+    from stc_mlir.isa.check import ProgramError, check_program
+
+    where = os.fspath(path)
+    if os.path.isdir(where):
+        raise StcobjError(f"{where}: is a directory, not an .stcobj file")
     try:
         with zipfile.ZipFile(path) as zf:
-            manifest = json.loads(zf.read("manifest.json"))
-            if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-                raise StcobjError(f"{path}: not a version {VERSION} {FORMAT} file")
-            blobs = {b["name"]: zf.read(f"data/{b['name']}.bin")
-                     for b in manifest["buffers"] if b["init_dtype"] is not None}
-    except (OSError, zipfile.BadZipFile, KeyError, json.JSONDecodeError) as err:
-        raise StcobjError(f"{path}: cannot read .stcobj: {err}") from None
-    return from_manifest(manifest, blobs)
+            manifest = _read_manifest(zf, where)
+            tgt = _target(manifest, target, where)
+            validate_manifest(manifest, tgt, where)
+            blobs = _read_blobs(zf, manifest, where)
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as err:
+        raise StcobjError(f"{where}: cannot read .stcobj: {err}") from None
+    program = from_manifest(manifest, blobs)
+    try:
+        check_program(program, tgt, require_offsets=True)
+    except ProgramError as err:
+        raise StcobjError(f"{where}: {err}") from None
+    except targets.TargetError as err:
+        raise StcobjError(f"{where}: {err}") from None
+    return program
+
+
+def _read_manifest(zf: zipfile.ZipFile, where: str) -> dict[str, Any]:
+    try:
+        info = zf.getinfo("manifest.json")
+    except KeyError:
+        raise StcobjError(f"{where}: not an .stcobj file: it has no manifest.json") from None
+    if info.file_size > MAX_MANIFEST_BYTES:
+        raise StcobjError(f"{where}: manifest.json is {info.file_size:,} bytes, more than the "
+                          f"{MAX_MANIFEST_BYTES:,} allowed")
+    try:
+        manifest = json.loads(zf.read(info))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
+        raise StcobjError(f"{where}: manifest.json is not valid JSON: {err}") from None
+    if not isinstance(manifest, dict):
+        raise StcobjError(f"{where}: manifest.json must hold a JSON object, got {_kind(manifest)}")
+    if manifest.get("format") != FORMAT:
+        raise StcobjError(f"{where}: not a version {VERSION} {FORMAT} file (format {_show(manifest.get('format'))})")
+    if manifest.get("version") != VERSION:
+        raise StcobjError(f"{where}: not a version {VERSION} {FORMAT} file (version "
+                          f"{_show(manifest.get('version'))}): recompile the model with this stc-mlir")
+    return manifest
+
+
+def _target(manifest: Mapping[str, Any], target: Any, where: str):
+    from stc_mlir import target as targets
+
+    name = manifest.get("target")
+    if not isinstance(name, str) or not name:
+        raise StcobjError(f"{where}: target: expected a target name, got {_show(name)}")
+    try:
+        return targets.load(target if target is not None else name)
+    except targets.TargetError as err:
+        raise StcobjError(f"{where}: target: {err}") from None
+
+
+def _read_blobs(zf: zipfile.ZipFile, manifest: Mapping[str, Any], where: str) -> dict[str, bytes]:
+    blobs = {}
+    for i, b in enumerate(manifest["buffers"]):
+        if b["init_dtype"] is None:
+            continue
+        member = f"data/{b['name']}.bin"
+        try:
+            info = zf.getinfo(member)
+        except KeyError:
+            raise StcobjError(f"{where}: buffers[{i}] (@{b['name']}) has constant data but the "
+                              f"archive has no {member}") from None
+        if info.file_size > b["size"]:
+            raise StcobjError(f"{where}: {member} holds {info.file_size:,} bytes but buffer "
+                              f"@{b['name']} has {b['size']:,}")
+        blobs[b["name"]] = zf.read(info)
+    return blobs
+
+
+# ----------------------------------------------------------------------------- the schema
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value) if isinstance(value, (str, int, float, bool, type(None))) else _kind(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _Checker:
+    """Type and range checks of one manifest; `fail` names the field path."""
+
+    def __init__(self, where: str):
+        self.where = where
+
+    def fail(self, field: str, message: str):
+        raise StcobjError(f"{self.where}: {field}: {message}")
+
+    def get(self, obj: Mapping[str, Any], key: str, field: str) -> Any:
+        if key not in obj:
+            self.fail(field, f"missing field '{key}'")
+        return obj[key]
+
+    def string(self, value: Any, field: str) -> str:
+        if not isinstance(value, str) or not value:
+            self.fail(field, f"expected a non-empty string, got {_show(value)}")
+        return value
+
+    def integer(self, value: Any, field: str, low: int | None = None, high: int | None = None) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(field, f"expected an integer, got {_show(value)}")
+        if low is not None and value < low:
+            self.fail(field, f"{value} is below the minimum {low}")
+        if high is not None and value > high:
+            self.fail(field, f"{value:,} is above the maximum {high:,}")
+        return value
+
+    def array(self, value: Any, field: str, length: int | None = None) -> list[Any]:
+        if not isinstance(value, list):
+            self.fail(field, f"expected a list, got {_show(value)}")
+        if length is not None and len(value) != length:
+            self.fail(field, f"expected {length} entries, got {len(value)}")
+        return value
+
+    def obj(self, value: Any, field: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(field, f"expected an object, got {_show(value)}")
+        return value
+
+    def choice(self, value: Any, field: str, choices) -> str:
+        if value not in choices or not isinstance(value, str):
+            self.fail(field, f"{_show(value)} is not one of {', '.join(choices)}")
+        return value
+
+    def dims(self, value: Any, field: str, low: int) -> tuple[int, ...]:
+        items = self.array(value, field)
+        if len(items) > 8:
+            self.fail(field, f"rank {len(items)} is above the maximum 8")
+        return tuple(self.integer(d, f"{field}[{i}]", low) for i, d in enumerate(items))
+
+
+def validate_manifest(manifest: Mapping[str, Any], target, where: str = "<manifest>") -> None:
+    """Raise `StcobjError` unless `manifest` is a well-formed version-1 manifest whose sizes
+    fit `target`'s memories (nothing is allocated before this passes)."""
+    c = _Checker(where)
+    c.string(c.get(manifest, "name", "name"), "name")
+    buffers: dict[str, dict[str, Any]] = {}
+    for i, b in enumerate(c.array(c.get(manifest, "buffers", "buffers"), "buffers")):
+        field = f"buffers[{i}]"
+        b = c.obj(b, field)
+        name = c.string(c.get(b, "name", field), f"{field}.name")
+        if name in buffers:
+            c.fail(f"{field}.name", f"buffer @{name} is declared twice")
+        space = c.choice(c.get(b, "space", field), f"{field}.space", SPACES)
+        capacity = target.memory[space].size
+        c.integer(c.get(b, "size", field), f"{field}.size", 1, capacity)
+        core = c.get(b, "core", field)
+        if core is not None:
+            c.integer(core, f"{field}.core", 0, target.cores - 1)
+        offset = c.get(b, "offset", field)
+        if offset is not None:
+            c.integer(offset, f"{field}.offset", 0, capacity - b["size"])
+        dtype = c.get(b, "init_dtype", field)
+        if dtype is not None:
+            c.choice(dtype, f"{field}.init_dtype", tuple(DTYPES))
+        buffers[name] = b
+    semaphores = set()
+    for i, s in enumerate(c.array(c.get(manifest, "semaphores", "semaphores"), "semaphores")):
+        field = f"semaphores[{i}]"
+        name, core, init = c.array(s, field, 3)
+        semaphores.add(c.string(name, f"{field}[0] (name)"))
+        c.integer(core, f"{field}[1] (core)", 0, target.cores - 1)
+        c.integer(init, f"{field}[2] (init)", 0)
+    for kind in ("inputs", "outputs"):
+        for i, io in enumerate(c.array(c.get(manifest, kind, kind), kind)):
+            _io(c, f"{kind}[{i}]", io, buffers)
+    cores = c.obj(c.get(manifest, "cores", "cores"), "cores")
+    for key, stream in cores.items():
+        if not key.isdigit() or int(key) >= target.cores:
+            c.fail(f"cores[{key!r}]", f"core ids are 0..{target.cores - 1} ({target.name})")
+        for j, cmd in enumerate(c.array(stream, f"cores[{key!r}]")):
+            _command(c, f"cores[{key!r}][{j}]", cmd, buffers, semaphores)
+
+
+def _io(c: _Checker, field: str, io: Any, buffers: Mapping[str, Mapping[str, Any]]) -> None:
+    name, buffer, shape, dtype = c.array(io, field, 4)
+    c.string(name, f"{field}[0] (name)")
+    if not isinstance(buffer, str) or buffer not in buffers:
+        c.fail(f"{field}[1] (buffer)", f"unknown buffer {_show(buffer)}")
+    dims = c.dims(shape, f"{field}[2] (shape)", 1)
+    itemsize = DTYPES[c.choice(dtype, f"{field}[3] (dtype)", tuple(DTYPES))].itemsize
+    size = buffers[buffer]["size"]
+    if math.prod(dims) * itemsize > size:
+        c.fail(f"{field}[2] (shape)", f"{'x'.join(map(str, dims))}x{dtype} needs "
+               f"{math.prod(dims) * itemsize:,} bytes but buffer @{buffer} has {size:,}")
+
+
+def _command(c: _Checker, field: str, cmd: Any, buffers: Mapping[str, Mapping[str, Any]],
+             semaphores: set[str]) -> None:
+    op, tiles, params, waits, signals = c.array(cmd, field, 5)
+    spec = OPS[c.choice(op, f"{field}[0] (op)", tuple(OPS))]
+    for slot, t in c.obj(tiles, f"{field}[1] (tiles)").items():
+        where = f"{field}[1].{slot}"
+        if slot not in spec.ins + spec.optional + spec.outs:
+            c.fail(where, f"npu.{op} has no operand '{slot}'")
+        buffer, offset, shape, strides, dtype = c.array(t, where, 5)
+        if not isinstance(buffer, str) or buffer not in buffers:
+            c.fail(where, f"unknown buffer {_show(buffer)}")
+        size = buffers[buffer]["size"]
+        c.integer(offset, f"{where} offset", 0, size)
+        dims = c.dims(shape, f"{where} shape", 1)
+        steps = c.dims(strides, f"{where} strides", 0)
+        if len(steps) != len(dims):
+            c.fail(f"{where} strides", f"{len(steps)} strides for a rank-{len(dims)} shape")
+        itemsize = DTYPES[c.choice(dtype, f"{where} dtype", tuple(DTYPES))].itemsize
+        span = (sum((d - 1) * s for d, s in zip(dims, steps)) + 1) * itemsize
+        if offset + span > size:
+            c.fail(where, f"the tile reaches byte {offset + span:,} of buffer @{buffer}, which has {size:,}")
+    for slot in spec.ins + spec.outs:
+        if slot not in tiles:
+            c.fail(f"{field}[1] (tiles)", f"npu.{op} needs a tile for '{slot}'")
+    try:
+        spec.fill(c.obj(params, f"{field}[2] (params)"))
+    except (ValueError, TypeError) as err:
+        c.fail(f"{field}[2] (params)", str(err))
+    for k, names in (("3] (waits", waits), ("4] (signals", signals)):
+        for s in c.array(names, f"{field}[{k})"):
+            if not isinstance(s, str) or s not in semaphores:
+                c.fail(f"{field}[{k})", f"unknown semaphore {_show(s)}")

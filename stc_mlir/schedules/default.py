@@ -16,6 +16,8 @@ manual schedule are never re-cut: `schedule-verify` reports one that does not fi
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
@@ -85,7 +87,7 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
         batch = op.batch or 1
         cores = len(item.core_bind.cores)  # type: ignore[union-attr]
         mixing = s.batch_mixing(op.body_ops(), batch)
-        factors = [n for n in range(2, batch + 1) if batch % n == 0] if mixing is None else []
+        factors = _divisors(batch)[1:] if mixing is None else []
         fits = [n for n in factors if -(-body_peak(op, n) // cores) + resident <= l1]
         if not fits:
             graph_op = next(iter(op.body_ops()))
@@ -98,3 +100,9 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
                 f"buffer{why} (tiling an op inside a sample is not implemented: schedule it manually)"
             )
         split_group(op, fits[0])
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of `n` in increasing order, in O(sqrt(n)) steps (a batch may be huge)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
 
 
@@ -21,7 +22,9 @@ class UserError(StcError):
 
 
 def run_cli(tool: str, body: Callable[[], int | None]) -> int:
-    """Run `body`, mapping every exception to a diagnostic and an exit code."""
+    """Run `body`, mapping every exception to a diagnostic and an exit code (and every
+    warning to one `tool: warning: ...` line)."""
+    warnings.showwarning = lambda message, *_, **__: print(f"{tool}: warning: {message}", file=sys.stderr)
     try:
         return body() or 0
     except SystemExit:
@@ -69,3 +72,37 @@ def condense(text: str, context: int = 1) -> str:
             end += 1
         keep.update(range(max(0, i - 1 - context), min(len(lines), end + context)))
     return "\n".join(lines[i][:400] for i in sorted(keep))
+
+
+def check_output_file(path: str | None, flag: str) -> None:
+    """Refuse, before any work, an output file that cannot be written: a directory, or a
+    file in a directory that does not exist."""
+    if path is None:
+        return
+    if os.path.isdir(path):
+        raise UserError(f"{flag} {path}: is a directory; give a file name")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UserError(f"{flag} {path}: the directory {parent} does not exist")
+
+
+def check_output_dir(path: str | None, flag: str) -> None:
+    """Refuse, before any work, an output directory that is an existing file."""
+    if path is not None and os.path.exists(path) and not os.path.isdir(path):
+        raise UserError(f"{flag} {path}: is a file, not a directory")
+
+
+def check_model_options(model: str, options: dict[str, object], defaults: dict[str, object]) -> None:
+    """Refuse `--option NAME=VALUE` values of the wrong type or range, naming the option."""
+    for name, value in options.items():
+        if name not in defaults:
+            continue  # models.build names the valid options
+        default = defaults[name]
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise UserError(f"--option {name}={value}: {model}'s {name} is true or false (default {default})")
+        elif isinstance(default, int):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise UserError(f"--option {name}={value}: {model}'s {name} takes an integer (default {default})")
+            if value < (0 if name == "seed" else 1):
+                raise UserError(f"--option {name}={value}: must be {'>= 0' if name == 'seed' else '>= 1'}")

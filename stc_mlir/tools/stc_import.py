@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="store_true",
                    help="run the imported graph on the reference interpreter and compare with onnxruntime")
     p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
+    p.add_argument("--allow-fp16-overflow", action="store_true",
+                   help="go on (with a warning) when weights are beyond fp16's range (they become inf)")
     return p
 
 
@@ -72,6 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         model, stem = load_model(args.model, args.batch)
         t0 = time.perf_counter()
+        if args.dtype == "float16":
+            from stc_mlir import fp16_range
+            from stc_mlir.frontend.onnx_importer import load_model as read_onnx
+
+            fp16_range.check_model(*read_onnx(model), allow=args.allow_fp16_overflow)
         module = import_onnx(model, shape=dict(args.shape) or None, dtype=args.dtype)
         n_ops = sum(1 for _ in module.walk()) - 3
         print(f"stc-import: imported {stem}: {n_ops} ops in {time.perf_counter() - t0:.2f} s", file=sys.stderr)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from stc_mlir import universe
+from stc_mlir import ir, universe
 from stc_mlir.tools.diagnostics import UserError, run_cli
 
 
@@ -31,6 +31,19 @@ class StcOptMain(xDSLOptMain):
         for name, factory in universe.PASSES.items():
             self.register_pass(name, factory)
 
+    def register_all_frontends(self):
+        super().register_all_frontends()
+        # decodes with file:line:col errors, guards the lexer, checks SSA dominance
+        self.available_frontends["mlir"] = lambda io: ir.parse_for_opt(
+            io.read(), self.get_input_name(), self.ctx, not self.args.no_implicit_module,
+            check_ssa=not self.args.disable_verify, line_offset=self._line_offset)
+
+    _line_offset = 0
+
+    def parse_chunk(self, chunk, file_extension, start_offset=0):
+        self._line_offset = start_offset  # --split-input-file: where the chunk starts
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
     def get_input_stream(self):
         path = self.args.input_file
         if path is not None:
@@ -44,9 +57,18 @@ class StcOptMain(xDSLOptMain):
 
 
     def run(self):
+        # `-o X.mlir`: weights of the printed IR go to X.weights.bin (stc_mlir.weights)
+        from contextlib import nullcontext
+
+        from stc_mlir.weights import weights_file_for, writing_to
+
+        output = self.args.output_file
         try:
-            super().run()
+            with writing_to(weights_file_for(output)) if output else nullcontext():
+                super().run()
         except (VerifyException, DiagnosticException) as e:
+            if isinstance(e, ir.IRError):  # already names file:line:col (ir.DominanceError)
+                raise
             raise UserError(f"{self.get_input_name()}: verification failed: {e}") from None
 
 

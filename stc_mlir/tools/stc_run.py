@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from stc_mlir.progress import print_progress
 from stc_mlir.progress import timed as _stage
-from stc_mlir.tools.diagnostics import UserError, run_cli
+from stc_mlir.tools.diagnostics import UserError, check_model_options, check_output_dir, check_output_file, run_cli
 from stc_mlir.tools.stc_import import _parse_shape
 
 DEFAULT_MODEL = "resnet50"
@@ -40,7 +40,8 @@ or --schedule MODULE:FUNCTION (also FILE.py:FUNCTION), called as function(mod, b
 
 Exit status: 0, or 1 on an error (a one-line diagnostic) or when --check finds an output
 below the cosine similarity threshold (0.999). Progress goes to stderr, the report to stdout.
-BLAS runs single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
+The emulation uses --threads BLAS threads (default $STC_EMULATOR_THREADS, else 1); the rest
+of stc-run runs BLAS single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
 """
 
 
@@ -70,13 +71,21 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="an .onnx, .mlir or .stcobj file, or a built-in model name")
     p.add_argument("--batch", type=int, help="batch size (axis 0 of every input)")
-    p.add_argument("--level", type=int, default=0, metavar="0-3",
-                   help="graph_schedule_level: 0 = manual or default schedule (1-3 are not implemented)")
+    p.add_argument("--level", type=int, metavar="0-3",
+                   help="graph_schedule_level without a schedule function: 0 = default schedule, 1 = results "
+                        "in LLB, 2 = in L1 where they fit, 3 = automatic search (docs/auto-schedule.md)")
+    p.add_argument("--emit-schedule", metavar="FILE.py",
+                   help="write the schedule found by --level 1-3 as a Python script (manual API); "
+                        "compile it back with --schedule FILE.py:schedule")
     p.add_argument("--schedule", metavar="MODULE:FUNCTION",
                    help="a manual schedule function, or 'default' for the default schedule")
     p.add_argument("--check", action="store_true",
                    help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
+    p.add_argument("--timing-only", action="store_true",
+                   help="emulate without computing values: the same report (cycles, bytes, hazards), faster")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="BLAS threads of the emulation (default $STC_EMULATOR_THREADS, else 1)")
     p.add_argument("--report-json", metavar="FILE", help="write the emulator's report as JSON")
     p.add_argument("-o", "--output", metavar="OUT.stcobj", help="write the compiled program")
     p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
@@ -89,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave a pass out of the pipeline (repeatable)")
     p.add_argument("--target", default="stcp920", help="target name or file (default stcp920)")
     p.add_argument("--dump-ir", metavar="DIR", help="write each compile stage's IR into DIR")
+    p.add_argument("--allow-fp16-overflow", action="store_true",
+                   help="go on (with a warning) when weights are beyond fp16's range (they become inf)")
     p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
     return p
 
@@ -123,7 +134,8 @@ def _kind(spec: str) -> str:
 def _refuse(args, source: str, output: bool = False) -> None:
     """Compile options make no sense for an already compiled program (nor -o, unless `output`)."""
     given = [flag for flag, value in (
-        ("--batch", args.batch), ("--level", args.level or None), ("--schedule", args.schedule),
+        ("--batch", args.batch), ("--level", args.level), ("--schedule", args.schedule),
+        ("--emit-schedule", args.emit_schedule),
         ("-o", None if output else args.output), ("--shape", args.shape), ("--option", args.option),
         ("--required-pass", args.required_pass), ("--disabled-pass", args.disabled_pass),
         ("--dump-ir", args.dump_ir), ("--check", args.check or None)) if value]
@@ -132,11 +144,28 @@ def _refuse(args, source: str, output: bool = False) -> None:
 
 
 def _pipeline(args, schedule, batch: int | None):
-    from stc_mlir.pipeline import Pipeline
+    from stc_mlir.pipeline import DEFAULT_LEVEL, Pipeline
 
-    return Pipeline(schedule, batch=batch, level=args.level, required_pass=args.required_pass,
+    level = DEFAULT_LEVEL if args.level is None else args.level
+    if args.emit_schedule and (level == 0 or (schedule is not None and schedule != "default")):
+        raise UserError("--emit-schedule writes the schedule found by --level 1-3 (without --schedule)")
+    return Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
                     disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
                     dump_ir=args.dump_ir)
+
+
+def _emit_schedule(args, pipeline) -> None:
+    """--emit-schedule: the automatic schedule as a Python script."""
+    if not args.emit_schedule:
+        return
+    if not pipeline.decided:
+        raise UserError("--emit-schedule: the module was already scheduled; there is no automatic schedule to write")
+    try:
+        with open(args.emit_schedule, "w") as f:
+            f.write(pipeline.decided[0].script(file=args.emit_schedule))
+    except OSError as e:
+        raise UserError(f"--emit-schedule: cannot write '{args.emit_schedule}': {e.strerror}") from None
+    print(f"stc-run: wrote the level {pipeline.level} schedule to {args.emit_schedule}", file=sys.stderr)
 
 
 def _program(args, module):
@@ -188,17 +217,18 @@ def select_schedule(name: str, batch: int | None, spec: str | None) -> tuple[obj
 
 
 def _builtin_job(args, name: str) -> Job:
-    from stc_mlir import models
+    from stc_mlir import fp16_range, models
     from stc_mlir.frontend import import_onnx
 
     if args.shape:
         raise UserError("--shape applies to ONNX files, not to a built-in model (use --batch, --option)")
     options = dict(args.option)
+    check_model_options(name, options, models.options(name))
     batch = args.batch
     if args.model is None:
         options = {**DEFAULT_OPTIONS, **options}
         batch = DEFAULT_BATCH if batch is None else batch
-    schedule, batch = select_schedule(name, batch, args.schedule)
+    schedule, batch = select_schedule(name, batch, args.schedule if args.level is None else args.schedule or "default")
     pipeline = _pipeline(args, schedule, batch)
     if callable(schedule):
         print(f"stc-run: {name} at batch {batch}: using the built-in manual schedule {schedule.__name__} "
@@ -208,16 +238,21 @@ def _builtin_job(args, name: str) -> Job:
             proto = models.build(name, batch=batch, **options)
         except (ValueError, TypeError) as e:
             raise UserError(f"--option: {e}") from None
+        fp16_range.check_model(proto, name, allow=args.allow_fp16_overflow)
         module = import_onnx(proto)
     module = pipeline.run(module)
+    _emit_schedule(args, pipeline)
     title = (f"{name} batch {batch}" + "".join(f" {k}={v}" for k, v in options.items())
-             + f", {_schedule_name(pipeline.schedule)}")
+             + f", {_schedule_name(pipeline)}")
     return Job(title, _program(args, module), models.example_inputs(name, proto), _onnx_golden(lambda: proto),
                "onnxruntime")
 
 
-def _schedule_name(fn) -> str:
-    return "default schedule" if fn is None else f"schedule {getattr(fn, '__name__', fn)}"
+def _schedule_name(pipeline) -> str:
+    fn = pipeline.schedule
+    if fn is not None:
+        return f"schedule {getattr(fn, '__name__', fn)}"
+    return f"graph_schedule_level {pipeline.level}" if pipeline.level else "default schedule"
 
 
 def _onnx_job(args, path: str) -> Job:
@@ -227,11 +262,12 @@ def _onnx_job(args, path: str) -> Job:
         raise UserError("--option applies to built-in models, not to an ONNX file")
     pipeline = _pipeline(args, args.schedule, args.batch)
     with _stage(PROGRESS, f"import {path}"):
-        model = from_onnx(path, shape=dict(args.shape) or None)
+        model = from_onnx(path, shape=dict(args.shape) or None, allow_fp16_overflow=args.allow_fp16_overflow)
         module = model.graph_module(args.batch)
     module = pipeline.run(module)
+    _emit_schedule(args, pipeline)
     program = _program(args, module)
-    title = f"{path}, {_schedule_name(pipeline.schedule)}"
+    title = f"{path}, {_schedule_name(pipeline)}"
     return Job(title, program, _random_inputs(program), _onnx_golden(lambda: model.onnx_model(args.batch)),
                "onnxruntime")
 
@@ -257,12 +293,16 @@ def _mlir_job(args, path: str) -> Job:
     pipeline = _pipeline(args, args.schedule, args.batch)
     source = module.clone() if args.check else None
     program = _program(args, pipeline.run(module))
+    _emit_schedule(args, pipeline)
 
     def golden(inputs: dict) -> dict:
+        from stc_mlir.limits import check_reference_fits
+
         assert source is not None
+        check_reference_fits(source)
         return dict(zip(reference.output_names(f), reference.run(source, inputs)))
 
-    return Job(f"{path}, {_schedule_name(pipeline.schedule)}", program, _random_inputs(program), golden,
+    return Job(f"{path}, {_schedule_name(pipeline)}", program, _random_inputs(program), golden,
                "the reference interpreter")
 
 
@@ -323,12 +363,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print("\n".join(models.names()))
             return 0
+        if args.timing_only and args.check:
+            raise UserError("--check compares output values, which --timing-only does not compute")
+        if args.threads is not None and args.threads < 1:
+            raise UserError(f"--threads must be at least 1, got {args.threads}")
+        check_output_file(args.output, "-o")
+        check_output_file(args.report_json, "--report-json")
+        check_output_file(args.trace, "--trace")
+        check_output_dir(args.dump_ir, "--dump-ir")
+        if args.batch is not None and args.batch < 1:
+            raise UserError(f"--batch must be >= 1, got {args.batch}")
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
         job = make(args, spec)
         with _stage(PROGRESS, "emulate"):
-            outputs, report = run(job.program, job.inputs, trace=args.trace)
+            outputs, report = run(job.program, job.inputs, trace=args.trace,
+                                  numerics=not args.timing_only, threads=args.threads)
         _report(job, report)
         if args.report_json:
             with open(args.report_json, "w") as f:

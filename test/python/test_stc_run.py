@@ -97,6 +97,17 @@ def test_npu_mlir_round_trips_through_an_stcobj(capsys, npu_mlir, tmp_path):
     assert first.split("summary: ")[1].split("\n", 1)[1] == second.split("summary: ")[1].split("\n", 1)[1]
 
 
+def test_timing_only_prints_the_same_report(capsys, matmul_stcobj, tmp_path):
+    assert run(capsys, matmul_stcobj, "--report-json", tmp_path / "full.json")[0] == 0
+    code, out, _ = run(capsys, matmul_stcobj, "--timing-only", "--threads", "2",
+                       "--report-json", tmp_path / "timing.json")
+    assert code == 0 and "summary: " in out
+    assert (tmp_path / "full.json").read_text() == (tmp_path / "timing.json").read_text()
+    assert error(capsys, matmul_stcobj, "--timing-only", "--check") == \
+        "--check compares output values, which --timing-only does not compute"
+    assert error(capsys, matmul_stcobj, "--threads", "0") == "--threads must be at least 1, got 0"
+
+
 @pytest.mark.parametrize("flag", [["--batch", "2"], ["--schedule", "default"], ["--level", "0", "-o", "x.stcobj"],
                                   ["--check"], ["--dump-ir", "d"], ["--required-pass", "schedule-report"]])
 def test_compile_options_do_not_apply_to_an_stcobj(capsys, matmul_stcobj, flag):

@@ -4,10 +4,11 @@ zoo graphs shipped inside the `onnx` package, through each stage of the compiler
     python bench/model_zoo.py [--size small|full] [--batch N] [--models a,b] [--light-only]
                               [--no-light] [--json out.json]
 
-Per model: import (fp16), the reference interpreter's cosine against onnxruntime, compile
-with the default schedule, emulate (cosine against onnxruntime, cycles against the
-roofline). A stage that fails is reported with its one-line diagnostic and the later stages
-that need it are skipped; nothing stops the run. `--size full` is each model's real size
+Per model: import (fp16; constants beyond fp16's range refused, as stc-run does), the
+reference interpreter's cosine against onnxruntime, compile with the default schedule,
+emulate (cosine against onnxruntime, cycles against the roofline). A stage that fails is
+reported with its one-line diagnostic and the later stages that need it are skipped;
+nothing stops the run. `--size full` is each model's real size
 (slow: minutes per large model), `--size small` the tiny configurations the tests use.
 
 The `light` graphs (onnx/backend/test/data/light: AlexNet, DenseNet-121, Inception v1/v2,
@@ -33,7 +34,7 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
-from stc_mlir import compare, models, reference  # noqa: E402
+from stc_mlir import compare, fp16_range, models, reference  # noqa: E402
 from stc_mlir.emulator import program_from_module, run  # noqa: E402
 from stc_mlir.frontend import import_onnx  # noqa: E402
 from stc_mlir.pipeline import Pipeline  # noqa: E402
@@ -100,6 +101,7 @@ def evaluate(name: str, proto: onnx.ModelProto, inputs: dict[str, np.ndarray]) -
     row["largest_activation"] = largest_activation(proto, inputs)
     try:
         start = time.perf_counter()
+        fp16_range.check_model(proto, name)  # as stc-run: no constant silently becomes inf
         module = import_onnx(proto)
         row["import_s"] = time.perf_counter() - start
     except Exception as e:  # a model the compiler cannot take yet: say why, go on

@@ -203,3 +203,19 @@ def test_exported_idioms_are_present():
     assert mmoe.count("Softmax") == 2 and mmoe.count("Sigmoid") == 2
     dssm = [n.op_type for n in nodes("dssm")]
     assert dssm.count("Tanh") == 4 and dssm.count("Reciprocal") == 2
+
+
+@pytest.mark.parametrize("name", [n for n in ZOO if n != "xlnet"])
+def test_dynamic_batch(name):
+    model = models.build(name, dynamic_batch=True, **models.small_options(name))
+    for value_info in list(model.graph.input) + list(model.graph.output):
+        assert value_info.type.tensor_type.shape.dim[0].dim_param == "batch"
+    inputs = models.example_inputs(name, model)
+    assert all(v.shape[0] == 2 for v in inputs.values())
+    outputs = compare.onnxruntime_outputs(model, inputs)
+    assert all(o.shape[0] == 2 and np.isfinite(o).all() for o in outputs)
+
+
+def test_xlnet_refuses_a_dynamic_batch():
+    with pytest.raises(ValueError, match="xlnet: dynamic_batch is not available"):
+        models.build("xlnet", dynamic_batch=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from stc_mlir.progress import print_progress
 from stc_mlir.progress import timed as _stage
 from stc_mlir.tools.diagnostics import UserError, check_model_options, check_output_dir, check_output_file, run_cli
-from stc_mlir.tools.stc_import import _parse_shape
+from stc_mlir.tools.stc_import import _parse_shape, list_models, parse_option
 
 DEFAULT_MODEL = "resnet50"
 DEFAULT_BATCH = 2
@@ -46,18 +46,6 @@ of stc-run runs BLAS single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is
 
 
 PROGRESS = print_progress("stc-run")
-
-
-def _parse_option(text: str) -> tuple[str, object]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
-    if value.lower() in ("true", "false"):
-        return name, value.lower() == "true"
-    try:
-        return name, int(value)
-    except ValueError:
-        return name, value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,13 +75,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, metavar="N",
                    help="BLAS threads of the emulation (default $STC_EMULATOR_THREADS, else 1)")
     p.add_argument("--report-json", metavar="FILE", help="write the emulator's report as JSON")
+    p.add_argument("--plot", metavar="DIR",
+                   help="write pictures of the run into DIR: timeline, utilisation over time, cores, summary")
+    p.add_argument("--plot-format", choices=("png", "svg"), default="png", help="format of --plot (default png)")
+    p.add_argument("--export-netron", metavar="FILE.onnx",
+                   help="write the scheduled graph as ONNX for Netron (nodes carry group, sub-group, "
+                        "mem_scope, core_bind)")
     p.add_argument("-o", "--output", metavar="OUT.stcobj", help="write the compiled program")
     p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
                    help="fix an ONNX input's shape, e.g. data=16x3x224x224 (repeatable)")
-    p.add_argument("--option", action="append", type=_parse_option, default=[], metavar="NAME=VALUE",
+    p.add_argument("--option", action="append", type=parse_option, default=[], metavar="NAME=VALUE",
                    help="an option of a built-in model, e.g. image_size=32, num_layers=1 (repeatable)")
     p.add_argument("--required-pass", action="append", default=[], metavar="PASS",
                    help="add a pass to the pipeline (repeatable)")
+    p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
+                   help="register the xDSL ModulePasses defined in FILE.py, for --required-pass (repeatable)")
     p.add_argument("--disabled-pass", action="append", default=[], metavar="PASS",
                    help="leave a pass out of the pipeline (repeatable)")
     p.add_argument("--target", default="stcp920", help="target name or file (default stcp920)")
@@ -138,20 +134,27 @@ def _refuse(args, source: str, output: bool = False) -> None:
         ("--emit-schedule", args.emit_schedule),
         ("-o", None if output else args.output), ("--shape", args.shape), ("--option", args.option),
         ("--required-pass", args.required_pass), ("--disabled-pass", args.disabled_pass),
-        ("--dump-ir", args.dump_ir), ("--check", args.check or None)) if value]
+        ("--dump-ir", args.dump_ir), ("--check", args.check or None),
+        ("--export-netron", args.export_netron)) if value]
     if given:
         raise UserError(f"{given[0]} does not apply to {source}: it is already compiled")
 
 
 def _pipeline(args, schedule, batch: int | None):
-    from stc_mlir.pipeline import DEFAULT_LEVEL, Pipeline
+    from stc_mlir.pipeline import DEFAULT_LEVEL, VERIFY, Pipeline
 
     level = DEFAULT_LEVEL if args.level is None else args.level
     if args.emit_schedule and (level == 0 or (schedule is not None and schedule != "default")):
         raise UserError("--emit-schedule writes the schedule found by --level 1-3 (without --schedule)")
-    return Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
-                    disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
-                    dump_ir=args.dump_ir)
+    pipeline = Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
+                        disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
+                        dump_ir=args.dump_ir)
+    if args.export_netron:  # the scheduled graph, right after it is verified
+        from stc_mlir.viz.netron import ExportNetron
+
+        after = next(i for i, (name, _) in enumerate(pipeline.stages) if name == VERIFY) + 1
+        pipeline.stages.insert(after, (f"export-netron to {args.export_netron}", ExportNetron(args.export_netron)))
+    return pipeline
 
 
 def _emit_schedule(args, pipeline) -> None:
@@ -314,6 +317,15 @@ def _stcobj_job(args, path: str) -> Job:
     return Job(path, program, _random_inputs(program))
 
 
+def _load_pass_plugins(files: list[str]) -> None:
+    """Users' passes for --required-pass: installed packages' and --load-pass-plugin files'."""
+    from stc_mlir import pass_plugins
+
+    pass_plugins.register_installed()
+    for path in files:
+        pass_plugins.register_plugin_file(path)
+
+
 def _report(job: Job, report) -> None:
     d = report.as_dict()
     ddr_ratio = d["ddr_bytes"] / d["min_ddr_bytes"] if d["min_ddr_bytes"] else 0.0
@@ -359,9 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from stc_mlir.emulator import run
 
         if args.list_models:
-            from stc_mlir import models
-
-            print("\n".join(models.names()))
+            print(list_models())
             return 0
         if args.timing_only and args.check:
             raise UserError("--check compares output values, which --timing-only does not compute")
@@ -376,6 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
+        _load_pass_plugins(args.load_pass_plugin)
         job = make(args, spec)
         with _stage(PROGRESS, "emulate"):
             outputs, report = run(job.program, job.inputs, trace=args.trace,
@@ -386,6 +397,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 json.dump(report.as_dict(), f, indent=1)
         if args.trace:
             print(f"stc-run: trace written to {args.trace}", file=sys.stderr)
+        if args.plot:
+            from stc_mlir.viz.plots import write_plots
+
+            with _stage(PROGRESS, f"plots into {args.plot}"):
+                written = write_plots(report, args.plot, fmt=args.plot_format)
+            print(f"stc-run: wrote {', '.join(p.name for p in written)} in {args.plot}", file=sys.stderr)
         if args.check and not _check(job, outputs):
             return 1
         return 0

@@ -11,7 +11,7 @@ from stc_mlir.emulator.builder import ProgramBuilder
 from stc_mlir.emulator.examples import conv_by_rows, matmul_by_rows
 from stc_mlir.emulator.simulator import THREADS_VARIABLE, blas_threads
 from stc_mlir.frontend import import_onnx
-from stc_mlir.isa.program import program_from_module
+from stc_mlir.emulator import program_from_module
 from stc_mlir.pipeline import Pipeline
 
 RNG = np.random.default_rng(7)

@@ -235,7 +235,12 @@ def test_help_describes_the_built_in_schedules_and_the_default_job():
 
 
 def test_list_models(capsys):
-    assert run(capsys, "--list-models") == (0, "\n".join(models.names()) + "\n", "")
+    code, out, err = run(capsys, "--list-models")
+    assert (code, err) == (0, "")
+    for name in models.names():  # each model with its options and their defaults
+        assert f"  {name} " in out
+        assert "options: " + ", ".join(f"{k}={v}" for k, v in models.options(name).items()) in out
+    assert "manual schedule: resnet50_schedule, batch 16" in out
 
 
 def test_console_script_gives_a_one_line_diagnostic():

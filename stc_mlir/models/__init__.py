@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType, ModuleType
+from types import ModuleType
 
 import numpy as np
 import onnx
@@ -131,8 +131,5 @@ def example_inputs(name: str, model: onnx.ModelProto, seed: int = 0) -> dict[str
     return example(model, seed)
 
 
-MODELS = MappingProxyType(_MODELS)
-"""Every built-in model by name (read-only)."""
-
-__all__ = ["MODELS", "ModelEntry", "build", "example_inputs", "names", "options", "small_options",
+__all__ = ["ModelEntry", "build", "example_inputs", "names", "options", "small_options",
            "summary"]

@@ -45,10 +45,10 @@ _TINY_WIDTH = {"hidden_size": 64, "num_heads": 2, "intermediate_size": 128}
 _BERT_LARGE = {"num_layers": 24, "hidden_size": 1024, "num_heads": 16, "intermediate_size": 4096}
 
 _MODELS: dict[str, ModelEntry] = {  # the seeds' table order: CV, NLP, recommendation
-    "resnet34": ModelEntry(resnet, "ResNet-34 (torchvision, basic blocks)", _TINY_RESNET,
-                           fixed={"depth": 34}),
     "resnet50": ModelEntry(resnet, "ResNet-50 v1.5 (torchvision)", {"image_size": 32},
                            fixed={"depth": 50}),
+    "resnet34": ModelEntry(resnet, "ResNet-34 (torchvision, basic blocks)", _TINY_RESNET,
+                           fixed={"depth": 34}),
     "resnet101": ModelEntry(resnet, "ResNet-101 v1.5 (torchvision)", _TINY_RESNET,
                             fixed={"depth": 101}),
     "mobilenetv1": ModelEntry(mobilenetv1, "MobileNetV1 (depthwise-separable, ReLU6)",

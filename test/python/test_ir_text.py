@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.exceptions import VerifyException
 
 from stc_mlir import ir, models, reference, weights
 from stc_mlir.dialects.npu import ProgramOp, program_from_module, program_to_module

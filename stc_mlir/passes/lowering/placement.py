@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from stc_mlir.isa.program import DTYPES, LOCAL_SPACES, MAX_RANK, Tile, contiguous_strides
 from xdsl.utils.exceptions import PassFailedException
@@ -37,39 +37,50 @@ class LoweringError(StcError, PassFailedException):
     why."""
 
 
-@dataclass(frozen=True)
 class Frame:
-    """A row-major array holding box `box` of a tensor, at byte `offset` of `buffer`."""
+    """A row-major array holding box `box` of a tensor, at byte `offset` of `buffer`.
+    (A plain class with slots: the lowering makes tens of thousands.)"""
 
-    buffer: str
-    offset: int
-    box: Box
-    dtype: str
-    strides: tuple[int, ...] = field(init=False, compare=False, repr=False)  # elements
-    itemsize: int = field(init=False, compare=False, repr=False)
-    key: tuple = field(init=False, compare=False, repr=False)  # identifies it for `Sync`
+    __slots__ = ("buffer", "offset", "box", "dtype", "strides", "itemsize", "key")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "strides", _strides(bx.shape(self.box)))
-        object.__setattr__(self, "itemsize", DTYPES[self.dtype].itemsize)
-        object.__setattr__(self, "key", (self.buffer, self.offset, self.box))
+    def __init__(self, buffer: str, offset: int, box: Box, dtype: str):
+        self.buffer, self.offset, self.box, self.dtype = buffer, offset, box, dtype
+        self.strides = _strides(tuple([hi - lo for lo, hi in box]))  # elements
+        self.itemsize = ITEMSIZE[dtype]
+        self.key = (buffer, offset, box)  # identifies it for `Sync`
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Frame) and self.key == other.key and self.dtype == other.dtype
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"Frame({self.buffer!r}, {self.offset}, {self.box}, {self.dtype!r})"
 
     @property
     def nbytes(self) -> int:
         return bx.numel(self.box) * self.itemsize
 
     def element_offset(self, point: Sequence[int]) -> int:
-        return sum((p - lo) * s for p, (lo, _), s in zip(point, self.box, self.strides))
+        return sum([(p - lo) * s for p, (lo, _), s in zip(point, self.box, self.strides)])
 
     def ref(self, region: Box) -> Ref:
         """The tile of `region` (inside the frame) with the region's shape."""
-        if not bx.contains(self.box, region):
-            raise AssertionError(f"region {region} outside frame {self.box}")
+        off = 0
+        shape = []
+        for (r0, r1), (f0, f1), s in zip(region, self.box, self.strides):
+            if r0 < f0 or f1 < r1:
+                raise AssertionError(f"region {region} outside frame {self.box}")
+            off += (r0 - f0) * s
+            shape.append(r1 - r0)
         if len(region) > MAX_RANK:
             raise LoweringError(f"a {len(region)}-D tile does not fit the 4-D tiles of the npu")
-        off = self.offset + self.element_offset([lo for lo, _ in region]) * self.itemsize
-        return Ref(Tile(self.buffer, off, bx.shape(region), self.strides, self.dtype),
-                   self.key, region)
+        return Ref(Tile(self.buffer, self.offset + off * self.itemsize, tuple(shape), self.strides,
+                        self.dtype), self.key, region)
+
+
+ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
 
 
 @functools.lru_cache(maxsize=4096)

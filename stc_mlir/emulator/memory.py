@@ -17,6 +17,7 @@ semaphores (a wait joins the clocks of the signals it consumes).
 from __future__ import annotations
 
 from collections.abc import Callable
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -64,12 +65,7 @@ class Footprint:
 
     @staticmethod
     def of(base: int, t: Tile) -> Footprint:
-        size = t.itemsize
-        dims = [(d, s * size) for d, s in zip(t.shape, t.strides) if d > 1]
-        run = size
-        while dims and dims[-1][1] == run:  # merge contiguous inner dims into the run
-            run *= dims.pop()[0]
-        return Footprint(base, tuple(d for d, _ in dims), tuple(s for _, s in dims), run, t.span)
+        return Footprint(base, *_layout(t.shape, t.strides, DTYPES[t.dtype].itemsize))
 
     def alignment(self) -> int:
         """The largest granule every byte range of this footprint is made of."""
@@ -86,6 +82,18 @@ class Footprint:
         """Byte address of the first True of a `view`-shaped mask."""
         pos = np.unravel_index(int(np.argmax(mask)), mask.shape)
         return self.base + sum(int(i) * s for i, s in zip(pos, self.strides)) + int(pos[-1]) * granule
+
+
+@functools.lru_cache(maxsize=65536)
+def _layout(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> tuple:
+    """(shape, byte strides, run, span) of a footprint: tiles of a program repeat a few
+    shapes at many addresses, so this is worked out once per shape."""
+    dims = [(d, s * size) for d, s in zip(shape, strides) if d > 1]
+    run = size
+    while dims and dims[-1][1] == run:  # merge contiguous inner dims into the run
+        run *= dims.pop()[0]
+    span = (sum((d - 1) * s for d, s in zip(shape, strides)) + 1) * size
+    return tuple(d for d, _ in dims), tuple(s for _, s in dims), run, span
 
 
 class Memory:

@@ -28,7 +28,7 @@ from . import cost
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
-from stc_mlir.isa.program import DTYPES, Command, Program
+from stc_mlir.isa.program import DTYPES, Command, Program, Tile
 from .report import Report, Slice
 
 
@@ -49,6 +49,20 @@ class _Task:
     macs: int = 0
     start: float = 0.0
     fence: list[_Task] | None = None  # npu.fence: its legs, one in each unit queue of its core
+    reads: list[_Access] | None = None
+    writes: list[_Access] | None = None
+
+
+# (slot, memory, footprint, tile, bytes counted): one tile a command reads or writes
+_Access = tuple[str, tuple[str, int | None], Footprint, Tile, int]
+
+
+def _accesses(cmd: Command, places: dict, slots: list[tuple[str, Tile]]) -> list[_Access]:
+    out = []
+    for slot, tl in slots:
+        counted = cmd.tiles["output"] if (cmd.op, slot) == ("gather", "data") else tl  # only the selected rows move
+        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize))
+    return out
 
 
 @dataclass(eq=False)
@@ -139,6 +153,8 @@ class Simulator:
                     places[slot] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
                              Counter(cmd.waits), places)
+                task.reads = _accesses(cmd, places, cmd.inputs())
+                task.writes = _accesses(cmd, places, cmd.outputs())
                 spec = cmd.spec
                 if spec.unit == "dma":
                     src, dst = cmd.tiles[spec.ins[0]], cmd.tiles[spec.outs[0]]
@@ -359,20 +375,18 @@ class Simulator:
         cmd = task.cmd
         ins: dict[str, np.ndarray] = {}
         outs: dict[str, np.ndarray] = {}
-        for tiles, views, check, count in (
-            (cmd.inputs(), ins, self.tracker.read, self.report.bytes_read),
-            (cmd.outputs(), outs, self.tracker.write, self.report.bytes_written),
+        memories, numerics = self.memories, self.numerics
+        for accesses, views, check, count in (
+            (task.reads, ins, self.tracker.read, self.report.bytes_read),
+            (task.writes, outs, self.tracker.write, self.report.bytes_written),
         ):
-            for slot, tile in tiles:
-                key, fp = task.places[slot]
-                mem = self.memories[key]
+            for slot, key, fp, tile, nbytes in accesses:  # type: ignore[union-attr]
+                mem = memories[key]
                 if mem.code is not None:
                     check(mem, fp, task.tid, task.core, task.index)
-                if self.numerics:
+                if numerics:
                     views[slot] = mem.view(fp.base, tile)
-                if (cmd.op, slot) == ("gather", "data"):  # only the selected rows move
-                    tile = cmd.tiles["output"]
-                count[mem.level] += tile.numel * tile.itemsize
+                count[mem.level] += nbytes
         if not self.numerics:
             return
 

@@ -173,9 +173,7 @@ class Sync:
             name = self._channel(t, thread)
             r.cmd.signals.append(name)
             cmd.waits.append(name)
-            for u, s in enumerate(r.clock):
-                if s > known[u]:
-                    known[u] = s
+            known[:] = map(max, known, r.clock)
         seq = self.seq[thread]
         self.seq[thread] += 1
         known[thread] = seq

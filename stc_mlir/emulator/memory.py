@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 import functools
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,10 +51,9 @@ class HazardError(EmulatorError):
                 "index": self.index, "address": self.address}
 
 
-@dataclass(frozen=True)
-class Footprint:
+class Footprint(NamedTuple):
     """The bytes of a tile at address `base`: a grid (`shape`, byte `strides`) of contiguous
-    runs of `run` bytes."""
+    runs of `run` bytes. (A named tuple: one is made for every tile of a program.)"""
 
     base: int
     shape: tuple[int, ...]

@@ -17,7 +17,7 @@ import math
 import os
 from collections import Counter, deque
 from dataclasses import dataclass
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -57,9 +57,10 @@ class _Task:
 _Access = tuple[str, tuple[str, int | None], Footprint, Tile, int]
 
 
-def _accesses(cmd: Command, places: dict, slots: list[tuple[str, Tile]]) -> list[_Access]:
+def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]:
     out = []
-    for slot, tl in slots:
+    for slot in slots:
+        tl = cmd.tiles[slot]
         counted = cmd.tiles["output"] if (cmd.op, slot) == ("gather", "data") else tl  # only the selected rows move
         out.append((slot, *places[slot], tl, counted.numel * counted.itemsize))
     return out
@@ -99,6 +100,7 @@ class Simulator:
         self.report.min_ddr_bytes = _min_ddr_bytes(program)
         self.tracker = HazardTracker(target.cores, program.where)
         self.cache = TileCache()
+        self.delays: dict[tuple[int, int], int] = {}  # (core, semaphore's core) -> signal latency
         self.tasks = self._prepare()
         self.memories = self._make_memories()
 
@@ -153,9 +155,9 @@ class Simulator:
                     places[slot] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
                              Counter(cmd.waits), places)
-                task.reads = _accesses(cmd, places, cmd.inputs())
-                task.writes = _accesses(cmd, places, cmd.outputs())
                 spec = cmd.spec
+                task.reads = _accesses(cmd, places, [s for s in spec.reads if s in cmd.tiles])
+                task.writes = _accesses(cmd, places, spec.outs)
                 if spec.unit == "dma":
                     src, dst = cmd.tiles[spec.ins[0]], cmd.tiles[spec.outs[0]]
                     task.dma = cost.dma_plan(cmd, core, buffers[src.buffer], buffers[dst.buffer], t)
@@ -365,9 +367,12 @@ class Simulator:
             self._try_start(leg.tid)
 
     def _signal(self, task: _Task, clock: np.ndarray) -> None:
-        sems = self.program.semaphores
+        sems, delays = self.program.semaphores, self.delays
         for name in task.cmd.signals:
-            delay = self.target.hops(task.core, sems[name].core) * self.target.hop_latency
+            home = sems[name].core
+            delay = delays.get((task.core, home))
+            if delay is None:
+                delay = delays[(task.core, home)] = self.target.hops(task.core, home) * self.target.hop_latency
             self._push(self.now + delay, "signal", (name, clock))
 
     def _apply(self, task: _Task) -> None:

@@ -50,6 +50,7 @@ class _Task:
     start: float = 0.0
     fence: list[_Task] | None = None  # npu.fence: its legs, one in each unit queue of its core
     reads: list[_Access] | None = None
+    dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
     writes: list[_Access] | None = None
 
 
@@ -160,6 +161,8 @@ class Simulator:
                 task.writes = _accesses(cmd, places, spec.outs)
                 if spec.unit == "dma":
                     src, dst = cmd.tiles[spec.ins[0]], cmd.tiles[spec.outs[0]]
+                    task.dense = (cmd.op == "dma" and src.dtype == dst.dtype
+                                  and src.is_contiguous and dst.is_contiguous)
                     task.dma = cost.dma_plan(cmd, core, buffers[src.buffer], buffers[dst.buffer], t)
                     task.unit = task.dma.unit
                 else:
@@ -409,6 +412,9 @@ class Simulator:
         for slot in outs:  # after the command: its inputs may be its outputs (in place)
             key, fp = task.places[slot]
             self.cache.written(key, fp.base, fp.base + fp.span)
+        if cmd.op == "dma" and task.dense:
+            (dst, out), (src, at) = task.places["dst"], task.places["src"]
+            self.cache.copied(dst, out.base, out.base + out.span, src, at.base)
 
     def _complete(self, task: _Task) -> None:
         if task.fence is not None:

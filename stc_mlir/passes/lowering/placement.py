@@ -239,7 +239,6 @@ def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core:
     """Copy the output-coordinate box `region` (of the value `imap` makes of `src`) into
     `dst` at the same coordinates. DMAs run on the destination core for a local frame,
     else on the source piece's core, else on `default_core`."""
-    imap = imap or IndexMap.identity(len(src.shape))
     dst_core = em.program.buffers[dst.buffer].core
     near = near if near is not None else (dst_core if dst_core is not None else default_core)
     t = em.target
@@ -253,11 +252,13 @@ def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core:
     for piece in sorted(src.pieces, key=rank):
         left = []
         for r in remaining:
-            sub = imap.preimage(r, piece.owned)
+            # (without an index map, the source tile is the same box of the piece's frame)
+            sub = bx.intersect(r, piece.owned) if imap is None else imap.preimage(r, piece.owned)
             if sub is None:
                 left.append(r)
                 continue
-            dma(em, _issuer(em, dst, piece, default_core), imap.src_tile(piece.frame, sub),
+            src_ref = _wide_ref(piece.frame, sub) if imap is None else imap.src_tile(piece.frame, sub)
+            dma(em, _issuer(em, dst, piece, default_core), src_ref,
                 dst.ref(sub) if len(sub) <= MAX_RANK else _wide_ref(dst, sub))
             left += bx.subtract(r, sub)
         remaining = left
@@ -267,7 +268,8 @@ def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core:
 
 
 def _wide_ref(frame: Frame, region: Box) -> Ref:
-    """A tile of more than 4 dims (only for DMAs, which collapse them)."""
+    """The tile of `region` in `frame`, unchecked: it may have more than 4 dims (only for
+    DMAs, which collapse them)."""
     off = frame.offset + frame.element_offset([lo for lo, _ in region]) * frame.itemsize
     return Ref(Tile(frame.buffer, off, bx.shape(region), frame.strides, frame.dtype),
                frame.key, region)

@@ -111,13 +111,6 @@ class Emitter:
             IOSpec(name, buf, tuple(shape), dtype))
         return buf
 
-    def touch(self, buffer: str) -> None:
-        span = self.live.get(buffer)
-        if span is None:
-            self.live[buffer] = [self.phase, self.phase]
-        else:
-            span[1] = self.phase
-
     # --- commands
 
     def unit(self, core: int, op: str, tiles: Mapping[str, Tile]) -> str:

@@ -152,10 +152,6 @@ class IndexMap:
     in_rank: int
     fixed: tuple[int, ...] = ()
 
-    @staticmethod
-    def identity(rank: int) -> IndexMap:
-        return IndexMap(tuple((d, 1, 0) for d in range(rank)), rank)
-
     def _fixed(self, k: int) -> int:
         return self.fixed[k] if self.fixed else 0
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from stc_mlir.gc_pause import gc_paused
 from stc_mlir.target import Target
 
 from . import cost
@@ -530,7 +531,7 @@ def run(
     from stc_mlir import target as targets
 
     tgt = targets.load(target if target is not None else program.target)
-    with threadpool_limits(limits=blas_threads(threads), user_api="blas"):
+    with threadpool_limits(limits=blas_threads(threads), user_api="blas"), gc_paused():
         sim = Simulator(program, tgt, check_hazards, numerics)
         try:
             outputs = sim.run(inputs)

@@ -16,8 +16,8 @@ import heapq
 import math
 import os
 from collections import Counter, deque
-from dataclasses import dataclass
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -50,9 +50,9 @@ class _Task:
     macs: int = 0
     start: float = 0.0
     fence: list[_Task] | None = None  # npu.fence: its legs, one in each unit queue of its core
-    reads: list[_Access] | None = None
-    dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
+    reads: list[_Access] | None = None  # prepared once: what `_apply` checks, views and counts
     writes: list[_Access] | None = None
+    dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
 
 
 # (slot, memory, footprint, tile, bytes counted): one tile a command reads or writes

@@ -10,7 +10,8 @@ whole tensor. Both are timed alternately in the same process and the ratio of th
 reported (target: the emulator, hazard checks on, within 2x of numpy).
 
 BLAS runs with `--threads` threads on both sides (default 1: on a shared machine, OpenBLAS
-threads waiting for a busy core swamp small matrix products; 0 keeps the BLAS default).
+threads waiting for a busy core swamp small matrix products; 0: the BLAS default, one per
+CPU). The emulator sets its threads itself (`run(threads=...)`, see docs/performance.md).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return kernels.unary("relu", kernels.conv2d(x, w, b, pads=(1, 1, 1, 1))).astype(np.float16)
 
     def emulate():
-        return run(program, {"x": x}, check_hazards=check)
+        return run(program, {"x": x}, check_hazards=check, threads=args.threads or os.cpu_count())
 
     want, (out, report) = numpy_conv(), emulate()  # warm-up, and the check
     diff = np.abs(out["y"].astype(np.float32) - want.astype(np.float32))
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         t_np.append(t1 - t0)
         t_emu.append(t2 - t1)
     if args.trace:
-        run(program, {"x": x}, trace=args.trace, check_hazards=check)
+        run(program, {"x": x}, trace=args.trace, check_hazards=check, threads=args.threads or os.cpu_count())
 
     med_np, med_emu = statistics.median(t_np), statistics.median(t_emu)
     ratio = med_emu / med_np

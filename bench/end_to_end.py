@@ -3,11 +3,14 @@
     python bench/end_to_end.py [--size small|full] [--models resnet50,deepfm] [--json out.json]
 
 For each model, with the default schedule and (at its batch) the built-in manual schedule:
-compile wall time (import + pipeline), emulation wall time next to onnxruntime's on the same
-batch in the same run (so the ratio means something on a noisy machine), emulated cycles
-against the roofline, DDR bytes against the minimum, peak L1 / LLB, MAC utilisation, and
-the cosine similarity with onnxruntime (worst output). BLAS runs single-threaded (export
-OPENBLAS_NUM_THREADS to change it); onnxruntime uses its own thread pool.
+compile wall time (import + pipeline), emulation wall time (functional + cycles, hazard
+checks on) and timing-only emulation time (`run(numerics=False)`: the same report, no
+values) next to onnxruntime's on the same batch in the same run (so the ratios mean
+something on a noisy machine), emulated cycles against the roofline, DDR bytes against the
+minimum, peak L1 / LLB, MAC utilisation, and the cosine similarity with onnxruntime (worst
+output). The emulator uses `--threads` BLAS threads (default $STC_EMULATOR_THREADS, else 1);
+the rest of the run is single-threaded BLAS (export OPENBLAS_NUM_THREADS to change it);
+onnxruntime uses its own thread pool. docs/performance.md has the figures and profiles.
 
 `--size small` (default) shrinks images, sequences and layers so the whole run takes
 minutes; `--size full` is the seeds' configurations (ResNet-50 224 x 224 at batch 16,
@@ -59,19 +62,24 @@ def onnxruntime_seconds(proto, inputs, repeat: int = 3) -> float:
     return statistics.median(times)
 
 
-def measure(name: str, proto, inputs, golden, schedule) -> dict:
+def measure(name: str, proto, inputs, golden, schedule, threads: int | None) -> dict:
     start = time.perf_counter()
     module = Pipeline(schedule).run(import_onnx(proto))
     program = program_from_module(module)
     compile_s = time.perf_counter() - start
     start = time.perf_counter()
-    outputs, report = run(program, inputs)
+    outputs, report = run(program, inputs, threads=threads)
     emulate_s = time.perf_counter() - start
+    start = time.perf_counter()
+    _, timing = run(program, inputs, numerics=False, threads=threads)
+    timing_s = time.perf_counter() - start
     d = report.as_dict()
+    if timing.as_dict() != d:
+        raise AssertionError("the timing-only run's report differs from the full run's")
     by_name = dict(zip((o.name for o in proto.graph.output), golden))
     return {
         "model": name, "schedule": "default" if schedule is None else schedule.__name__,
-        "compile_s": compile_s, "emulate_s": emulate_s,
+        "compile_s": compile_s, "emulate_s": emulate_s, "timing_s": timing_s,
         "cosine": min(compare.cosine(by_name[k], v) for k, v in outputs.items()),
         **{k: d[k] for k in ("cycles", "roofline_cycles", "roofline_ratio", "ddr_bytes", "min_ddr_bytes",
                              "peak_l1_bytes", "peak_llb_bytes", "mac_utilization")},
@@ -83,10 +91,11 @@ def main() -> None:
     p.add_argument("--size", choices=("small", "full"), default="small")
     p.add_argument("--models", default=",".join(CONFIGS))
     p.add_argument("--json", help="also write the rows as JSON")
+    p.add_argument("--threads", type=int, help="BLAS threads of the emulator (default $STC_EMULATOR_THREADS, else 1)")
     args = p.parse_args()
     rows = []
-    header = (f"{'model':12} {'schedule':18} {'batch':>5} {'compile s':>9} {'emulate s':>9} {'ort s':>7} "
-              f"{'emu/ort':>8} {'cycles':>13} {'roofline':>12} {'ratio':>6} {'DDR B':>13} {'min DDR B':>12} "
+    header = (f"{'model':12} {'schedule':18} {'batch':>5} {'compile s':>9} {'emulate s':>9} {'timing s':>8} "
+              f"{'ort s':>7} {'emu/ort':>7} {'tim/ort':>7} {'cycles':>13} {'roofline':>12} {'ratio':>6} {'DDR B':>13} {'min DDR B':>12} "
               f"{'peak L1':>10} {'peak LLB':>10} {'MAC %':>6} {'cosine':>9}")
     print(header)
     for name in args.models.split(","):
@@ -103,7 +112,7 @@ def main() -> None:
         for schedule in schedules:
             label = "default" if schedule is None else schedule.__name__
             try:
-                row = {**measure(name, proto, inputs, golden, schedule), "batch": batch, "ort_s": ort_s,
+                row = {**measure(name, proto, inputs, golden, schedule, args.threads), "batch": batch, "ort_s": ort_s,
                        "options": options}
             except Exception as e:  # a model the compiler cannot take yet: say why, go on
                 rows.append({"model": name, "schedule": label, "batch": batch, "error": f"{type(e).__name__}: {e}"})
@@ -111,7 +120,8 @@ def main() -> None:
                 continue
             rows.append(row)
             print(f"{name:12} {row['schedule']:18} {batch:5} {row['compile_s']:9.2f} {row['emulate_s']:9.2f} "
-                  f"{ort_s:7.3f} {row['emulate_s'] / ort_s:8.0f} {row['cycles']:13,} {row['roofline_cycles']:12,} "
+                  f"{row['timing_s']:8.2f} {ort_s:7.3f} {row['emulate_s'] / ort_s:7.1f} {row['timing_s'] / ort_s:7.1f} "
+                  f"{row['cycles']:13,} {row['roofline_cycles']:12,} "
                   f"{row['roofline_ratio']:6.2f} {row['ddr_bytes']:13,} {row['min_ddr_bytes']:12,} "
                   f"{row['peak_l1_bytes']:10,} {row['peak_llb_bytes']:10,} {100 * row['mac_utilization']:6.1f} "
                   f"{row['cosine']:9.6f}", flush=True)

@@ -116,9 +116,25 @@ class DmaPlan:
     shared: tuple[tuple[object, int], ...]  # (shared resource, bytes through it per byte)
 
 
+_ROUTES: dict[tuple, tuple[str, int, tuple]] = {}
+
+
 def dma_plan(cmd: Command, core: int, src: Buffer, dst: Buffer, target: Target) -> DmaPlan:
     """Engine, latency and shared bandwidth resources of a DMA (or gather) issued by `core`,
     moving from buffer `src` to buffer `dst`."""
+    out = cmd.tiles[cmd.spec.outs[0]]
+    nbytes = out.numel * out.itemsize  # a gather moves the rows it selects
+    key = (target.path, core, src.space, src.core, dst.space, dst.core)
+    route = _ROUTES.get(key)
+    if route is None:
+        route = _ROUTES[key] = _route(core, src, dst, target)
+    unit, latency, shared = route
+    return DmaPlan(unit, latency, nbytes, target.dma_bandwidth, shared)
+
+
+def _route(core: int, src: Buffer, dst: Buffer, target: Target) -> tuple[str, int, tuple]:
+    """(engine, latency, shared resources) of a transfer: the same for every DMA between
+    the same memories issued by the same core (memoised by `dma_plan`)."""
     local_dst = dst.space in LOCAL_SPACES and dst.core == core
     shared: dict[object, int] = {}
     for b in (src, dst):
@@ -130,10 +146,7 @@ def dma_plan(cmd: Command, core: int, src: Buffer, dst: Buffer, target: Target) 
         for link in target.route(src.core, dst.core):
             shared[("link",) + link] = 1
         latency += target.hops(src.core, dst.core) * target.hop_latency
-    out = cmd.tiles[cmd.spec.outs[0]]
-    nbytes = out.numel * out.itemsize  # a gather moves the rows it selects
-    return DmaPlan("dma_in" if local_dst else "dma_out", latency, nbytes, target.dma_bandwidth,
-                   tuple(shared.items()))
+    return "dma_in" if local_dst else "dma_out", latency, tuple(shared.items())
 
 
 def capacity(resource: object, target: Target) -> float:

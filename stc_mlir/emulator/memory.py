@@ -17,9 +17,9 @@ semaphores (a wait joins the clocks of the signals it consumes).
 from __future__ import annotations
 
 from collections.abc import Callable
+import functools
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -51,10 +51,9 @@ class HazardError(EmulatorError):
                 "index": self.index, "address": self.address}
 
 
-@dataclass(frozen=True)
-class Footprint:
+class Footprint(NamedTuple):
     """The bytes of a tile at address `base`: a grid (`shape`, byte `strides`) of contiguous
-    runs of `run` bytes."""
+    runs of `run` bytes. (A named tuple: one is made for every tile of a program.)"""
 
     base: int
     shape: tuple[int, ...]
@@ -64,12 +63,7 @@ class Footprint:
 
     @staticmethod
     def of(base: int, t: Tile) -> Footprint:
-        size = t.itemsize
-        dims = [(d, s * size) for d, s in zip(t.shape, t.strides) if d > 1]
-        run = size
-        while dims and dims[-1][1] == run:  # merge contiguous inner dims into the run
-            run *= dims.pop()[0]
-        return Footprint(base, tuple(d for d, _ in dims), tuple(s for _, s in dims), run, t.span)
+        return Footprint(base, *_layout(t.shape, t.strides, DTYPES[t.dtype].itemsize))
 
     def alignment(self) -> int:
         """The largest granule every byte range of this footprint is made of."""
@@ -86,6 +80,18 @@ class Footprint:
         """Byte address of the first True of a `view`-shaped mask."""
         pos = np.unravel_index(int(np.argmax(mask)), mask.shape)
         return self.base + sum(int(i) * s for i, s in zip(pos, self.strides)) + int(pos[-1]) * granule
+
+
+@functools.lru_cache(maxsize=65536)
+def _layout(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> tuple:
+    """(shape, byte strides, run, span) of a footprint: tiles of a program repeat a few
+    shapes at many addresses, so this is worked out once per shape."""
+    dims = [(d, s * size) for d, s in zip(shape, strides) if d > 1]
+    run = size
+    while dims and dims[-1][1] == run:  # merge contiguous inner dims into the run
+        run *= dims.pop()[0]
+    span = (sum((d - 1) * s for d, s in zip(shape, strides)) + 1) * size
+    return tuple(d for d, _ in dims), tuple(s for _, s in dims), run, span
 
 
 class Memory:
@@ -298,15 +304,33 @@ class TileCache:
     Entries are keyed by (memory, tile, what) and dropped when a write to that memory
     overlaps the tile's byte hull; beyond `per_memory` entries of one memory its least
     recently used goes, beyond `budget` bytes in all that of the fullest memory. The
-    values are read-only arrays: a kernel writing into its input would raise."""
+    values are read-only arrays: a kernel writing into its input would raise.
 
-    def __init__(self, budget: int = 256 << 20, per_memory: int = 16):
+    A dense DMA makes its destination bytes an *alias* of its source bytes until either is
+    written again: a tile read in the copy is looked up at its origin, so a weight chunk
+    passed from core to core over the NoC is converted once, not once per core."""
+
+    def __init__(self, budget: int = 256 << 20, per_memory: int = 64):
         self.budget = budget
         self.per_memory = per_memory
         self.nbytes = 0
         self.memories: dict[Any, dict[tuple, tuple[int, int, np.ndarray]]] = {}  # LRU order
+        # an alias (memory, lo, hi, source memory, source lo), indexed by both memories
+        self.aliases: dict[Any, dict[tuple, None]] = {}
+        self.sources: dict[Any, dict[tuple, None]] = {}
+
+    def origin(self, memory: Any, lo: int, hi: int) -> tuple[Any, int]:
+        """Where bytes [lo, hi) of `memory` were copied from (themselves if not a copy)."""
+        for alias in self.aliases.get(memory, ()):
+            if alias[1] <= lo and hi <= alias[2]:
+                return alias[3], alias[4] + lo - alias[1]
+        return memory, lo
 
     def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
+        derived), or the value kept for those bytes or the bytes they were copied from."""
+        memory, at = self.origin(memory, lo, hi)
+        lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
         entries = self.memories.setdefault(memory, {})
         hit = entries.pop(key, None)
         if hit is not None:
@@ -326,11 +350,27 @@ class TileCache:
         return value
 
     def written(self, memory: Any, lo: int, hi: int) -> None:
-        """Bytes [lo, hi) of `memory` change: forget what was derived from them."""
+        """Bytes [lo, hi) of `memory` change: forget what was derived from them and the
+        aliases they are part of."""
         entries = self.memories.get(memory)
         if entries:
             for key in [k for k, (a, b, _) in entries.items() if a < hi and lo < b]:
                 self._drop(entries, key)
+        stale = [a for a in self.aliases.get(memory, ()) if a[1] < hi and lo < a[2]]
+        stale += [a for a in self.sources.get(memory, ()) if a[4] < hi and lo < a[4] + a[2] - a[1]]
+        for alias in stale:
+            self.aliases[alias[0]].pop(alias, None)
+            self.sources[alias[3]].pop(alias, None)
+
+    def copied(self, memory: Any, lo: int, hi: int, source: Any, source_lo: int) -> None:
+        """Bytes [lo, hi) of `memory` were just written as a copy of `source` from
+        `source_lo` on (after `written` for them)."""
+        source, source_lo = self.origin(source, source_lo, source_lo + hi - lo)
+        if (source, source_lo) == (memory, lo):
+            return
+        alias = (memory, lo, hi, source, source_lo)
+        self.aliases.setdefault(memory, {})[alias] = None
+        self.sources.setdefault(source, {})[alias] = None
 
     def _drop(self, entries: dict, key: tuple) -> None:
         self.nbytes -= entries.pop(key)[2].nbytes

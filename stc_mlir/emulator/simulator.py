@@ -16,19 +16,20 @@ import heapq
 import math
 import os
 from collections import Counter, deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from stc_mlir.gc_pause import gc_paused
 from stc_mlir.target import Target
 
 from . import cost
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
-from stc_mlir.isa.program import DTYPES, Command, Program
+from stc_mlir.isa.program import DTYPES, Command, Program, Tile
 from .report import Report, Slice
 
 
@@ -49,6 +50,22 @@ class _Task:
     macs: int = 0
     start: float = 0.0
     fence: list[_Task] | None = None  # npu.fence: its legs, one in each unit queue of its core
+    reads: list[_Access] | None = None  # prepared once: what `_apply` checks, views and counts
+    writes: list[_Access] | None = None
+    dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
+
+
+# (slot, memory, footprint, tile, bytes counted): one tile a command reads or writes
+_Access = tuple[str, tuple[str, int | None], Footprint, Tile, int]
+
+
+def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]:
+    out = []
+    for slot in slots:
+        tl = cmd.tiles[slot]
+        counted = cmd.tiles["output"] if (cmd.op, slot) == ("gather", "data") else tl  # only the selected rows move
+        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize))
+    return out
 
 
 @dataclass(eq=False)
@@ -85,6 +102,7 @@ class Simulator:
         self.report.min_ddr_bytes = _min_ddr_bytes(program)
         self.tracker = HazardTracker(target.cores, program.where)
         self.cache = TileCache()
+        self.delays: dict[tuple[int, int], int] = {}  # (core, semaphore's core) -> signal latency
         self.tasks = self._prepare()
         self.memories = self._make_memories()
 
@@ -140,8 +158,12 @@ class Simulator:
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
                              Counter(cmd.waits), places)
                 spec = cmd.spec
+                task.reads = _accesses(cmd, places, [s for s in spec.reads if s in cmd.tiles])
+                task.writes = _accesses(cmd, places, spec.outs)
                 if spec.unit == "dma":
                     src, dst = cmd.tiles[spec.ins[0]], cmd.tiles[spec.outs[0]]
+                    task.dense = (cmd.op == "dma" and src.dtype == dst.dtype
+                                  and src.is_contiguous and dst.is_contiguous)
                     task.dma = cost.dma_plan(cmd, core, buffers[src.buffer], buffers[dst.buffer], t)
                     task.unit = task.dma.unit
                 else:
@@ -349,9 +371,12 @@ class Simulator:
             self._try_start(leg.tid)
 
     def _signal(self, task: _Task, clock: np.ndarray) -> None:
-        sems = self.program.semaphores
+        sems, delays = self.program.semaphores, self.delays
         for name in task.cmd.signals:
-            delay = self.target.hops(task.core, sems[name].core) * self.target.hop_latency
+            home = sems[name].core
+            delay = delays.get((task.core, home))
+            if delay is None:
+                delay = delays[(task.core, home)] = self.target.hops(task.core, home) * self.target.hop_latency
             self._push(self.now + delay, "signal", (name, clock))
 
     def _apply(self, task: _Task) -> None:
@@ -359,20 +384,18 @@ class Simulator:
         cmd = task.cmd
         ins: dict[str, np.ndarray] = {}
         outs: dict[str, np.ndarray] = {}
-        for tiles, views, check, count in (
-            (cmd.inputs(), ins, self.tracker.read, self.report.bytes_read),
-            (cmd.outputs(), outs, self.tracker.write, self.report.bytes_written),
+        memories, numerics = self.memories, self.numerics
+        for accesses, views, check, count in (
+            (task.reads, ins, self.tracker.read, self.report.bytes_read),
+            (task.writes, outs, self.tracker.write, self.report.bytes_written),
         ):
-            for slot, tile in tiles:
-                key, fp = task.places[slot]
-                mem = self.memories[key]
+            for slot, key, fp, tile, nbytes in accesses:  # type: ignore[union-attr]
+                mem = memories[key]
                 if mem.code is not None:
                     check(mem, fp, task.tid, task.core, task.index)
-                if self.numerics:
+                if numerics:
                     views[slot] = mem.view(fp.base, tile)
-                if (cmd.op, slot) == ("gather", "data"):  # only the selected rows move
-                    tile = cmd.tiles["output"]
-                count[mem.level] += tile.numel * tile.itemsize
+                count[mem.level] += nbytes
         if not self.numerics:
             return
 
@@ -390,6 +413,9 @@ class Simulator:
         for slot in outs:  # after the command: its inputs may be its outputs (in place)
             key, fp = task.places[slot]
             self.cache.written(key, fp.base, fp.base + fp.span)
+        if cmd.op == "dma" and task.dense:
+            (dst, out), (src, at) = task.places["dst"], task.places["src"]
+            self.cache.copied(dst, out.base, out.base + out.span, src, at.base)
 
     def _complete(self, task: _Task) -> None:
         if task.fence is not None:
@@ -505,7 +531,7 @@ def run(
     from stc_mlir import target as targets
 
     tgt = targets.load(target if target is not None else program.target)
-    with threadpool_limits(limits=blas_threads(threads), user_api="blas"):
+    with threadpool_limits(limits=blas_threads(threads), user_api="blas"), gc_paused():
         sim = Simulator(program, tgt, check_hazards, numerics)
         try:
             outputs = sim.run(inputs)

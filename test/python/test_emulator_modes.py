@@ -94,3 +94,24 @@ def test_blas_threads_are_chosen_explicitly(monkeypatch):
         blas_threads()
     with pytest.raises(EmulatorError, match="at least one"):
         run(_racy(), {"x": f16(256)}, threads=0)
+
+
+def test_a_copy_outlives_a_write_to_its_source():
+    """`c` is a DMA copy of `o`; after `o` is rewritten in place and read again (its new
+    fp32 copy cached), reading `c` must still give the values `o` had when copied."""
+    b = ProgramBuilder("copies")
+    x, y = b.input("x", (4, 64)), b.output("y", (4, 64))
+    a, o, c, p = (tile(b.buffer(n, "l1", 512, core=0), (4, 64)) for n in "aocp")
+    s = [b.semaphore(f"s{i}") for i in range(6)]
+    b.add(0, "dma", src=x, dst=a, signals=[s[0]])
+    b.add(0, "unary", waits=[s[0]], signals=[s[1]], input=a, output=o, kind="abs")
+    b.add(0, "dma", waits=[s[1]], signals=[s[2]], src=o, dst=c)
+    b.add(0, "unary", waits=[s[2]], signals=[s[3]], input=o, output=o, kind="neg")
+    b.add(0, "unary", waits=[s[3]], signals=[s[4]], input=o, output=p, kind="exp")
+    b.add(0, "binary", waits=[s[4]], signals=[s[5]], lhs=c, rhs=p, output=a, kind="add")
+    b.add(0, "dma", waits=[s[5]], src=a, dst=y)
+    value = f16(4, 64)
+    out, _ = run(b.build(), {"x": value})
+    absolute = np.abs(value)
+    p_want = kernels.unary("exp", -absolute).astype(np.float16)
+    np.testing.assert_array_equal(out["y"], kernels.binary("add", absolute, p_want).astype(np.float16))

@@ -13,6 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from stc_mlir import target as targets
+from stc_mlir.gc_pause import gc_paused
 from stc_mlir.passes.schedule_verify import is_scheduled
 
 from .emitter import Lowered
@@ -33,7 +34,8 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
         raise LoweringError(f"convert-schedule-to-npu: expected one scheduled function"
                             f"{' @' + wanted if wanted else ''}, found {names}: schedule the "
                             "graph first (e.g. the default schedule)")
-    return FunctionLowering(chosen[0], t, _reference(t)).run()
+    with gc_paused():
+        return FunctionLowering(chosen[0], t, _reference(t)).run()
 
 
 def _reference(t: targets.Target) -> str:

@@ -28,6 +28,8 @@ from stc_mlir.target import Target
 
 from .sync import UNITS, Access, Cmd, Sync
 
+_ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
+
 ALIGN = 64
 """Buffer sizes are rounded up to this (the allocator aligns offsets to it too)."""
 
@@ -51,7 +53,7 @@ class Ref:
         for d, st in zip(t.shape, t.strides):
             last += (d - 1) * st
             numel *= d
-        end = t.offset + (last + 1) * DTYPES[t.dtype].itemsize
+        end = t.offset + (last + 1) * _ITEMSIZE[t.dtype]
         return Access(t.buffer, t.offset, end, write, self.frame, self.box, last + 1 == numel)
 
 
@@ -109,13 +111,6 @@ class Emitter:
             IOSpec(name, buf, tuple(shape), dtype))
         return buf
 
-    def touch(self, buffer: str) -> None:
-        span = self.live.get(buffer)
-        if span is None:
-            self.live[buffer] = [self.phase, self.phase]
-        else:
-            span[1] = self.phase
-
     # --- commands
 
     def unit(self, core: int, op: str, tiles: Mapping[str, Tile]) -> str:
@@ -129,17 +124,26 @@ class Emitter:
         """Append a command to `core`'s stream; tile operands are `Ref`s, the rest are
         parameters. Waits on earlier commands are added from the tiles' accesses."""
         spec = OPS[op]
-        refs = {k: v for k, v in operands.items() if isinstance(v, Ref)}
-        params = {k: v for k, v in operands.items() if not isinstance(v, Ref) and v is not None}
-        tiles = {k: r.tile for k, r in refs.items()}
+        refs, tiles, params = {}, {}, {}
+        for k, v in operands.items():
+            if isinstance(v, Ref):
+                refs[k] = v
+                tiles[k] = v.tile
+            elif v is not None:
+                params[k] = v
         cmd = Cmd(core, op, tiles, params)
         accesses = [refs[s].access(False) for s in spec.reads if s in refs]
         accesses += [refs[s].access(True) for s in spec.outs]
         thread = Sync.thread(core, self.unit(core, op, tiles))
         self.sync.order(cmd, thread, accesses)
         self.cmds.setdefault(core, []).append(cmd)
+        phase, live = self.phase, self.live
         for t in tiles.values():
-            self.touch(t.buffer)
+            span = live.get(t.buffer)
+            if span is None:
+                live[t.buffer] = [phase, phase]
+            else:
+                span[1] = phase
         return cmd
 
     def barrier(self, next_item: str) -> None:
@@ -166,8 +170,20 @@ class Emitter:
     def finish(self) -> Lowered:
         prog = self.program
         prog.semaphores = {n: Semaphore(n, c) for n, c in sorted(self.sync.semaphores.items())}
+        filled: dict[tuple, dict] = {}  # the same parameters recur: fill them once
+
+        def fill(op: str, params: dict) -> dict:
+            try:
+                key = (op, *((k, type(v), v) for k, v in params.items()))
+                hit = filled.get(key)
+            except TypeError:  # an unhashable parameter value
+                return OPS[op].fill(params)
+            if hit is None:
+                hit = filled[key] = OPS[op].fill(params)
+            return dict(hit)
+
         prog.cores = {
-            core: [Command(c.op, c.tiles, OPS[c.op].fill(c.params), tuple(c.waits),
+            core: [Command(c.op, c.tiles, fill(c.op, c.params), tuple(c.waits),
                            tuple(c.signals)) for c in stream]
             for core, stream in sorted(self.cmds.items())
         }

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from stc_mlir.isa.program import DTYPES, LOCAL_SPACES, MAX_RANK, Tile, contiguous_strides
 from xdsl.utils.exceptions import PassFailedException
@@ -37,39 +37,50 @@ class LoweringError(StcError, PassFailedException):
     why."""
 
 
-@dataclass(frozen=True)
 class Frame:
-    """A row-major array holding box `box` of a tensor, at byte `offset` of `buffer`."""
+    """A row-major array holding box `box` of a tensor, at byte `offset` of `buffer`.
+    (A plain class with slots: the lowering makes tens of thousands.)"""
 
-    buffer: str
-    offset: int
-    box: Box
-    dtype: str
-    strides: tuple[int, ...] = field(init=False, compare=False, repr=False)  # elements
-    itemsize: int = field(init=False, compare=False, repr=False)
-    key: tuple = field(init=False, compare=False, repr=False)  # identifies it for `Sync`
+    __slots__ = ("buffer", "offset", "box", "dtype", "strides", "itemsize", "key")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "strides", _strides(bx.shape(self.box)))
-        object.__setattr__(self, "itemsize", DTYPES[self.dtype].itemsize)
-        object.__setattr__(self, "key", (self.buffer, self.offset, self.box))
+    def __init__(self, buffer: str, offset: int, box: Box, dtype: str):
+        self.buffer, self.offset, self.box, self.dtype = buffer, offset, box, dtype
+        self.strides = _strides(tuple([hi - lo for lo, hi in box]))  # elements
+        self.itemsize = ITEMSIZE[dtype]
+        self.key = (buffer, offset, box)  # identifies it for `Sync`
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Frame) and self.key == other.key and self.dtype == other.dtype
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"Frame({self.buffer!r}, {self.offset}, {self.box}, {self.dtype!r})"
 
     @property
     def nbytes(self) -> int:
         return bx.numel(self.box) * self.itemsize
 
     def element_offset(self, point: Sequence[int]) -> int:
-        return sum((p - lo) * s for p, (lo, _), s in zip(point, self.box, self.strides))
+        return sum([(p - lo) * s for p, (lo, _), s in zip(point, self.box, self.strides)])
 
     def ref(self, region: Box) -> Ref:
         """The tile of `region` (inside the frame) with the region's shape."""
-        if not bx.contains(self.box, region):
-            raise AssertionError(f"region {region} outside frame {self.box}")
+        off = 0
+        shape = []
+        for (r0, r1), (f0, f1), s in zip(region, self.box, self.strides):
+            if r0 < f0 or f1 < r1:
+                raise AssertionError(f"region {region} outside frame {self.box}")
+            off += (r0 - f0) * s
+            shape.append(r1 - r0)
         if len(region) > MAX_RANK:
             raise LoweringError(f"a {len(region)}-D tile does not fit the 4-D tiles of the npu")
-        off = self.offset + self.element_offset([lo for lo, _ in region]) * self.itemsize
-        return Ref(Tile(self.buffer, off, bx.shape(region), self.strides, self.dtype),
-                   self.key, region)
+        return Ref(Tile(self.buffer, self.offset + off * self.itemsize, tuple(shape), self.strides,
+                        self.dtype), self.key, region)
+
+
+ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -140,10 +151,6 @@ class IndexMap:
     dims: tuple[tuple[int, int, int] | None, ...]
     in_rank: int
     fixed: tuple[int, ...] = ()
-
-    @staticmethod
-    def identity(rank: int) -> IndexMap:
-        return IndexMap(tuple((d, 1, 0) for d in range(rank)), rank)
 
     def _fixed(self, k: int) -> int:
         return self.fixed[k] if self.fixed else 0
@@ -228,7 +235,6 @@ def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core:
     """Copy the output-coordinate box `region` (of the value `imap` makes of `src`) into
     `dst` at the same coordinates. DMAs run on the destination core for a local frame,
     else on the source piece's core, else on `default_core`."""
-    imap = imap or IndexMap.identity(len(src.shape))
     dst_core = em.program.buffers[dst.buffer].core
     near = near if near is not None else (dst_core if dst_core is not None else default_core)
     t = em.target
@@ -242,11 +248,13 @@ def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core:
     for piece in sorted(src.pieces, key=rank):
         left = []
         for r in remaining:
-            sub = imap.preimage(r, piece.owned)
+            # (without an index map, the source tile is the same box of the piece's frame)
+            sub = bx.intersect(r, piece.owned) if imap is None else imap.preimage(r, piece.owned)
             if sub is None:
                 left.append(r)
                 continue
-            dma(em, _issuer(em, dst, piece, default_core), imap.src_tile(piece.frame, sub),
+            src_ref = _wide_ref(piece.frame, sub) if imap is None else imap.src_tile(piece.frame, sub)
+            dma(em, _issuer(em, dst, piece, default_core), src_ref,
                 dst.ref(sub) if len(sub) <= MAX_RANK else _wide_ref(dst, sub))
             left += bx.subtract(r, sub)
         remaining = left
@@ -256,7 +264,8 @@ def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core:
 
 
 def _wide_ref(frame: Frame, region: Box) -> Ref:
-    """A tile of more than 4 dims (only for DMAs, which collapse them)."""
+    """The tile of `region` in `frame`, unchecked: it may have more than 4 dims (only for
+    DMAs, which collapse them)."""
     off = frame.offset + frame.element_offset([lo for lo, _ in region]) * frame.itemsize
     return Ref(Tile(frame.buffer, off, bx.shape(region), frame.strides, frame.dtype),
                frame.key, region)

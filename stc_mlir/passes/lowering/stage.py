@@ -33,6 +33,8 @@ not below `MIN_TILE_BYTES`). The cores' tiles are emitted interleaved, step by s
 
 from __future__ import annotations
 
+import functools
+
 from abc import ABC, abstractmethod
 
 from collections.abc import Iterator, Sequence
@@ -139,6 +141,9 @@ class FrameSource:
         self.em, self.core, self.value, self.frame, self.have = em, core, value, frame, have
 
     def get(self, region: Box) -> Frame:
+        for held in reversed(self.have):  # usually one box already holds it all
+            if bx.contains(held, region):
+                return self.frame
         for part in bx.missing(region, self.have):
             transfer(self.em, self.value, self.frame, part, self.core)
             self.have.append(part)
@@ -327,6 +332,7 @@ class WeightPool:
     def __init__(self, em: Emitter, value: Placement, hint: str):
         self.em, self.value, self.hint = em, value, hint
         self.rings: dict[int, RingSource] = {}
+        self._before: dict[int, int] | None = None  # core -> the one before it on the chain
 
     def ring(self, core: int, slots: int, nbytes: int) -> RingSource:
         ring = RingSource(self.em, core, self.value, "wb", slots, nbytes, f"{self.hint}_c{core}")
@@ -339,8 +345,10 @@ class WeightPool:
         through the NoC mesh, one hop per link) if that one holds it, else DDR. Every
         weight chunk flows down the chain like a systolic pipeline: each core's inbound
         engine moves it once, each link carries it once."""
-        chain = [c for c in _snake(self.em.target) if c in self.rings]
-        before = chain[chain.index(core) - 1] if chain.index(core) > 0 else None
+        if self._before is None or len(self._before) != len(self.rings):
+            chain = [c for c in _snake(self.em.target) if c in self.rings]
+            self._before = dict(zip(chain[1:], chain))
+        before = self._before.get(core)
         ring = self.rings.get(before) if before is not None else None
         if ring is not None:
             for i, held in enumerate(ring.held):
@@ -351,13 +359,18 @@ class WeightPool:
         return self.value
 
 
-def _snake(target) -> list[int]:
+def _snake(target) -> tuple[int, ...]:
     """The cores in boustrophedon order over the NoC mesh (neighbours one hop apart)."""
+    return _snake_of(target.noc_rows, target.noc_cols, target.cores)
+
+
+@functools.lru_cache(maxsize=None)
+def _snake_of(rows: int, cols: int, cores: int) -> tuple[int, ...]:
     order = []
-    for r in range(target.noc_rows):
-        row = [r * target.noc_cols + c for c in range(target.noc_cols)]
+    for r in range(rows):
+        row = [r * cols + c for c in range(cols)]
         order += row if r % 2 == 0 else row[::-1]
-    return [c for c in order if c < target.cores]
+    return tuple(c for c in order if c < cores)
 
 
 def _tiling(rule: Rule, job: Job, wb_free: int, min_tiles: int, where: str) -> list[Work]:

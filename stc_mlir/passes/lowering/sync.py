@@ -21,8 +21,9 @@ everything after it (a cluster barrier of `npu.fence`s between phases, see emitt
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import boxes as bx
 
@@ -42,8 +43,7 @@ class Cmd:
     signals: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Access:
+class Access(NamedTuple):
     """Bytes [lo, hi) of `buffer`; when `frame` is set, exactly the box `box` of the tensor
     region the buffer stores in that frame (two accesses in one frame conflict only if
     their boxes intersect; in different frames, if their byte ranges do)."""
@@ -57,13 +57,13 @@ class Access:
     dense: bool = False  # touches every byte of [lo, hi)
 
 
-@dataclass(eq=False)
-class _Record:
-    access: Access
-    thread: int
+class _Record(NamedTuple):
     seq: int
+    pos: int  # order of logging (the conflicts of one access are found in this order)
+    access: Access
     clock: list[int]
     cmd: Cmd
+    thread: int
 
 
 def _conflict(a: Access, b: Access) -> bool:
@@ -85,53 +85,107 @@ def _covers(a: Access, b: Access) -> bool:
     return False
 
 
+class _Log:
+    """The accesses to one buffer since the last barrier, per thread in logging order
+    (`seqs` beside the records, to skip those the reader already knows by bisection)."""
+
+    __slots__ = ("threads", "size")
+
+    def __init__(self) -> None:
+        self.threads: dict[int, tuple[list[int], list[_Record]]] = {}
+        self.size = 0
+
+    def add(self, r: _Record) -> None:
+        entry = self.threads.get(r.thread)
+        if entry is None:
+            entry = self.threads[r.thread] = ([], [])
+        entry[0].append(r.seq)
+        entry[1].append(r)
+        self.size += 1
+
+    def forget_covered(self, a: Access) -> None:
+        """Drop the records write `a` overwrites entirely."""
+        for t, (seqs, records) in list(self.threads.items()):
+            kept = [r for r in records if not _covers(a, r.access)]
+            if len(kept) != len(records):
+                self.size -= len(records) - len(kept)
+                if kept:
+                    self.threads[t] = ([r.seq for r in kept], kept)
+                else:
+                    del self.threads[t]
+
+
 class Sync:
     def __init__(self, cores: int):
         self.threads = cores * len(UNITS)
         self.seq = [0] * self.threads
         self.known = [[-1] * self.threads for _ in range(self.threads)]
-        self.log: dict[str, list[_Record]] = {}
+        self.log: dict[str, _Log] = {}
         self.semaphores: dict[str, int] = {}  # name -> home core
         self.readonly: set[str] = set()  # buffers no command writes (weights, model inputs)
+        self._channels: dict[tuple[int, int], str] = {}
+        self._pos = 0
 
     @staticmethod
     def thread(core: int, unit: str) -> int:
         return core * len(UNITS) + UNITS.index(unit)
 
     def _channel(self, src: int, dst: int) -> str:
-        su, du = UNITS[src % len(UNITS)], UNITS[dst % len(UNITS)]
-        name = f"c{src // len(UNITS)}{_SHORT[su]}_c{dst // len(UNITS)}{_SHORT[du]}"
+        name = self._channels.get((src, dst))
+        if name is None:
+            su, du = UNITS[src % len(UNITS)], UNITS[dst % len(UNITS)]
+            name = f"c{src // len(UNITS)}{_SHORT[su]}_c{dst // len(UNITS)}{_SHORT[du]}"
+            self._channels[(src, dst)] = name
         self.semaphores.setdefault(name, dst // len(UNITS))
         return name
 
     def order(self, cmd: Cmd, thread: int, accesses: list[Access]) -> None:
-        """Make `cmd` (the next command of `thread`) wait for what it conflicts with."""
+        """Make `cmd` (the next command of `thread`) wait for what it conflicts with: per
+        other thread, the latest conflicting command it does not already know of."""
         known = self.known[thread]
         need: dict[int, _Record] = {}
+        found: dict[int, tuple[int, int]] = {}  # thread -> (access, pos) of its first conflict
         accesses = [a for a in accesses if a.buffer not in self.readonly]
-        for a in accesses:
-            for r in self.log.get(a.buffer, ()):
-                if r.thread != thread and r.seq > known[r.thread] and _conflict(a, r.access):
-                    if r.thread not in need or need[r.thread].seq < r.seq:
-                        need[r.thread] = r
-        for r in sorted(need.values(), key=lambda r: -r.seq):
-            if r.seq <= known[r.thread]:
+        for i, a in enumerate(accesses):
+            log = self.log.get(a.buffer)
+            if log is None:
+                continue
+            for t, (seqs, records) in log.threads.items():
+                seen = known[t]
+                if t == thread or seqs[-1] <= seen:
+                    continue
+                first = last = None
+                for r in records[bisect_right(seqs, seen):]:
+                    if _conflict(a, r.access):
+                        first = first or r
+                        last = r
+                if last is None:
+                    continue
+                if t not in need:
+                    need[t], found[t] = last, (i, first.pos)  # type: ignore[union-attr]
+                elif need[t].seq < last.seq:
+                    need[t] = last
+        # the latest first; equal sequence numbers in the order the conflicts were found
+        for t in sorted(need, key=lambda t: (-need[t].seq, found[t])):
+            r = need[t]
+            if r.seq <= known[t]:
                 continue  # implied by a wait taken above
-            name = self._channel(r.thread, thread)
+            name = self._channel(t, thread)
             r.cmd.signals.append(name)
             cmd.waits.append(name)
-            for t, s in enumerate(r.clock):
-                if s > known[t]:
-                    known[t] = s
+            known[:] = map(max, known, r.clock)
         seq = self.seq[thread]
         self.seq[thread] += 1
         known[thread] = seq
         clock = list(known)
         for a in accesses:
-            log = self.log.setdefault(a.buffer, [])
-            if a.write and len(log) > 4:
-                log[:] = [r for r in log if not _covers(a, r.access)]
-            log.append(_Record(a, thread, seq, clock, cmd))
+            log = self.log.get(a.buffer)
+            if log is None:
+                log = self.log[a.buffer] = _Log()
+            elif a.write and log.size > 4:
+                log.forget_covered(a)
+            self._pos += 1
+            log.add(_Record(seq, self._pos, a, clock, cmd, thread))
 
     def barrier(self) -> None:
         self.log.clear()

@@ -24,8 +24,8 @@ from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.utils.lexer import Span, Token
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
 
 from stc_mlir import universe, weights
 from stc_mlir.errors import StcError
@@ -58,7 +58,25 @@ def _guard_lexer() -> None:
     )
 
 
+_lex_string_literal = MLIRLexer._lex_string_literal
+
+
+def _lex_utf8_string_literal(self: MLIRLexer, start_pos: int):
+    """xDSL 0.74 lexes a string with escaped non-ASCII bytes as a bytes literal, although its
+    own printer escapes every non-ASCII character: `"gr\\C3\\BCppe"` (a name `grüppe`) would
+    not parse back as a string. Valid UTF-8 is a string literal, as in MLIR."""
+    token = _lex_string_literal(self, start_pos)
+    if token.kind is MLIRTokenKind.BYTES_LIT:
+        try:
+            StringLiteral.from_span(token.span).bytes_contents.decode("utf-8")
+        except UnicodeDecodeError:
+            return token
+        return Token(MLIRTokenKind.STRING_LIT, token.span)
+    return token
+
+
 _guard_lexer()
+MLIRLexer._lex_string_literal = _lex_utf8_string_literal  # type: ignore[method-assign]
 
 
 # ----------------------------------------------------------------------------- parsing

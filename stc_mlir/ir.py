@@ -176,7 +176,12 @@ def parse_with_locations(text: str | bytes, name: str = "<string>", *, verify: b
 
 def _one_line_parse_error(err: ParseError) -> str:
     loc = err.span.get_location()
-    return f"{loc.file}:{loc.line}:{loc.col}: {err.msg}"
+    # xDSL 0.74 forgets an f-string prefix in one message
+    message = err.msg.replace("{first_char}", repr(str(err.span.text)[:1]))
+    if message[:1].isspace() or not message:  # xDSL appends context to an empty message
+        message = f"unexpected {str(err.span.text)[:20]!r}" if err.span.text else "unexpected end of file"
+        message += f" ({err.msg.strip()})" if err.msg.strip() else ""
+    return f"{loc.file}:{loc.line}:{loc.col}: {message}"
 
 
 def read_ir(path: str | os.PathLike[str], *, verify: bool = True) -> ModuleOp:

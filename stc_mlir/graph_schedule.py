@@ -231,9 +231,12 @@ class OpList(list):
 class OpIndex(dict):
     """`ListOps`'s result: op kind (ours or the Relay name) -> ops in DFS post-order."""
 
-    def __missing__(self, key: str) -> OpList:
+    def __getitem__(self, key: str) -> OpList:
         if not isinstance(key, str):
             raise ScheduleTypeError(f"ListOps(...)[kind]: an op kind is a string such as 'relu', got {_kind(key)}")
+        return super().__getitem__(key)
+
+    def __missing__(self, key: str) -> OpList:
         kind = RELAY_NAMES.get(key, key)
         if kind in self:
             return self[kind]

@@ -67,16 +67,18 @@ class Executor:
                                 allow=allow_fp16_overflow, where="set_input")
         self.inputs.update({name: np.asarray(value) for name, value in inputs.items()})
 
-    def __call__(self, trace: str | os.PathLike[str] | None = None, check_hazards: bool = True) -> list[np.ndarray]:
+    def __call__(self, trace: str | os.PathLike[str] | None = None, check_hazards: bool = True,
+                 threads: int | None = None) -> list[np.ndarray]:
         """Run the program on the inputs set; returns its outputs in order. `trace` writes a
-        Chrome trace of the run to that path."""
+        Chrome trace of the run to that path; `threads` is the number of BLAS threads
+        (default $STC_EMULATOR_THREADS, else 1: see `stc_mlir.emulator.simulator.blas_threads`)."""
         from stc_mlir.emulator import run
 
         missing = [io.name for io in self.program.inputs if io.name not in self.inputs]
         if missing:
             raise ExecutorError(f"input(s) {', '.join(map(repr, missing))} not set: call set_input first")
         outputs, self.report = run(self.program, self.inputs, trace=os.fspath(trace) if trace else None,
-                                   check_hazards=check_hazards)
+                                   check_hazards=check_hazards, threads=threads)
         return [outputs[io.name] for io in self.program.outputs]
 
     call = __call__

@@ -27,7 +27,8 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Span, Token
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
 
-from stc_mlir import universe, weights
+from stc_mlir import weights
+from stc_mlir.dialects.registry import DIALECTS
 from stc_mlir.errors import StcError
 
 
@@ -91,7 +92,7 @@ def make_context() -> Context:
     ctx = Context()
     for dialect in (Builtin, Func, Arith):
         ctx.load_dialect(dialect)
-    for name, factory in universe.DIALECTS.items():
+    for name, factory in DIALECTS.items():
         ctx.register_dialect(name, factory)
     return ctx
 

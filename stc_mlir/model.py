@@ -11,7 +11,7 @@ the `.stcobj`. Config keys (TensorTurbo's `tb.` prefix is accepted and ignored):
 
 | key | default | meaning |
 | --- | --- | --- |
-| `graph_schedule_level` | 0 | 0: the manual schedule, or the default one (every result in DDR); 1-3 (automatic scheduling) are not implemented and are refused |
+| `graph_schedule_level` | 0 | without a schedule function: 0 the default schedule (every result in DDR), 1 results in LLB where they fit, 2 in L1 where they fit, 3 the automatic search (docs/auto-schedule.md) |
 | `required_pass` | [] | extra passes by kebab-case name (TensorTurbo's `FuseConvAddBnRelu` too) |
 | `disabled_pass` | [] | pipeline passes to leave out (not the lowering) |
 | `batch` | the model's | compile at this batch (every input's axis 0), handed to the schedule function |
@@ -174,7 +174,7 @@ class Model:
         """Compile to an `.stcobj` (default: next to the ONNX file, else in the working
         directory, named after the model); returns its path. See the module doc for config."""
         from stc_mlir import stcobj
-        from stc_mlir.pipeline import Pipeline
+        from stc_mlir.pipeline import DEFAULT_LEVEL, Pipeline
 
         options = {}
         for key, value in config.items():
@@ -183,7 +183,7 @@ class Model:
                 raise ModelError(f"compile: unknown config key '{key}'; valid keys: {', '.join(CONFIG_KEYS)}")
             options[name] = value
         batch = options.pop("batch", None)
-        level = options.pop("graph_schedule_level", 0)
+        level = options.pop("graph_schedule_level", DEFAULT_LEVEL)
         pipeline = Pipeline(schedule, batch=batch, level=level, **options)  # checks every option first
         module = pipeline.run(self.graph_module(batch))
         path = os.fspath(output_file) if output_file is not None else self.default_output()

@@ -12,10 +12,12 @@ runs, in place on `module`:
 
 A module that is already at schedule level (an edited `.mlir`) starts at the schedule
 stage, where the default schedule only fills in unplaced items. The same pipeline is the
-pass `stc-compile{schedule="module:function" batch=16 level=0}` for stc-opt.
+pass `stc-compile{schedule="module:function" batch=16 level=0}` for stc-opt
+(`stc_mlir.passes.stc_compile`).
 
-`graph_schedule_level` (TensorTurbo's name) 0 is the manual or default schedule; levels 1-3
-are automatic scheduling, which does not exist yet: they are refused, never downgraded.
+`graph_schedule_level` (TensorTurbo's name) applies when no schedule function is given: 0 is
+the default schedule, 1-3 automatic scheduling (`schedule-auto`, docs/auto-schedule.md); with
+a schedule function the level must stay at its default.
 `required_pass` adds registered passes (kebab-case names, with options as in stc-opt:
 `graph-externalize-weights{file="w.bin"}`) to the stage their prefix names (graph-,
 schedule-, npu-); `disabled_pass` removes optional ones. TensorTurbo's `FuseConvAddBnRelu`
@@ -30,7 +32,6 @@ import importlib.util
 import inspect
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -39,8 +40,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from stc_mlir import universe
 from stc_mlir.errors import StcError
+from stc_mlir.passes.registry import PASSES
 from stc_mlir.progress import Progress, timed
 
 GRAPH_PASSES = ("graph-canonicalize", "graph-fuse-conv-add-relu")
@@ -64,15 +65,14 @@ class PipelineError(StcError):
 # ----------------------------------------------------------------------------- options
 
 
+DEFAULT_LEVEL = 0
+"""The graph_schedule_level used when none is given (docs/auto-schedule.md says why not 3)."""
+
+
 def check_level(level: object) -> None:
-    """Raise PipelineError unless `level` is 0, the only graph_schedule_level so far."""
+    """Raise PipelineError unless `level` is a graph_schedule_level (0-3)."""
     if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
         raise PipelineError(f"graph_schedule_level must be 0, 1, 2 or 3, got {level!r}")
-    if level != 0:
-        raise PipelineError(
-            f"graph_schedule_level {level} needs automatic scheduling, which is not implemented yet; "
-            f"use level 0 with a manual or the default schedule"
-        )
 
 
 def resolve_schedule(schedule: object) -> Callable | None:
@@ -140,7 +140,7 @@ def _names(value: str | Iterable[str] | None, what: str) -> list[str]:
 
 
 def _valid_passes() -> list[str]:
-    return sorted({*universe.PASSES, *LOWERING} - {StcCompile.name})
+    return sorted({*PASSES, *LOWERING})
 
 
 def _unknown(name: str, what: str) -> PipelineError:
@@ -172,7 +172,7 @@ def _stage_of(name: str) -> str:
 
 
 def _make_pass(spec: ArgSpec, target: str, what: str) -> ModulePass:
-    cls = universe.PASSES[spec.name]()
+    cls = PASSES[spec.name]()
     params = dict(spec.parameters)
     if "target" not in params and any(f.name == "target" for f in dataclasses.fields(cls)):
         params["target"] = (target,)
@@ -200,19 +200,30 @@ def module_level(module: ModuleOp) -> str:
 
 
 def apply_schedule(module: ModuleOp, schedule: Callable | None, batch: int | None,
-                   target: str = "stcp920") -> None:
+                   target: str = "stcp920", level: int = DEFAULT_LEVEL) -> list:
     """The schedule stage: `schedule(mod, batch=batch)` (batch left to the function's own
-    default when None), then the default schedule for every item still unplaced."""
+    default when None), or automatic scheduling at `level` 1-3 on a graph-level module; then
+    the default schedule for every item still unplaced. Returns the automatic scheduler's
+    decisions (`stc_mlir.autoschedule.AutoSchedule`, one per function; empty for level 0)."""
     from stc_mlir.graph_schedule import IRModule
     from stc_mlir.schedules.default import default_schedule
 
     mod = IRModule(module)
+    decided: list = []
+    if schedule is None and level > 0 and module_level(module) == "graph":
+        from stc_mlir.autoschedule import AutoScheduleError, auto_schedule
+
+        try:
+            decided = auto_schedule(mod, level, target)
+        except AutoScheduleError as e:
+            raise PipelineError(f"graph_schedule_level {level}: {e}") from None
     if schedule is not None:
         if batch is not None and _accepts_batch(schedule):
             schedule(mod, batch=batch)
         else:
             schedule(mod)
     default_schedule(mod, batch, target=target)
+    return decided
 
 
 def _accepts_batch(schedule: Callable) -> bool:
@@ -233,7 +244,7 @@ class Pipeline:
         schedule: Callable | str | None = None,
         *,
         batch: int | None = None,
-        level: int = 0,
+        level: int = DEFAULT_LEVEL,
         required_pass: Sequence[str] | str = (),
         disabled_pass: Sequence[str] | str = (),
         target: str = "stcp920",
@@ -242,6 +253,12 @@ class Pipeline:
         stop_after: str | None = None,
     ):
         check_level(level)
+        if level != DEFAULT_LEVEL and schedule not in (None, DEFAULT, ""):
+            raise PipelineError(f"graph_schedule_level {level} applies only without a schedule function "
+                                f"(TensorTurbo: 'only when schedule is None'); drop one of them")
+        self.level = level
+        self.decided: list = []
+        """after `run`: the automatic scheduler's decisions (levels 1-3)"""
         if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
             raise PipelineError(f"batch must be a positive integer, got {batch!r}")
         self.schedule = resolve_schedule(schedule)
@@ -274,7 +291,7 @@ class Pipeline:
         for name, spec in steps:
             if name in disabled:
                 continue
-            if spec is not None and spec.name in universe.PASSES:
+            if spec is not None and spec.name in PASSES:
                 self.stages.append((name, _make_pass(spec, target, "required_pass")))
             else:  # the schedule stage, or a pipeline pass not registered (it fails when reached)
                 self.stages.append((name, None))
@@ -295,22 +312,27 @@ class Pipeline:
         stages = [(name, p) for name, p in self.stages if level == "graph" or name not in GRAPH_PASSES]
         dump = _Dumper(self.dump_ir, module) if self.dump_ir is not None else None
         ctx = _context()
-        for name, p in stages:
-            with timed(self.progress, name):
-                if p is not None:
-                    p.apply(ctx, module)
-                elif name == SCHEDULE:
-                    apply_schedule(module, self.schedule, self.batch, self.target)
-                else:
-                    raise PipelineError(f"the pass '{name}' is not available: it is not registered in "
-                                       "stc_mlir/universe.py")
+        try:
+            for name, p in stages:
+                with timed(self.progress, name):
+                    if p is not None:
+                        p.apply(ctx, module)
+                    elif name == SCHEDULE:
+                        self.decided = apply_schedule(module, self.schedule, self.batch, self.target,
+                                                      self.level)
+                    else:
+                        raise PipelineError(f"the pass '{name}' is not available: it is not registered in "
+                                            "stc_mlir/passes/registry.py")
+                if dump is not None:
+                    dump(name, module)
+        finally:
             if dump is not None:
-                dump(name, module)
+                dump.close()
         return module
 
 
 def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, batch: int | None = None,
-                   level: int = 0, required_pass: Sequence[str] | str = (),
+                   level: int = DEFAULT_LEVEL, required_pass: Sequence[str] | str = (),
                    disabled_pass: Sequence[str] | str = (), target: str = "stcp920",
                    progress: Progress | None = None, dump_ir: str | os.PathLike[str] | None = None,
                    stop_after: str | None = None) -> ModuleOp:
@@ -320,7 +342,7 @@ def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, 
     `schedule` is a function `schedule(mod, batch=...)`, `"module:function"` or
     `"file.py:function"`, or None / "default" for the default schedule; `batch` is handed to
     the schedule function (None: the function's own default, which it checks against the
-    model). `level` is the graph_schedule_level (only 0). `required_pass` / `disabled_pass`
+    model). `level` is the graph_schedule_level (1-3: automatic scheduling, without a schedule function). `required_pass` / `disabled_pass`
     add or remove passes by name. `progress(stage, seconds or None)` is called around each
     stage. `dump_ir` is a directory that gets each stage's IR as `NN-stage.mlir` (weights in
     `weights.bin` beside them). `stop_after` ends after one of `STAGES`. Bad options raise
@@ -331,47 +353,27 @@ def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, 
 
 
 class _Dumper:
-    """Writes `00-input.mlir` then one file per stage into a directory."""
+    """Writes `00-input.mlir` then one file per stage into a directory; every stage's
+    weights go to one `weights.bin` beside them (each distinct constant once), so the dumps
+    stay small and load back with their weights."""
 
     def __init__(self, directory: str | os.PathLike[str], module: ModuleOp):
-        from stc_mlir.passes.graph_externalize_weights import GraphExternalizeWeights
+        from stc_mlir.weights import WeightWriter
 
         self.directory = os.fspath(directory)
         os.makedirs(self.directory, exist_ok=True)
-        GraphExternalizeWeights(file=os.path.join(self.directory, "weights.bin")).apply(_context(), module)
+        self.writer = WeightWriter(os.path.join(self.directory, "weights.bin"))
         self.count = 0
         self("input", module)
 
     def __call__(self, stage: str, module: ModuleOp) -> None:
         from stc_mlir.ir import print_module
+        from stc_mlir.weights import writing_to
 
-        with open(os.path.join(self.directory, f"{self.count:02d}-{stage}.mlir"), "w") as f:
+        with writing_to(self.writer), open(os.path.join(self.directory, f"{self.count:02d}-{stage}.mlir"), "w") as f:
             print_module(module, f)
         self.count += 1
 
-
-# ----------------------------------------------------------------------------- the pass
-
-
-@dataclass(frozen=True)
-class StcCompile(ModulePass):
-    """The whole pipeline as one pass:
-    `stc-compile{schedule="stc_mlir.schedules:resnet50_schedule" batch=16 level=0}`.
-    `schedule` is "default" or "module:function" (quoted: it holds a colon); `batch` 0
-    leaves the batch to the schedule function."""
-
-    name = "stc-compile"
-
-    schedule: str = DEFAULT
-    batch: int = 0
-    level: int = 0
-    target: str = "stcp920"
-    required_pass: tuple[str, ...] = ()
-    disabled_pass: tuple[str, ...] = ()
-    dump_ir: str | None = None
-    stop_after: str | None = None
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        compile_module(op, self.schedule, batch=self.batch or None, level=self.level,
-                       required_pass=self.required_pass, disabled_pass=self.disabled_pass,
-                       target=self.target, dump_ir=self.dump_ir, stop_after=self.stop_after)
+    def close(self) -> None:
+        """Put `weights.bin` in place (the dumps name it)."""
+        self.writer.close()

@@ -26,6 +26,9 @@ class InterpreterError(StcError):
 
 
 NAME_ATTR = "graph.name"
+VALID_ROWS_ATTR = "graph.valid_rows"
+"""On a function result that is a static upper bound of a data-dependent shape: the name
+of the result holding how many leading rows are valid (NonMaxSuppression)."""
 
 
 def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
@@ -71,8 +74,25 @@ def _unary(kind: str) -> Kernel:
     return lambda op, x, p: kernels.unary(kind, x[0], **p)
 
 
+def _unary_extra(kind: str) -> Kernel:
+    return lambda op, x, p: kernels.unary_extra(kind, x[0], **p)
+
+
 def _binary(kind: str) -> Kernel:
-    return lambda op, x, p: kernels.binary(kind, x[0], x[1])
+    """Floats through float32 (as the vector unit), integers exactly in their own dtype."""
+    def run(op, x, p):
+        if kernels.is_exact(x[0], x[1]):
+            return kernels.binary_exact(kind, x[0], x[1])
+        return kernels.binary(kind, x[0], x[1])
+    return run
+
+
+def _compare(kind: str) -> Kernel:
+    return lambda op, x, p: kernels.compare(kind, x[0], x[1])
+
+
+def _reduce(kind: str) -> Kernel:
+    return lambda op, x, p: kernels.reduce_any(kind, x[0], p["axes"] or tuple(range(x[0].ndim)), p["keepdims"])
 
 
 def _conv(op: g.Conv2DOp, x: list[np.ndarray], p: dict) -> np.ndarray:
@@ -106,18 +126,30 @@ def _split(op: g.SplitOp, x: list[np.ndarray], p: dict) -> list[np.ndarray]:
 
 
 def _sum(op: g.SumOp, x: list[np.ndarray], p: dict) -> np.ndarray:
-    out = x[0].astype(np.float32)
+    exact = kernels.is_exact(*x)
+    out = x[0] if exact else x[0].astype(np.float32)
     for y in x[1:]:
-        out = out + y.astype(np.float32)
+        out = out + (y if exact else y.astype(np.float32))
     return out
+
+
+def _nms(op: g.NonMaxSuppressionOp, x: list[np.ndarray], p: dict):
+    bound = g.shape_of(op.selected.type)[0]
+    return kernels.non_max_suppression(x[0], x[1], p["max_output_boxes_per_class"], p["iou_threshold"],
+                                       p["score_threshold"], p["center_point_box"], bound)
 
 
 KERNELS: dict[type[Operation], Kernel] = {
     **{cls: _unary(cls.name.removeprefix("graph.")) for cls in (
         g.ReluOp, g.SigmoidOp, g.TanhOp, g.ErfOp, g.ExpOp, g.LogOp, g.SqrtOp, g.RsqrtOp,
         g.ReciprocalOp, g.AbsOp, g.NegOp, g.GeluOp, g.ClipOp, g.LeakyReluOp)},
+    **{cls: _unary_extra(cls.name.removeprefix("graph.")) for cls in (
+        g.SignOp, g.CoshOp, g.SinhOp, g.SoftplusOp, g.MishOp, g.HardSwishOp, g.HardSigmoidOp, g.NotOp)},
     **{cls: _binary(cls.name.removeprefix("graph.")) for cls in (
         g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.PowOp, g.MaximumOp, g.MinimumOp)},
+    **{cls: _compare(cls.name.removeprefix("graph.")) for cls in (
+        g.EqualOp, g.LessOp, g.LessEqualOp, g.GreaterOp, g.GreaterEqualOp, g.AndOp, g.OrOp, g.XorOp)},
+    g.WhereOp: lambda op, x, p: np.where(x[0], x[1], x[2]),
     g.IdentityOp: lambda op, x, p: x[0],
     g.PReluOp: lambda op, x, p: kernels.prelu(x[0], x[1]),
     g.SumOp: _sum,
@@ -134,12 +166,16 @@ KERNELS: dict[type[Operation], Kernel] = {
     g.AvgPoolOp: lambda op, x, p: kernels.avg_pool(
         x[0], p["kernel"], p["strides"], p["pads"], p["ceil_mode"], p["count_include_pad"]),
     g.GlobalAvgPoolOp: lambda op, x, p: kernels.global_avg_pool(x[0]),
-    **{cls: (lambda kind: lambda op, x, p: kernels.reduce(
-        kind, x[0], p["axes"] or tuple(range(x[0].ndim)), p["keepdims"]))(cls.name.removeprefix("graph."))
-       for cls in (g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp)},
+    **{cls: _reduce(cls.name.removeprefix("graph.")) for cls in (
+        g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceProdOp, g.ReduceL1Op,
+        g.ReduceL2Op, g.ReduceSumSquareOp, g.ReduceLogSumOp, g.ReduceLogSumExpOp)},
+    **{cls: (lambda kind: lambda op, x, p: kernels.arg_reduce(
+        kind, x[0], p["axis"], p["keepdims"], p["select_last_index"]))(cls.name.removeprefix("graph."))
+       for cls in (g.ArgMaxOp, g.ArgMinOp)},
+    g.TopKOp: lambda op, x, p: kernels.topk(x[0], p["k"], p["axis"] % x[0].ndim, p["largest"]),
     g.ReshapeOp: lambda op, x, p: x[0].reshape(p["shape"]),
     g.ExpandOp: lambda op, x, p: np.broadcast_to(x[0], p["shape"]),
-    g.CastOp: lambda op, x, p: x[0],
+    g.CastOp: lambda op, x, p: kernels.cast(x[0], g.numpy_dtype(p["dtype"]), p["saturate"]),
     g.FlattenOp: lambda op, x, p: x[0].reshape(g.shape_of(op.output.type)),
     g.SqueezeOp: lambda op, x, p: x[0].reshape(g.shape_of(op.output.type)),
     g.UnsqueezeOp: lambda op, x, p: x[0].reshape(g.shape_of(op.output.type)),
@@ -148,6 +184,17 @@ KERNELS: dict[type[Operation], Kernel] = {
     g.SplitOp: _split,
     g.SliceOp: _slice,
     g.GatherOp: lambda op, x, p: kernels.gather(x[0], x[1], p["axis"]),
+    g.GatherElementsOp: lambda op, x, p: kernels.gather_elements(x[0], x[1], p["axis"] % x[0].ndim),
+    g.GatherNDOp: lambda op, x, p: kernels.gather_nd(x[0], x[1], p["batch_dims"]),
+    g.OneHotOp: lambda op, x, p: kernels.one_hot(x[0], x[1], p["depth"], p["axis"]),
+    g.EinsumOp: lambda op, x, p: kernels.einsum(p["equation"], *x),
+    g.ResizeOp: lambda op, x, p: kernels.resize(x[0], p["shape"], p["scales"], p),
+    g.LRNOp: lambda op, x, p: kernels.lrn(x[0], p["size"], p["alpha"], p["beta"], p["bias"]),
+    g.RoiAlignOp: lambda op, x, p: kernels.roi_align(
+        x[0], x[1], x[2], p["output_height"], p["output_width"], p["sampling_ratio"],
+        p["spatial_scale"], p["mode"], p["half_pixel"]),
+    g.MaxRoiPoolOp: lambda op, x, p: kernels.max_roi_pool(x[0], x[1], p["pooled_shape"], p["spatial_scale"]),
+    g.NonMaxSuppressionOp: _nms,
 }
 
 

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stc_mlir.errors import StcError
-from stc_mlir.isa.program import DTYPES, OPS, SPACES, Program, from_manifest, program_from_module, to_manifest
+from stc_mlir.isa.program import DTYPES, OPS, SPACES, Program, from_manifest, to_manifest
 
 FORMAT = "stcobj"
 VERSION = 1
@@ -48,6 +48,8 @@ class StcobjError(StcError, ValueError):
 def save(program: Program | Any, path: str | os.PathLike[str]) -> None:
     """Write `program` (a `Program` or a module holding an `npu.program`) to `path`."""
     if not isinstance(program, Program):
+        from stc_mlir.dialects.npu import program_from_module  # the op holds the Program: no conversion
+
         program = program_from_module(program)
     manifest, blobs = to_manifest(program)
     manifest = {"format": FORMAT, "version": VERSION, **manifest}

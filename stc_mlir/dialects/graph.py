@@ -36,11 +36,17 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     IntAttr,
+    Signedness,
     StringAttr,
     TensorType,
     BytesAttr,
+    BFloat16Type,
     Float16Type,
     Float32Type,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float64Type,
     f16,
     f32,
@@ -87,7 +93,20 @@ Shape = tuple[int, ...]
 
 _NUMPY_OF: dict[Attribute, type] = {
     f16: np.float16, f32: np.float32, f64: np.float64, i64: np.int64, i32: np.int32, i1: np.bool_,
+    IntegerType(8): np.int8, IntegerType(16): np.int16,
+    IntegerType(8, Signedness.UNSIGNED): np.uint8, IntegerType(16, Signedness.UNSIGNED): np.uint16,
+    IntegerType(32, Signedness.UNSIGNED): np.uint32, IntegerType(64, Signedness.UNSIGNED): np.uint64,
 }
+try:  # float8 storage types (ml_dtypes comes with onnx)
+    import ml_dtypes
+
+    _NUMPY_OF.update({
+        BFloat16Type(): ml_dtypes.bfloat16, Float8E4M3FNType(): ml_dtypes.float8_e4m3fn, Float8E4M3FNUZType(): ml_dtypes.float8_e4m3fnuz,
+        Float8E5M2Type(): ml_dtypes.float8_e5m2, Float8E5M2FNUZType(): ml_dtypes.float8_e5m2fnuz,
+    })
+except ImportError:  # pragma: no cover
+    pass
+"""Storage of each element type: signless iN is signed, uiN unsigned, i1 is bool."""
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
@@ -190,6 +209,8 @@ def to_attribute(value: object) -> Attribute:
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, tuple | list):
+        if any(isinstance(v, float | np.floating) for v in value):
+            return DenseArrayBase.from_list(f64, [float(v) for v in value])
         return DenseArrayBase.from_list(i64, [int(v) for v in value])
     raise TypeError(f"cannot make a property from {value!r}")
 
@@ -497,6 +518,9 @@ class ConstantOp(GraphOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         value = self.value
+        if (writer := weights.active_writer()) is not None and (data := self._data_to_write()) is not None:
+            # weights go to the side-car file the printer writes (stc_mlir.weights)
+            value = ExternAttr(writer.name, writer.put(data), len(data))
         if isinstance(value, DenseIntOrFPElementsAttr) and len(value) > self.INLINE_LIST_LIMIT:
             raw = value.data.data
             head = raw[: len(raw) // len(value)]
@@ -524,6 +548,17 @@ class ConstantOp(GraphOp):
             printer.print_string(" ")
             printer.print_attr_dict(self.attributes)
 
+    def _data_to_write(self) -> bytes | None:
+        """The bytes a weight writer takes: an extern constant's, or an inline constant's of
+        more than `weights.INLINE_LIMIT` bytes that is not a splat."""
+        if isinstance(self.value, ExternAttr):
+            return self.numpy().tobytes()
+        raw = self.value.data.data
+        if len(raw) <= weights.INLINE_LIMIT:
+            return None
+        count = len(self.value)
+        return None if raw[: len(raw) // count] * count == raw else raw
+
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         start = parser.pos
@@ -545,23 +580,40 @@ class ConstantOp(GraphOp):
 
 
 class UnaryOp(GraphOp, ABC):
-    """Elementwise op of one tensor: the result has the operand's type."""
+    """Elementwise op of one tensor: the result has the operand's type.
+
+    `ACCEPTS` says which element types: "float", "number" (integers too), "bool" or "any"."""
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
+    ACCEPTS: ClassVar[str] = "float"
 
     @classmethod
     def infer(cls, types, p):
         (t,) = types
-        if not _is_float(t.element_type) and cls.name != "graph.identity":
-            raise ShapeError(f"expects a floating-point tensor, got {t}")
+        _check_accepts(cls.ACCEPTS, t)
         return [t]
+
+
+def _is_bool(t: Attribute) -> bool:
+    return t == i1
+
+
+def _check_accepts(accepts: str, t: TensorType) -> None:
+    e = t.element_type
+    if accepts == "float" and not _is_float(e):
+        raise ShapeError(f"expects a floating-point tensor, got {t}")
+    if accepts == "number" and _is_bool(e):
+        raise ShapeError(f"expects a numeric (not bool) tensor, got {t}")
+    if accepts == "bool" and not _is_bool(e):
+        raise ShapeError(f"expects a bool (i1) tensor, got {t}")
 
 
 @irdl_op_definition
 class IdentityOp(UnaryOp):
     name = "graph.identity"
+    ACCEPTS: ClassVar[str] = "any"
 
 
 @irdl_op_definition
@@ -612,11 +664,64 @@ class ReciprocalOp(UnaryOp):
 @irdl_op_definition
 class AbsOp(UnaryOp):
     name = "graph.abs"
+    ACCEPTS: ClassVar[str] = "number"
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
     name = "graph.neg"
+    ACCEPTS: ClassVar[str] = "number"
+
+
+@irdl_op_definition
+class SignOp(UnaryOp):
+    name = "graph.sign"
+    ACCEPTS: ClassVar[str] = "number"
+
+
+@irdl_op_definition
+class CoshOp(UnaryOp):
+    name = "graph.cosh"
+
+
+@irdl_op_definition
+class SinhOp(UnaryOp):
+    name = "graph.sinh"
+
+
+@irdl_op_definition
+class SoftplusOp(UnaryOp):
+    name = "graph.softplus"
+
+
+@irdl_op_definition
+class MishOp(UnaryOp):
+    """x * tanh(softplus(x))."""
+
+    name = "graph.mish"
+
+
+@irdl_op_definition
+class HardSwishOp(UnaryOp):
+    """x * max(0, min(1, x / 6 + 1 / 2)) (MobileNetV3)."""
+
+    name = "graph.hard_swish"
+
+
+@irdl_op_definition
+class HardSigmoidOp(UnaryOp):
+    """max(0, min(1, alpha * x + beta))."""
+
+    name = "graph.hard_sigmoid"
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"alpha": 0.2, "beta": 0.5}
+
+
+@irdl_op_definition
+class NotOp(UnaryOp):
+    name = "graph.not"
+    ACCEPTS: ClassVar[str] = "bool"
 
 
 @irdl_op_definition
@@ -693,7 +798,16 @@ class DivOp(BinaryOp):
 
 @irdl_op_definition
 class PowOp(BinaryOp):
+    """Power; the exponent may have another element type (ONNX Pow-12 and later)."""
+
     name = "graph.pow"
+
+    @classmethod
+    def infer(cls, types, p):
+        a, b = types
+        if _is_bool(a.element_type) or _is_bool(b.element_type):
+            raise ShapeError(f"expects numeric operands, got {_fmt_types(types)}")
+        return [tensor(broadcast_shapes(shape_of(a), shape_of(b)), a.element_type)]
 
 
 @irdl_op_definition
@@ -704,6 +818,84 @@ class MaximumOp(BinaryOp):
 @irdl_op_definition
 class MinimumOp(BinaryOp):
     name = "graph.minimum"
+
+
+class CompareOp(BinaryOp, ABC):
+    """Elementwise comparison of two tensors of one element type: a bool (i1) result."""
+
+    @classmethod
+    def infer(cls, types, p):
+        (t,) = super().infer(types, p)
+        return [tensor(shape_of(t), i1)]
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    name = "graph.equal"
+
+
+@irdl_op_definition
+class LessOp(CompareOp):
+    name = "graph.less"
+
+
+@irdl_op_definition
+class LessEqualOp(CompareOp):
+    name = "graph.less_equal"
+
+
+@irdl_op_definition
+class GreaterOp(CompareOp):
+    name = "graph.greater"
+
+
+@irdl_op_definition
+class GreaterEqualOp(CompareOp):
+    name = "graph.greater_equal"
+
+
+class LogicalOp(BinaryOp, ABC):
+    """Elementwise logic of two bool (i1) tensors."""
+
+    @classmethod
+    def infer(cls, types, p):
+        for t in types:
+            _check_accepts("bool", t)
+        return super().infer(types, p)
+
+
+@irdl_op_definition
+class AndOp(LogicalOp):
+    name = "graph.and"
+
+
+@irdl_op_definition
+class OrOp(LogicalOp):
+    name = "graph.or"
+
+
+@irdl_op_definition
+class XorOp(LogicalOp):
+    name = "graph.xor"
+
+
+@irdl_op_definition
+class WhereOp(GraphOp):
+    """`condition ? lhs : rhs` elementwise, all three broadcast (ONNX Where)."""
+
+    name = "graph.where"
+    condition = operand_def(TensorType)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def infer(cls, types, p):
+        c, a, b = types
+        _check_accepts("bool", c)
+        element_type = _same_element_type(cls.name, [a, b])
+        return [tensor(broadcast_shapes(shape_of(c), shape_of(a), shape_of(b)), element_type)]
 
 
 @irdl_op_definition
@@ -1083,6 +1275,102 @@ class ReduceMaxOp(ReduceOp):
     name = "graph.reduce_max"
 
 
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "graph.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    name = "graph.reduce_prod"
+
+
+@irdl_op_definition
+class ReduceL1Op(ReduceOp):
+    name = "graph.reduce_l1"
+
+
+@irdl_op_definition
+class ReduceL2Op(ReduceOp):
+    name = "graph.reduce_l2"
+
+
+@irdl_op_definition
+class ReduceSumSquareOp(ReduceOp):
+    name = "graph.reduce_sum_square"
+
+
+@irdl_op_definition
+class ReduceLogSumOp(ReduceOp):
+    name = "graph.reduce_log_sum"
+
+
+@irdl_op_definition
+class ReduceLogSumExpOp(ReduceOp):
+    name = "graph.reduce_log_sum_exp"
+
+
+class ArgReduceOp(GraphOp, ABC):
+    """Index (i64) of the extreme value along `axis`; the last one on ties if
+    `select_last_index`."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+    keepdims = opt_prop_def(BoolAttr)
+    select_last_index = opt_prop_def(BoolAttr)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"axis": 0, "keepdims": True, "select_last_index": False}
+
+    @classmethod
+    def infer(cls, types, p):
+        (x,) = types
+        _check_accepts("number", x)
+        xs = shape_of(x)
+        axis = _axis(p["axis"], len(xs))  # type: ignore[arg-type]
+        if xs[axis] == 0:
+            raise ShapeError(f"axis {axis} of {x} is empty")
+        shape = tuple(1 if i == axis else d for i, d in enumerate(xs) if p["keepdims"] or i != axis)
+        return [tensor(shape, i64)]
+
+
+@irdl_op_definition
+class ArgMaxOp(ArgReduceOp):
+    name = "graph.argmax"
+
+
+@irdl_op_definition
+class ArgMinOp(ArgReduceOp):
+    name = "graph.argmin"
+
+
+@irdl_op_definition
+class TopKOp(GraphOp):
+    """The `k` largest (or smallest) values along `axis` and their i64 indices, sorted;
+    ties keep the lower index first."""
+
+    name = "graph.topk"
+    input = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    k = prop_def(IntegerAttr)
+    axis = opt_prop_def(IntegerAttr)
+    largest = opt_prop_def(BoolAttr)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"axis": -1, "largest": True}
+
+    @classmethod
+    def infer(cls, types, p):
+        (x,) = types
+        _check_accepts("number", x)
+        xs = shape_of(x)
+        axis = _axis(p["axis"], len(xs))  # type: ignore[arg-type]
+        if not 0 <= p["k"] <= xs[axis]:  # type: ignore[operator]
+            raise ShapeError(f"k {p['k']} is out of range for axis {axis} of {x}")
+        shape = xs[:axis] + (p["k"],) + xs[axis + 1 :]  # type: ignore[operator]
+        return [tensor(shape, x.element_type), tensor(shape, i64)]
+
+
 # ----------------------------------------------------------------------------- data movement
 
 
@@ -1129,7 +1417,12 @@ class ExpandOp(ResultShapedOp):
 
 @irdl_op_definition
 class CastOp(ResultShapedOp):
+    """Convert to the result's element type; to a float8 type out-of-range values clamp to
+    its largest finite value if `saturate` (ONNX Cast-19)."""
+
     name = "graph.cast"
+    saturate = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"saturate": True}
 
     @classmethod
     def infer(cls, types, p):
@@ -1327,19 +1620,327 @@ class GatherOp(GraphOp):
         return [tensor(ds[:axis] + shape_of(idx) + ds[axis + 1 :], data.element_type)]
 
 
+# ----------------------------------------------------------------------------- indexing
+
+
+@irdl_op_definition
+class GatherElementsOp(GraphOp):
+    """ONNX GatherElements: out[i][j] = data[indices[i][j]][j] along `axis` (torch.gather)."""
+
+    name = "graph.gather_elements"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"axis": 0}
+
+    @classmethod
+    def infer(cls, types, p):
+        data, idx = types
+        if not isinstance(idx.element_type, IntegerType) or _is_bool(idx.element_type):
+            raise ShapeError(f"indices must be integers, got {idx}")
+        ds, js = shape_of(data), shape_of(idx)
+        _axis(p["axis"], len(ds))  # type: ignore[arg-type]
+        if len(ds) != len(js):
+            raise ShapeError(f"indices {idx} must have the rank of data {data}")
+        return [tensor(js, data.element_type)]
+
+
+@irdl_op_definition
+class GatherNDOp(GraphOp):
+    """ONNX GatherND: index the leading dimensions of `input` (after `batch_dims`) with
+    the last axis of `indices`."""
+
+    name = "graph.gather_nd"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    batch_dims = opt_prop_def(IntegerAttr)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"batch_dims": 0}
+
+    @classmethod
+    def infer(cls, types, p):
+        data, idx = types
+        if not isinstance(idx.element_type, IntegerType) or _is_bool(idx.element_type):
+            raise ShapeError(f"indices must be integers, got {idx}")
+        ds, js = shape_of(data), shape_of(idx)
+        b = p["batch_dims"]
+        if not js or not 0 <= b < min(len(ds), len(js)) or ds[:b] != js[:b]:  # type: ignore[operator,misc]
+            raise ShapeError(f"batch_dims {b} does not fit data {data} and indices {idx}")
+        depth = js[-1]
+        if b + depth > len(ds):  # type: ignore[operator]
+            raise ShapeError(f"indices {idx} index {depth} dimensions, data {data} has {len(ds) - b} after the batch")  # type: ignore[operator]
+        return [tensor(js[:-1] + ds[b + depth :], data.element_type)]  # type: ignore[operator]
+
+
+@irdl_op_definition
+class OneHotOp(GraphOp):
+    """ONNX OneHot: `values[1]` where the index (negative counts from `depth`) is, else
+    `values[0]`, in a new axis `axis` of size `depth`."""
+
+    name = "graph.one_hot"
+    indices = operand_def(TensorType)
+    values = operand_def(TensorType)
+    output = result_def(TensorType)
+    depth = prop_def(IntegerAttr)
+    axis = opt_prop_def(IntegerAttr)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"axis": -1}
+
+    @classmethod
+    def infer(cls, types, p):
+        idx, values = types
+        _check_accepts("number", idx)
+        if shape_of(values) != (2,):
+            raise ShapeError(f"values must hold 2 elements (off, on), got {values}")
+        js = list(shape_of(idx))
+        if p["depth"] < 1:  # type: ignore[operator]
+            raise ShapeError(f"depth {p['depth']} must be >= 1")
+        axis = _axis(p["axis"], len(js) + 1)  # type: ignore[arg-type]
+        js.insert(axis, p["depth"])  # type: ignore[arg-type]
+        return [tensor(js, values.element_type)]
+
+
+def einsum_shape(equation: str, shapes: Sequence[Shape]) -> Shape:
+    """The result shape of an explicit or implicit einsum equation (with `...`)."""
+    eq = equation.replace(" ", "")
+    lhs, _, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ShapeError(f"equation '{equation}' has {len(terms)} operands, got {len(shapes)}")
+    sizes: dict[str, int] = {}
+    ellipsis: Shape = ()
+    for term, shape in zip(terms, shapes):
+        letters = term.replace("...", "")
+        n_ell = len(shape) - len(letters)
+        if ("..." not in term and n_ell != 0) or n_ell < 0:
+            raise ShapeError(f"term '{term}' of '{equation}' does not match rank {len(shape)}")
+        pos = term.find("...")
+        if pos >= 0:
+            ellipsis = broadcast_shapes(ellipsis, tuple(shape[pos : pos + n_ell]))
+            shape = tuple(shape[:pos]) + tuple(shape[pos + n_ell :])
+        for c, d in zip(letters, shape):
+            if not c.isalpha():
+                raise ShapeError(f"bad subscript '{c}' in '{equation}'")
+            if sizes.get(c, d) != d and 1 not in (d, sizes[c]):
+                raise ShapeError(f"subscript '{c}' is {sizes[c]} and {d} in '{equation}'")
+            sizes[c] = max(sizes.get(c, d), d)
+    if not _:
+        counts = {c: lhs.count(c) for c in sizes}
+        rhs = ("..." if ellipsis or "..." in lhs else "") + "".join(sorted(c for c, n in counts.items() if n == 1))
+    out: list[int] = []
+    head, dots, tail = rhs.partition("...")
+    for c in head:
+        if c not in sizes:
+            raise ShapeError(f"output subscript '{c}' of '{equation}' is not an input subscript")
+        out.append(sizes[c])
+    if dots:
+        out.extend(ellipsis)
+    for c in tail:
+        if c not in sizes:
+            raise ShapeError(f"output subscript '{c}' of '{equation}' is not an input subscript")
+        out.append(sizes[c])
+    return tuple(out)
+
+
+@irdl_op_definition
+class EinsumOp(GraphOp):
+    """Einstein summation (numpy.einsum semantics) of operands of one element type."""
+
+    name = "graph.einsum"
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+    equation = prop_def(StringAttr)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def make(cls, inputs, **props):  # type: ignore[override]
+        return super().make(list(inputs), **props)
+
+    @classmethod
+    def infer(cls, types, p):
+        if not types:
+            raise ShapeError("needs at least one operand")
+        element_type = _same_element_type(cls.name, types)
+        return [tensor(einsum_shape(str(p["equation"]), [shape_of(t) for t in types]), element_type)]
+
+
+# ----------------------------------------------------------------------------- resampling
+
+
+@irdl_op_definition
+class ResizeOp(ResultShapedOp):
+    """ONNX Resize to the result's shape: separable nearest / linear / cubic interpolation
+    per axis. `scales` (one per axis) enter the coordinate transformation as ONNX says;
+    `roi` (begins then ends, one per axis) is used by "tf_crop_and_resize" only."""
+
+    name = "graph.resize"
+    scales = prop_def(DenseArrayBase)
+    mode = opt_prop_def(StringAttr)
+    coordinate_transformation_mode = opt_prop_def(StringAttr)
+    nearest_mode = opt_prop_def(StringAttr)
+    cubic_coeff_a = opt_prop_def(FloatAttr)
+    exclude_outside = opt_prop_def(BoolAttr)
+    extrapolation_value = opt_prop_def(FloatAttr)
+    antialias = opt_prop_def(BoolAttr)
+    roi = opt_prop_def(DenseArrayBase)
+    DEFAULTS: ClassVar[Mapping[str, object]] = {
+        "mode": "nearest", "coordinate_transformation_mode": "half_pixel",
+        "nearest_mode": "round_prefer_floor", "cubic_coeff_a": -0.75, "exclude_outside": False,
+        "extrapolation_value": 0.0, "antialias": False, "roi": ()}
+    MODES: ClassVar[tuple[str, ...]] = ("nearest", "linear", "cubic")
+    COORDINATES: ClassVar[tuple[str, ...]] = (
+        "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+        "tf_crop_and_resize")
+    NEAREST: ClassVar[tuple[str, ...]] = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+    @classmethod
+    def infer(cls, types, p):
+        (x,) = types
+        xs, shape = shape_of(x), tuple(p["shape"])  # type: ignore[arg-type]
+        for key, allowed in (("mode", cls.MODES), ("coordinate_transformation_mode", cls.COORDINATES),
+                             ("nearest_mode", cls.NEAREST)):
+            if p[key] not in allowed:
+                raise ShapeError(f"{key} must be one of {', '.join(allowed)}, got \"{p[key]}\"")
+        if len(shape) != len(xs) or len(p["scales"]) != len(xs):  # type: ignore[arg-type]
+            raise ShapeError(f"scales {list(p['scales'])} and the result shape need one value per axis of {x}")  # type: ignore[call-overload]
+        if p["coordinate_transformation_mode"] == "tf_crop_and_resize" and len(p["roi"]) != 2 * len(xs):  # type: ignore[arg-type]
+            raise ShapeError(f"tf_crop_and_resize needs a roi of {2 * len(xs)} values, got {list(p['roi'])}")  # type: ignore[call-overload]
+        if min(p["scales"], default=1) <= 0:  # type: ignore[type-var]
+            raise ShapeError(f"scales {list(p['scales'])} must be > 0")  # type: ignore[call-overload]
+        return [tensor(shape, x.element_type)]
+
+
+@irdl_op_definition
+class LRNOp(UnaryOp):
+    """Local response normalisation across channels (AlexNet, GoogLeNet)."""
+
+    name = "graph.lrn"
+    size = prop_def(IntegerAttr)
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+    bias = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"alpha": 1e-4, "beta": 0.75, "bias": 1.0}
+
+    @classmethod
+    def infer(cls, types, p):
+        if len(shape_of(types[0])) < 3 or p["size"] < 1:  # type: ignore[operator]
+            raise ShapeError(f"expects rank >= 3 and size >= 1, got {types[0]} and size {p['size']}")
+        return super().infer(types, p)
+
+
+# ----------------------------------------------------------------------------- detection
+
+
+@irdl_op_definition
+class RoiAlignOp(GraphOp):
+    """ONNX RoiAlign: average or max of bilinear samples in each bin of each box
+    (x1, y1, x2, y2 in input coordinates times `spatial_scale`)."""
+
+    name = "graph.roi_align"
+    input = operand_def(TensorType)
+    rois = operand_def(TensorType)
+    batch_indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    output_height = opt_prop_def(IntegerAttr)
+    output_width = opt_prop_def(IntegerAttr)
+    sampling_ratio = opt_prop_def(IntegerAttr)
+    spatial_scale = opt_prop_def(FloatAttr)
+    mode = opt_prop_def(StringAttr)
+    half_pixel = opt_prop_def(BoolAttr)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar[Mapping[str, object]] = {
+        "output_height": 1, "output_width": 1, "sampling_ratio": 0, "spatial_scale": 1.0,
+        "mode": "avg", "half_pixel": True}
+
+    @classmethod
+    def infer(cls, types, p):
+        x, rois, idx = types
+        xs, rs, js = shape_of(x), shape_of(rois), shape_of(idx)
+        if len(xs) != 4 or len(rs) != 2 or rs[1] != 4 or js != (rs[0],):
+            raise ShapeError(f"expects a 4-D input, rois Nx4 and N batch indices, got {_fmt_types(types)}")
+        if p["mode"] not in ("avg", "max"):
+            raise ShapeError(f"mode must be \"avg\" or \"max\", got \"{p['mode']}\"")
+        _same_element_type(cls.name, [x, rois])
+        return [tensor((rs[0], xs[1], p["output_height"], p["output_width"]), x.element_type)]
+
+
+@irdl_op_definition
+class MaxRoiPoolOp(GraphOp):
+    """ONNX MaxRoiPool: max over each bin of each roi (batch, x1, y1, x2, y2), rounded."""
+
+    name = "graph.max_roi_pool"
+    input = operand_def(TensorType)
+    rois = operand_def(TensorType)
+    output = result_def(TensorType)
+    pooled_shape = prop_def(DenseArrayBase)
+    spatial_scale = opt_prop_def(FloatAttr)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar[Mapping[str, object]] = {"spatial_scale": 1.0}
+
+    @classmethod
+    def infer(cls, types, p):
+        x, rois = types
+        xs, rs = shape_of(x), shape_of(rois)
+        if len(xs) != 4 or len(rs) != 2 or rs[1] != 5 or len(p["pooled_shape"]) != 2:  # type: ignore[arg-type]
+            raise ShapeError(f"expects a 4-D input, rois Nx5 and a 2-D pooled_shape, got {_fmt_types(types)}")
+        _same_element_type(cls.name, types)
+        return [tensor((rs[0], xs[1], *p["pooled_shape"]), x.element_type)]  # type: ignore[misc]
+
+
+@irdl_op_definition
+class NonMaxSuppressionOp(GraphOp):
+    """ONNX NonMaxSuppression with a static upper bound: `selected` has room for every box
+    that could be kept (batches x classes x min(boxes, max_output_boxes_per_class) rows of
+    (batch, class, box)), its first `count` rows are the result, the rest are -1."""
+
+    name = "graph.non_max_suppression"
+    boxes = operand_def(TensorType)
+    scores = operand_def(TensorType)
+    selected = result_def(TensorType)
+    count = result_def(TensorType)
+    max_output_boxes_per_class = prop_def(IntegerAttr)
+    iou_threshold = opt_prop_def(FloatAttr)
+    score_threshold = opt_prop_def(FloatAttr)
+    center_point_box = opt_prop_def(BoolAttr)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar[Mapping[str, object]] = {
+        "iou_threshold": 0.0, "score_threshold": float("-inf"), "center_point_box": False}
+
+    @staticmethod
+    def bound(boxes: Shape, scores: Shape, max_per_class: int) -> int:
+        return scores[0] * scores[1] * min(boxes[1], max(max_per_class, 0))
+
+    @classmethod
+    def infer(cls, types, p):
+        boxes, scores = types
+        bs, ss = shape_of(boxes), shape_of(scores)
+        if len(bs) != 3 or bs[2] != 4 or len(ss) != 3 or ss[0] != bs[0] or ss[2] != bs[1]:
+            raise ShapeError(f"expects boxes BxNx4 and scores BxCxN, got {_fmt_types(types)}")
+        n = cls.bound(bs, ss, p["max_output_boxes_per_class"])  # type: ignore[arg-type]
+        return [tensor((n, 3), i64), tensor((), i64)]
+
+
 Graph = Dialect(
     "graph",
     [
         ConstantOp,
         IdentityOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
         ReciprocalOp, AbsOp, NegOp, GeluOp, ClipOp, LeakyReluOp,
+        SignOp, CoshOp, SinhOp, SoftplusOp, MishOp, HardSwishOp, HardSigmoidOp, NotOp,
         AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, PReluOp, SumOp,
+        EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp, XorOp, WhereOp,
         Conv2DOp, MatmulOp, GemmOp,
         SoftmaxOp, LayerNormOp, BatchNormOp,
         MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp,
-        ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+        ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ReduceL1Op, ReduceL2Op,
+        ReduceSumSquareOp, ReduceLogSumOp, ReduceLogSumExpOp, ArgMaxOp, ArgMinOp, TopKOp,
         ReshapeOp, ExpandOp, CastOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp,
         ConcatOp, SplitOp, SliceOp, GatherOp,
+        GatherElementsOp, GatherNDOp, OneHotOp, EinsumOp, ResizeOp, LRNOp,
+        RoiAlignOp, MaxRoiPoolOp, NonMaxSuppressionOp,
     ],
     [ExternAttr],
 )

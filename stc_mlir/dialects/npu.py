@@ -14,611 +14,242 @@ npu.program @conv target "stcp920" {
 }
 ```
 
-Buffers are symbols placed in a memory space (`#npu.space<l1|wb|llb|ddr>`, l1 and wb of a
-given core) with a size and, after allocation, a byte offset. Commands name buffers by
-symbol plus a tile (`@buf[byte offset] : SHAPExTYPE strides [...]`, strides in elements),
-so an allocator only changes buffer offsets. Every command kind is generated from
-`stc_mlir.isa.program.OPS`; synchronisation is by counting semaphores named in a
-command's `waits` (acquired before it starts) and `signals` (released when it completes).
+One op, `npu.program`, whose payload is the plain `stc_mlir.isa.program.Program` (held by
+the `#npu.body` property): commands name buffers and semaphores by symbol and have no SSA
+values, so nothing of xDSL's use-def or rewriting machinery applies to them, and an xDSL op
+per command cost seconds on a real model. Its body is printed and parsed by
+`stc_mlir.isa.text` in the syntax above; the generic form holds the same text:
+`"npu.program"() <{sym_name = "conv", target = "stcp920", body = #npu.body<{ ... }>}> : () -> ()`.
+Passes read and replace `ProgramOp.program`.
 
-`npu.program`'s verifier runs `stc_mlir.isa.check.check_program` against the
-program's target, so the IR verifier and the emulator enforce the same rules.
+The verifier runs `stc_mlir.isa.check.check_program` against the program's target, so the IR
+verifier and the emulator enforce the same rules; for a parsed program its messages start
+with the file, line and column of the buffer or command at fault.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
-from typing import Any, ClassVar
+import dataclasses
+import re
+from typing import Any
 
-from xdsl.dialects.builtin import (
-    ArrayAttr, BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntAttr,
-    IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, TensorType, f16, f32, f64, i1, i32, i64,
-)
-from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, TypeAttribute
-from xdsl.irdl import (
-    IRDLOperation, irdl_attr_definition, irdl_op_definition, opt_prop_def, prop_def,
-    region_def, traits_def,
-)
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Data, Dialect
+from xdsl.irdl import IRDLOperation, irdl_attr_definition, irdl_op_definition, prop_def, traits_def
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInterface, SymbolTable
+from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.str_enum import StrEnum
+from xdsl.utils.lexer import Input
 
-from stc_mlir.isa import program as P
+from stc_mlir.isa import text
+from stc_mlir.isa.program import Program
 
-# ----------------------------------------------------------------------------- attributes
+PHASES_ATTR = "npu.phases"
 
 
-class Space(StrEnum):
-    L1 = "l1"
-    WB = "wb"
-    LLB = "llb"
-    DDR = "ddr"
+class ProgramBody:
+    """The payload of `#npu.body`: a `Program`, and where its parts were in the source text
+    (`locations`, `source`, `start`) when it was parsed."""
+
+    __slots__ = ("program", "locations", "source", "start")
+
+    def __init__(self, program: Program, locations: text.Locations | None = None,
+                 source: Input | None = None, start: int = 0):
+        self.program, self.locations, self.source, self.start = program, locations, source, start
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProgramBody) and other.program == self.program
+
+    def __hash__(self) -> int:
+        return hash((self.program.name, len(self.program.buffers), len(self.program.cores)))
+
+    def where(self, offset: int) -> str:
+        """`file:line:col: ` of character `offset` of the parsed body text."""
+        if self.source is None or self.locations is None:
+            return ""
+        content = self.source.content
+        if isinstance(content, bytes):
+            absolute = self.start + len(self.locations.text[:offset].encode())
+            line = content.count(b"\n", 0, absolute) + 1
+            col = absolute - (content.rfind(b"\n", 0, absolute) + 1) + 1
+        else:
+            absolute = self.start + offset
+            line = content.count("\n", 0, absolute) + 1
+            col = absolute - (content.rfind("\n", 0, absolute) + 1) + 1
+        return f"{self.source.name}:{line}:{col}: "
+
+
+def _parse_body(parser: AttrParser, name: str, target: str, phases: tuple[str, ...]) -> ProgramBody:
+    """Read the `{ ... }` at the parser's position with `stc_mlir.isa.text` and move the
+    parser past it."""
+    token = parser._current_token  # noqa: SLF001 - the body is handed to a parser of its own
+    if token.text != "{":
+        parser.raise_error("Expected '{' (the body of npu.program)")
+    source = parser.lexer.input
+    content = source.content
+    start = token.span.start
+    end = text.find_block_end(content, start)
+    if end < 0:
+        parser.raise_error("Expected '}' to close npu.program")
+    raw = content[start:end]
+    body = raw.decode() if isinstance(raw, bytes) else raw
+    try:
+        program, locations, _ = text.parse_body(body, name, target, 0, phases)
+    except text.TextError as err:
+        at = start + (len(body[:err.pos].encode()) if isinstance(raw, bytes) else err.pos)
+        parser.raise_error(err.message, at, at + 1)
+    parser._resume_from(end)  # noqa: SLF001
+    return ProgramBody(program, locations, source, start)
+
+
+def _indent(printer: Printer) -> str:
+    return " " * (printer._indent * printer.indent_num_spaces)  # noqa: SLF001
 
 
 @irdl_attr_definition
-class SpaceAttr(EnumAttribute[Space]):
-    """A memory space: `#npu.space<l1>` (per-core L1 data buffer), `wb` (per-core weight
-    buffer), `llb` (cluster last-level buffer) or `ddr`."""
+class ProgramBodyAttr(Data[ProgramBody]):
+    """The body of an `npu.program`: `#npu.body<phases ["..."] { npu.buffer ... }>` (phases
+    optional), the same text as the op's custom form."""
 
-    name = "npu.space"
+    name = "npu.body"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> ProgramBody:
+        parser.parse_punctuation("<")
+        phases: tuple[str, ...] = ()
+        if parser.parse_optional_keyword("phases"):
+            phases = tuple(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal))
+        body = _parse_body(parser, "main", "stcp920", phases)
+        parser.parse_punctuation(">")
+        return body
 
     def print_parameter(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            super().print_parameter(printer)
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> Space:
-        with parser.in_angle_brackets():
-            return super().parse_parameter(parser)
-
-
-_ELEMENT_TYPES: dict[str, TypeAttribute] = {"f16": f16, "f32": f32, "i32": i32, "i64": i64}
-
-
-def _dtype_name(t: Attribute) -> str:
-    for name, attr in _ELEMENT_TYPES.items():
-        if t == attr:
-            return name
-    raise VerifyException(f"unsupported npu element type {t} (expected f16, f32, i32 or i64)")
-
-
-@irdl_attr_definition
-class TileAttr(ParametrizedAttribute):
-    """A strided tile of a buffer: `#npu.tile<@buf[byte offset] : 4x16xf16 strides [32, 1]>`
-    (strides in elements; omitted when row-major contiguous)."""
-
-    name = "npu.tile"
-
-    buffer: SymbolRefAttr
-    offset: IntAttr
-    shape: ArrayAttr[IntAttr]
-    strides: ArrayAttr[IntAttr]
-    element_type: Attribute
-
-    @staticmethod
-    @functools.lru_cache(maxsize=1 << 16)
-    def from_tile(t: P.Tile) -> TileAttr:
-        """Memoised, and built without xDSL's per-attribute verification (building the
-        attributes dominates creating a big program's IR; `npu.program`'s verifier checks
-        every tile against its buffer anyway)."""
-        attr = TileAttr.__new__(TileAttr)
-        for name, value in zip(("buffer", "offset", "shape", "strides", "element_type"),
-                               (_symbol(t.buffer), _int_attr(t.offset), _ints(t.shape),
-                                _ints(t.strides), _ELEMENT_TYPES[t.dtype])):
-            object.__setattr__(attr, name, value)
-        return attr
-
-    def to_tile(self) -> P.Tile:
-        return P.Tile(
-            self.buffer.root_reference.data, self.offset.data,
-            tuple(d.data for d in self.shape), tuple(s.data for s in self.strides),
-            _dtype_name(self.element_type),
-        )
-
-    def verify(self) -> None:
-        if len(self.shape) != len(self.strides):
-            raise VerifyException(f"tile has {len(self.shape)} dims but {len(self.strides)} strides")
-        _dtype_name(self.element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return _parse_tile(parser).parameters
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            _print_tile(printer, self)
-
-
-def _parse_tile(parser: AttrParser) -> TileAttr:
-    sym = parser.parse_symbol_name()
-    parser.parse_punctuation("[")
-    offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
-    parser.parse_punctuation("]")
-    parser.parse_punctuation(":")
-    shape, etype = parser.parse_ranked_shape()
-    if parser.parse_optional_keyword("strides"):
-        strides = parser.parse_comma_separated_list(
-            parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
-    else:
-        strides = P.contiguous_strides(shape)
-    return TileAttr(SymbolRefAttr(sym), IntAttr(offset), ArrayAttr(IntAttr(d) for d in shape),
-                    ArrayAttr(IntAttr(s) for s in strides), etype)
-
-
-def _print_tile(printer: Printer, t: TileAttr) -> None:
-    shape = [d.data for d in t.shape]
-    printer.print_string(f"@{t.buffer.root_reference.data}[{t.offset.data}] : ")
-    printer.print_string("".join(f"{d}x" for d in shape))
-    printer.print_attribute(t.element_type)
-    strides = [s.data for s in t.strides]
-    if tuple(strides) != P.contiguous_strides(shape):
-        printer.print_string(f" strides [{', '.join(map(str, strides))}]")
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _int(value: int) -> IntegerAttr:
-    return IntegerAttr(value, i64)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _int_attr(value: int) -> IntAttr:
-    return IntAttr(value)
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _ints(values: tuple[int, ...]) -> ArrayAttr[IntAttr]:
-    return ArrayAttr(_int_attr(v) for v in values)
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _symbol(name: str) -> SymbolRefAttr:
-    return SymbolRefAttr(name)
-
-
-def _single_block_region(parser: Parser) -> Region:
-    region = parser.parse_region()
-    if not region.blocks:
-        region.add_block(Block())
-    return region
-
-
-# ----------------------------------------------------------------------------- structure
+        program = self.data.program
+        head = "<" + (f"phases [{', '.join(map(text.string_literal, program.phases))}] " if program.phases else "")
+        printer.print_string(head + text.format_body(program, _indent(printer)) + ">", indent=0)
 
 
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
-    """A program for one cluster: buffers, semaphores, inputs/outputs and one `npu.core`
+    """A program for one cluster: buffers, semaphores, inputs/outputs and one command stream
     per core, for the target named by `target` (a built-in name or a file path)."""
 
     name = "npu.program"
     sym_name = prop_def(StringAttr)
     target = prop_def(StringAttr)
-    body = region_def("single_block")
-    traits = traits_def(NoTerminator(), SymbolTable(), SymbolOpInterface(), IsolatedFromAbove())
+    body = prop_def(ProgramBodyAttr)
+    traits = traits_def(SymbolOpInterface())
 
-    def __init__(self, sym_name: str, target: str, ops: Sequence[IRDLOperation] = ()):
-        super().__init__(properties={"sym_name": StringAttr(sym_name), "target": StringAttr(target)},
-                         regions=[Region(Block(ops))])
+    def __init__(self, program: Program):
+        super().__init__(properties=_properties(ProgramBody(program)))
+
+    @property
+    def program(self) -> Program:
+        """The program (name and target as the op's properties say)."""
+        program = self.body.data.program
+        if program.name != self.sym_name.data or program.target != self.target.data:
+            program = dataclasses.replace(program, name=self.sym_name.data, target=self.target.data)
+        return program
+
+    @program.setter
+    def program(self, program: Program) -> None:
+        self.properties.update(_properties(ProgramBody(program)))
 
     @classmethod
     def parse(cls, parser: Parser) -> ProgramOp:
-        sym = parser.parse_symbol_name().data
+        name = parser.parse_symbol_name().data
         parser.parse_keyword("target")
         target = parser.parse_str_literal()
         attrs = parser.parse_optional_attr_dict_with_keyword()
-        region = _single_block_region(parser)
-        op = cls.create(properties={"sym_name": StringAttr(sym), "target": StringAttr(target)},
-                        regions=[region])
-        if attrs:
-            op.attributes |= attrs.data
+        extra = dict(attrs.data) if attrs else {}
+        phases: tuple[str, ...] = ()
+        if PHASES_ATTR in extra:
+            value = extra.pop(PHASES_ATTR)
+            if not isinstance(value, ArrayAttr) or not all(isinstance(v, StringAttr) for v in value.data):
+                parser.raise_error(f"{PHASES_ATTR} must be a list of strings")
+            phases = tuple(v.data for v in value.data)  # type: ignore[attr-defined]
+        op = cls.create(properties=_properties(_parse_body(parser, name, target, phases)))
+        op.attributes |= extra
         return op
 
     def print(self, printer: Printer) -> None:
+        program = self.body.data.program
         printer.print_string(f" @{self.sym_name.data} target ")
         printer.print_string_literal(self.target.data)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+        if program.phases or self.attributes:
+            printer.print_string(" attributes {")
+            items = [text.format_phases(program.phases)] if program.phases else []
+            printer.print_string(", ".join(items))
+            for i, (key, value) in enumerate(self.attributes.items()):
+                printer.print_string(", " if items or i else "")
+                printer.print_identifier_or_string_literal(key)
+                printer.print_string(" = ")
+                printer.print_attribute(value)
+            printer.print_string("}")
+        printer.print_string(" " + text.format_body(program, _indent(printer)), indent=0)
 
     def verify_(self) -> None:
         from stc_mlir import target as targets
         from stc_mlir.isa.check import ProgramError, check_program
 
+        program = self.program
         try:
-            tgt = targets.load(self.target.data)
+            tgt = targets.load(program.target)
         except targets.TargetError as err:
-            raise VerifyException(str(err)) from None
+            body = self.body.data
+            raise VerifyException(body.where(body.locations.program if body.locations else 0) + str(err)) from None
         try:
-            check_program(to_program(self), tgt)
+            check_program(program, tgt)
         except ProgramError as err:
-            if err.core is not None and err.index is not None:
-                cmd_op = self._command_op(err.core, err.index)
-                cmd_op.emit_error(f"Operation does not verify: {err}", VerifyException(str(err)))
-            raise VerifyException(str(err)) from None
+            raise VerifyException(self._where(err) + str(err)) from None
 
-    def _command_op(self, core: int, index: int) -> CommandOp:
-        for op in self.body.ops:
-            if isinstance(op, CoreOp) and op.core.value.data == core:
-                return [c for c in op.body.ops if isinstance(c, CommandOp)][index]
-        raise KeyError(core)
-
-
-@irdl_op_definition
-class BufferOp(IRDLOperation):
-    """`npu.buffer @name : SPACE[size] (at offset)? (= dense<...>)?`, where SPACE is `ddr`,
-    `llb`, `l1(core)` or `wb(core)`. Only DDR buffers take constant contents."""
-
-    name = "npu.buffer"
-    sym_name = prop_def(StringAttr)
-    space = prop_def(SpaceAttr)
-    size = prop_def(IntegerAttr)
-    core = opt_prop_def(IntegerAttr)
-    offset = opt_prop_def(IntegerAttr)
-    init = opt_prop_def(DenseIntOrFPElementsAttr)
-    traits = traits_def(SymbolOpInterface(), HasParent(ProgramOp))
-
-    def __init__(self, name: str, space: str, size: int, core: int | None = None,
-                 offset: int | None = None, init: bytes | None = None, init_dtype: str = "f16"):
-        props: dict[str, Attribute | None] = {
-            "sym_name": StringAttr(name), "space": SpaceAttr(Space(space)), "size": _int(size),
-            "core": None if core is None else _int(core),
-            "offset": None if offset is None else _int(offset),
-        }
-        if init is not None:
-            n = len(init) // P.DTYPES[init_dtype].itemsize
-            props["init"] = DenseIntOrFPElementsAttr(
-                TensorType(_ELEMENT_TYPES[init_dtype], [n]), BytesAttr(init))
-        super().__init__(properties=props)
-
-    def set_offset(self, offset: int) -> None:
-        """Place the buffer (what an allocator does)."""
-        self.properties["offset"] = _int(offset)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> BufferOp:
-        props: dict[str, Attribute] = {"sym_name": parser.parse_symbol_name()}
-        parser.parse_punctuation(":")
-        props["space"] = SpaceAttr(parser.parse_str_enum(Space))
-        if parser.parse_optional_punctuation("("):
-            props["core"] = _int(parser.parse_integer(allow_boolean=False))
-            parser.parse_punctuation(")")
-        parser.parse_punctuation("[")
-        props["size"] = _int(parser.parse_integer(allow_boolean=False))
-        parser.parse_punctuation("]")
-        if parser.parse_optional_keyword("at"):
-            props["offset"] = _int(parser.parse_integer(allow_boolean=False))
-        if parser.parse_optional_punctuation("="):
-            init = parser.parse_attribute()
-            if not isinstance(init, DenseIntOrFPElementsAttr):
-                parser.raise_error("expected a dense elements attribute as buffer contents")
-            props["init"] = init
-        op = cls.create(properties=props)
-        if attrs := parser.parse_optional_attr_dict_with_keyword():
-            op.attributes |= attrs.data
-        return op
-
-    def print(self, printer: Printer) -> None:
-        core = f"({self.core.value.data})" if self.core is not None else ""
-        printer.print_string(f" @{self.sym_name.data} : {self.space.data.value}{core}"
-                             f"[{self.size.value.data}]")
-        if self.offset is not None:
-            printer.print_string(f" at {self.offset.value.data}")
-        if self.init is not None:
-            printer.print_string(" = ")
-            printer.print_attribute(self.init)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
+    def _where(self, err: Any) -> str:
+        """`file:line:col: ` of what a ProgramError is about, for a parsed program."""
+        body = self.body.data
+        where = body.locations
+        if where is None:
+            return ""
+        message = str(err)
+        offset: int | None = None
+        if err.core is not None and err.index is not None:
+            positions = where.commands.get(err.core, [])
+            offset = positions[err.index] if err.index < len(positions) else None
+        elif m := re.match(r"(buffer|semaphore) @(\S+?)[ :(]", message):
+            offset = (where.buffers if m.group(1) == "buffer" else where.semaphores).get(m.group(2))
+        elif m := re.match(r"(input|output) '(.*?)'", message):
+            offset = where.ios.get((m.group(1), m.group(2)))
+        elif m := re.match(r"core id (\d+)", message):
+            offset = where.cores.get(int(m.group(1)))
+        return body.where(where.program if offset is None else offset)
 
 
-@irdl_op_definition
-class SemaphoreOp(IRDLOperation):
-    """`npu.semaphore @name core C (init N)?`: a counting semaphore homed on core C."""
-
-    name = "npu.semaphore"
-    sym_name = prop_def(StringAttr)
-    core = prop_def(IntegerAttr)
-    init = opt_prop_def(IntegerAttr)
-    traits = traits_def(SymbolOpInterface(), HasParent(ProgramOp))
-
-    def __init__(self, name: str, core: int, init: int = 0):
-        super().__init__(properties={"sym_name": StringAttr(name), "core": _int(core),
-                                     "init": _int(init) if init else None})
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SemaphoreOp:
-        props: dict[str, Attribute] = {"sym_name": parser.parse_symbol_name()}
-        parser.parse_keyword("core")
-        props["core"] = _int(parser.parse_integer(allow_boolean=False))
-        if parser.parse_optional_keyword("init"):
-            props["init"] = _int(parser.parse_integer(allow_boolean=False))
-        return cls.create(properties=props)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.sym_name.data} core {self.core.value.data}")
-        if self.init is not None:
-            printer.print_string(f" init {self.init.value.data}")
+def _properties(body: ProgramBody) -> dict[str, Attribute]:
+    return {"sym_name": StringAttr(body.program.name), "target": StringAttr(body.program.target),
+            "body": ProgramBodyAttr(body)}
 
 
-class _IOOp(IRDLOperation):
-    """`npu.input "name" @buffer : SHAPExTYPE` (same for npu.output)."""
-
-    io_name = prop_def(StringAttr)
-    buffer = prop_def(SymbolRefAttr)
-    type = prop_def(TensorType)
-    traits = traits_def(HasParent(ProgramOp))
-
-    def __init__(self, name: str, buffer: str, shape: Sequence[int], dtype: str = "f16"):
-        super().__init__(properties={"io_name": StringAttr(name), "buffer": SymbolRefAttr(buffer),
-                                     "type": TensorType(_ELEMENT_TYPES[dtype], shape)})
-
-    @classmethod
-    def parse(cls, parser: Parser) -> _IOOp:
-        name = parser.parse_str_literal()
-        buffer = parser.parse_symbol_name()
-        parser.parse_punctuation(":")
-        shape, etype = parser.parse_ranked_shape()
-        return cls.create(properties={"io_name": StringAttr(name), "buffer": SymbolRefAttr(buffer),
-                                      "type": TensorType(etype, shape)})
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_string_literal(self.io_name.data)
-        printer.print_string(f" @{self.buffer.root_reference.data} : ")
-        printer.print_string("".join(f"{d}x" for d in self.type.get_shape()))
-        printer.print_attribute(self.type.element_type)
+# ----------------------------------------------------------------------------- modules
 
 
-@irdl_op_definition
-class InputOp(_IOOp):
-    name = "npu.input"
-
-
-@irdl_op_definition
-class OutputOp(_IOOp):
-    name = "npu.output"
-
-
-@irdl_op_definition
-class CoreOp(IRDLOperation):
-    """`npu.core ID { commands }`: the command stream of one core, in issue order."""
-
-    name = "npu.core"
-    core = prop_def(IntegerAttr)
-    body = region_def("single_block")
-    traits = traits_def(NoTerminator(), HasParent(ProgramOp))
-
-    def __init__(self, core: int, ops: Sequence[IRDLOperation] = ()):
-        super().__init__(properties={"core": _int(core)}, regions=[Region(Block(ops))])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CoreOp:
-        core = parser.parse_integer(allow_boolean=False)
-        return cls.create(properties={"core": _int(core)}, regions=[_single_block_region(parser)])
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.core.value.data} ")
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
-
-
-# ----------------------------------------------------------------------------- commands
-
-_PARAM_ATTR: dict[str, type[Attribute]] = {
-    "int": IntegerAttr, "ints": DenseArrayBase, "float": FloatAttr, "str": StringAttr,
-    "bool": IntegerAttr,
-}
-
-
-def _param_to_attr(kind: str, value: Any) -> Attribute:
-    match kind:
-        case "int":
-            return _int(value)
-        case "ints":
-            return DenseArrayBase.from_list(i64, list(value))
-        case "float":
-            return FloatAttr(value, f64)
-        case "bool":
-            return IntegerAttr(int(value), i1)
-        case _:
-            return StringAttr(value)
-
-
-def _param_from_attr(kind: str, attr: Attribute, where: str) -> Any:
-    if kind == "ints" and isinstance(attr, DenseArrayBase):
-        return tuple(attr.get_values())
-    if kind in ("int", "bool") and isinstance(attr, IntegerAttr):
-        return attr.value.data if kind == "int" else bool(attr.value.data)
-    if kind == "float" and isinstance(attr, FloatAttr | IntegerAttr):
-        return float(attr.value.data)
-    if kind == "str" and isinstance(attr, StringAttr):
-        return attr.data
-    raise VerifyException(f"{where}: expected a {kind} attribute, got {attr}")
-
-
-class CommandOp(IRDLOperation):
-    """Base of all commands: `npu.OP [kind] INS (KEYWORD TILE)* -> OUTS {params, waits, signals}`
-    (`npu.fence {waits, signals}` has no operands)."""
-
-    SPEC: ClassVar[P.OpSpec]
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CommandOp:
-        spec = cls.SPEC
-        props: dict[str, Attribute] = {}
-        if "kind" in spec.params:
-            props["kind"] = StringAttr(parser.parse_identifier())
-        for i, slot in enumerate(spec.ins):
-            if i:
-                parser.parse_punctuation(",")
-            props[slot] = _parse_tile(parser)
-        while (kw := parser.parse_optional_keyword_in(spec.optional)) is not None:
-            props[kw] = _parse_tile(parser)
-        if spec.outs:  # npu.fence has no operands and no arrow
-            parser.parse_punctuation("->")
-        for i, slot in enumerate(spec.outs):
-            if i:
-                parser.parse_punctuation(",")
-            props[slot] = _parse_tile(parser)
-        attrs = parser.parse_optional_attr_dict()
-        known = set(spec.params) | {"waits", "signals"}
-        for key in list(attrs):
-            if key in known:
-                props[key] = attrs.pop(key)
-        op = cls.create(properties=props)
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        spec = self.SPEC
-        props = self.properties
-        if "kind" in spec.params:
-            printer.print_string(f" {props['kind'].data}")  # type: ignore[attr-defined]
-        for i, slot in enumerate(spec.ins):
-            printer.print_string(", " if i else " ")
-            _print_tile(printer, props[slot])  # type: ignore[arg-type]
-        for slot in spec.optional:
-            if slot in props:
-                printer.print_string(f" {slot} ")
-                _print_tile(printer, props[slot])  # type: ignore[arg-type]
-        if spec.outs:
-            printer.print_string(" ->")
-        for i, slot in enumerate(spec.outs):
-            printer.print_string(", " if i else " ")
-            _print_tile(printer, props[slot])  # type: ignore[arg-type]
-        rest = {k: v for k, v in props.items() if k in spec.params and k != "kind"}
-        for key in ("waits", "signals"):
-            if key in props:
-                rest[key] = props[key]
-        printer.print_op_attributes(rest | dict(self.attributes))
-
-    def to_command(self) -> P.Command:
-        spec = self.SPEC
-        props = self.properties
-        where = f"npu.{spec.op}"
-        tiles = {s: props[s].to_tile() for s in spec.ins + spec.optional + spec.outs  # type: ignore[attr-defined]
-                 if s in props}
-        params = {k: _param_from_attr(kind, props[k], where)
-                  for k, (kind, _) in spec.params.items() if k in props}
-        try:
-            params = spec.fill(params)
-        except ValueError as err:
-            raise VerifyException(str(err)) from None
-        sync = [tuple(r.root_reference.data for r in props[k]) if k in props else ()  # type: ignore[attr-defined]
-                for k in ("waits", "signals")]
-        return P.Command(spec.op, tiles, params, sync[0], sync[1])
-
-    @classmethod
-    def from_command(cls, cmd: P.Command) -> CommandOp:
-        spec = cls.SPEC
-        props: dict[str, Attribute] = {s: TileAttr.from_tile(t) for s, t in cmd.tiles.items()}
-        for k, (kind, default) in spec.params.items():
-            if cmd.params[k] != default:
-                props[k] = _param_to_attr(kind, cmd.params[k])
-        for key, names in (("waits", cmd.waits), ("signals", cmd.signals)):
-            if names:
-                props[key] = ArrayAttr(_symbol(n) for n in names)
-        return cls.create(properties=props)
-
-
-def _command_op(spec: P.OpSpec) -> type[CommandOp]:
-    body: dict[str, Any] = {
-        "name": f"npu.{spec.op}",
-        "SPEC": spec,
-        "__annotations__": {"SPEC": ClassVar[P.OpSpec]},
-        "__doc__": f"npu.{spec.op} ({spec.unit} unit): inputs {', '.join(spec.ins)}"
-                   + (f", optional {', '.join(spec.optional)}" if spec.optional else "")
-                   + f"; outputs {', '.join(spec.outs)}; parameters "
-                   + (", ".join(spec.params) or "none") + ".",
-        "traits": traits_def(HasParent(CoreOp)),
-        "waits": opt_prop_def(ArrayAttr[SymbolRefAttr]),
-        "signals": opt_prop_def(ArrayAttr[SymbolRefAttr]),
-    }
-    for slot in spec.ins + spec.outs:
-        body[slot] = prop_def(TileAttr)
-    for slot in spec.optional:
-        body[slot] = opt_prop_def(TileAttr)
-    for p, (kind, default) in spec.params.items():
-        body[p] = (prop_def if default is P.REQUIRED else opt_prop_def)(_PARAM_ATTR[kind])
-    camel = "".join(w.capitalize() for w in spec.op.split("_"))
-    return irdl_op_definition(type(f"{camel}Op", (CommandOp,), body))
-
-
-COMMAND_OPS: dict[str, type[CommandOp]] = {op: _command_op(spec) for op, spec in P.OPS.items()}
-
-
-def command_op(op: str, waits: Sequence[str] = (), signals: Sequence[str] = (),
-               **operands: Any) -> CommandOp:
-    """Build a command op: tiles (`stc_mlir.isa.program.tile`) and parameters by name,
-    e.g. `command_op("dma", src=tile("x", (64,)), dst=tile("t", (64,)), signals=["s"])`."""
-    return COMMAND_OPS[op].from_command(P.command(op, waits, signals, **operands))
-DmaOp = COMMAND_OPS["dma"]
-Conv2dOp = COMMAND_OPS["conv2d"]
-MatmulOp = COMMAND_OPS["matmul"]
-
-
-# ----------------------------------------------------------------------------- conversion
-
-
-def _program_op(op: ModuleOp | ProgramOp) -> ProgramOp:
+def program_op(op: ModuleOp | ProgramOp) -> ProgramOp:
+    """The `npu.program` op itself, or the one in `op` (a module holding exactly one)."""
     if isinstance(op, ProgramOp):
         return op
-    found = [o for o in op.walk() if isinstance(o, ProgramOp)]
+    found = [o for o in op.ops if isinstance(o, ProgramOp)]
     if len(found) != 1:
         raise ValueError(f"expected one npu.program in the module, found {len(found)}")
     return found[0]
 
 
-def to_program(op: ModuleOp | ProgramOp) -> P.Program:
-    """The plain-Python `Program` of an `npu.program` (or of the module holding one)."""
-    prog_op = _program_op(op)
-    prog = P.Program(name=prog_op.sym_name.data, target=prog_op.target.data)
-    for child in prog_op.body.ops:
-        if isinstance(child, BufferOp):
-            init = child.init
-            prog.buffers[child.sym_name.data] = P.Buffer(
-                child.sym_name.data, child.space.data.value, child.size.value.data,
-                None if child.core is None else child.core.value.data,
-                None if child.offset is None else child.offset.value.data,
-                None if init is None else init.data.data,
-                "f16" if init is None else _dtype_name(init.get_element_type()),
-            )
-        elif isinstance(child, SemaphoreOp):
-            prog.semaphores[child.sym_name.data] = P.Semaphore(
-                child.sym_name.data, child.core.value.data,
-                0 if child.init is None else child.init.value.data)
-        elif isinstance(child, _IOOp):
-            io = P.IOSpec(child.io_name.data, child.buffer.root_reference.data,
-                          tuple(child.type.get_shape()), _dtype_name(child.type.element_type))
-            (prog.inputs if isinstance(child, InputOp) else prog.outputs).append(io)
-        elif isinstance(child, CoreOp):
-            core = child.core.value.data
-            if core in prog.cores:
-                raise VerifyException(f"npu.core {core} is defined twice")
-            prog.cores[core] = [c.to_command() for c in child.body.ops if isinstance(c, CommandOp)]
-        else:
-            raise VerifyException(f"unexpected op {child.name} in npu.program")
-    return prog
+def program_from_module(op: ModuleOp | ProgramOp) -> Program:
+    """The `Program` of an `npu.program` (or of the module holding one): no conversion."""
+    return program_op(op).program
 
 
-def from_program(prog: P.Program) -> ModuleOp:
-    """`prog` as a `builtin.module` holding one `npu.program`."""
-    ops: list[IRDLOperation] = [
-        BufferOp(b.name, b.space, b.size, b.core, b.offset, b.init, b.init_dtype)
-        for b in prog.buffers.values()
-    ]
-    ops += [SemaphoreOp(s.name, s.core, s.init) for s in prog.semaphores.values()]
-    ops += [InputOp(io.name, io.buffer, io.shape, io.dtype) for io in prog.inputs]
-    ops += [OutputOp(io.name, io.buffer, io.shape, io.dtype) for io in prog.outputs]
-    for core in sorted(prog.cores):
-        ops.append(CoreOp(core, [COMMAND_OPS[c.op].from_command(c) for c in prog.cores[core]]))
-    return ModuleOp([ProgramOp(prog.name, prog.target, ops)])
+def program_to_module(program: Program) -> ModuleOp:
+    """A `builtin.module` holding `program` as an `npu.program`."""
+    return ModuleOp([ProgramOp(program)])
 
 
-Npu = Dialect(
-    "npu",
-    [ProgramOp, BufferOp, SemaphoreOp, InputOp, OutputOp, CoreOp, *COMMAND_OPS.values()],
-    [SpaceAttr, TileAttr],
-)
+Npu = Dialect("npu", [ProgramOp], [ProgramBodyAttr])

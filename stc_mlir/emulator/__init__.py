@@ -10,7 +10,7 @@ description; see docs/npu.md for the cycle model, the hazards and the report fie
 
 from stc_mlir.isa.check import ProgramError, check_program
 from .memory import EmulatorError, HazardError
-from stc_mlir.isa.program import Buffer, Command, IOSpec, Program, Semaphore, Tile, command, program_from_module, program_to_module, tile
+from stc_mlir.isa.program import Buffer, Command, IOSpec, Program, Semaphore, Tile, command, tile
 from .report import Report
 from .simulator import run
 
@@ -19,3 +19,13 @@ __all__ = [
     "Report", "Semaphore", "Tile", "check_program", "command", "program_from_module",
     "program_to_module", "run", "tile",
 ]
+
+
+def __getattr__(name: str):
+    """`program_from_module` / `program_to_module` live with the npu dialect (they import
+    xDSL, which running a program never needs)."""
+    if name in ("program_from_module", "program_to_module"):
+        from stc_mlir.dialects import npu
+
+        return getattr(npu, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,11 +3,15 @@
 Tiles are numpy views of the memories (fp16 storage); kernels accumulate in fp32 and the
 result is rounded once to the output tile's type when stored. A fused conv/matmul
 epilogue is applied in fp32: act(acc + bias + residual).
+
+`derived(slot, what, make)` (from the simulator) returns `make()` for the input tile in
+`slot`, reusing the value while the tile's bytes are unchanged: fp16 tiles are converted
+to fp32 once, and a conv's im2col columns are built once, however many commands read them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -31,10 +35,33 @@ def _copy(src: np.ndarray, dst: np.ndarray) -> None:
     dst[...] = src if src.shape == dst.shape else src.reshape(dst.shape)
 
 
-def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray]) -> None:
+Derived = Callable[[str, tuple, Callable[[], np.ndarray]], np.ndarray]
+MOVEMENT = ("dma", "gather", "copy", "cast", "fence")
+"""Ops that move stored values as they are (every other op computes in fp32)."""
+
+
+def _nothing_kept(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+    return make()
+
+
+def _upcast(ins: Mapping[str, np.ndarray], derived: Derived) -> dict[str, np.ndarray]:
+    """The inputs as fp32 (the kernels' working type), each fp16 tile converted once."""
+    out = {}
+    for slot, view in ins.items():
+        if view.dtype == np.float16:
+            out[slot] = derived(slot, ("f32",), lambda v=view: np.asarray(v, np.float32))
+        else:
+            out[slot] = view
+    return out
+
+
+def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray],
+            derived: Derived = _nothing_kept) -> None:
     """Compute `cmd` from the input views `ins` into the output views `outs` (by slot).
     Raises IndexError for a gather index out of range."""
     p = cmd.params
+    if cmd.op not in MOVEMENT:
+        ins = _upcast(ins, derived)
     match cmd.op:
         case "dma":
             _copy(ins["src"], outs["dst"])
@@ -56,8 +83,14 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
         case "fence":
             return
         case "conv2d":
-            acc = kernels.conv2d(ins["input"], ins["weight"], ins.get("bias"), p["strides"],
-                                 p["pads"], p["dilations"], p["groups"])
+            columns = None
+            w_shape, geometry = ins["weight"].shape, (p["strides"], p["pads"], p["dilations"], p["groups"])
+            if kernels.uses_columns(w_shape, p["groups"], p["strides"], p["pads"]):
+                x = ins["input"]
+                columns = derived("input", ("columns", w_shape[2:], *geometry),
+                                  lambda: kernels.conv2d_columns(x, w_shape[2:], *geometry))
+            acc = kernels.conv2d(ins["input"], ins["weight"], ins.get("bias"), *geometry,
+                                 columns=columns)
             result = _epilogue(cmd, acc, ins)
         case "matmul":
             acc = kernels.matmul(ins["lhs"], ins["rhs"])

@@ -94,11 +94,13 @@ class Memory:
     With hazard tracking, `code` holds one writer code per `granule` bytes (the largest
     granule all accesses to this memory are aligned to); 0: never written."""
 
-    def __init__(self, name: str, level: str, extent: int, track: bool, granule: int = 1):
+    def __init__(self, name: str, level: str, extent: int, track: bool, granule: int = 1,
+                 numerics: bool = True):
         self.name = name
         self.level = level
         self.granule = granule
-        self.data = np.zeros(extent, dtype=np.uint8)
+        # without numerics (a timing-only run) there are no bytes, only the hazard codes
+        self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
         self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
         self.reads = _ReadLog()
         # per thread: epoch of its last write here and the hull [lo, hi) of all its writes
@@ -116,7 +118,8 @@ class Memory:
 
     def host_write(self, base: int, raw: bytes | np.ndarray) -> None:
         raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw.view(np.uint8).ravel()
-        self.data[base:base + raw.size] = raw
+        if self.data.size:
+            self.data[base:base + raw.size] = raw
         if self.code is not None:
             g = self.granule
             self.code[base // g:-(-(base + raw.size) // g)] = HazardTracker.HOST_CODE
@@ -285,3 +288,49 @@ class HazardTracker:
         else:
             log.keep(np.zeros(log.n, dtype=bool))
         log.pruned_at = max(64, log.n)
+
+
+class TileCache:
+    """Values derived from tiles (their fp32 copies, a conv's im2col columns), kept until a
+    write touches the tile's bytes, so a tile read by many commands (an input tile against
+    every weight chunk, a weight chunk against every input tile) is converted once.
+
+    Entries are keyed by (memory, tile, what) and dropped when a write to that memory
+    overlaps the tile's byte hull; beyond `per_memory` entries of one memory its least
+    recently used goes, beyond `budget` bytes in all that of the fullest memory. The
+    values are read-only arrays: a kernel writing into its input would raise."""
+
+    def __init__(self, budget: int = 256 << 20, per_memory: int = 16):
+        self.budget = budget
+        self.per_memory = per_memory
+        self.nbytes = 0
+        self.memories: dict[Any, dict[tuple, tuple[int, int, np.ndarray]]] = {}  # LRU order
+
+    def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+        entries = self.memories.setdefault(memory, {})
+        hit = entries.pop(key, None)
+        if hit is not None:
+            entries[key] = hit  # most recently used
+            return hit[2]
+        value = make()
+        value.flags.writeable = False
+        if value.nbytes > self.budget:
+            return value
+        entries[key] = (lo, hi, value)
+        self.nbytes += value.nbytes
+        if len(entries) > self.per_memory:
+            self._drop(entries, next(iter(entries)))
+        while self.nbytes > self.budget:
+            oldest = max(self.memories.values(), key=len)
+            self._drop(oldest, next(iter(oldest)))
+        return value
+
+    def written(self, memory: Any, lo: int, hi: int) -> None:
+        """Bytes [lo, hi) of `memory` change: forget what was derived from them."""
+        entries = self.memories.get(memory)
+        if entries:
+            for key in [k for k, (a, b, _) in entries.items() if a < hi and lo < b]:
+                self._drop(entries, key)
+
+    def _drop(self, entries: dict, key: tuple) -> None:
+        self.nbytes -= entries.pop(key)[2].nbytes

@@ -27,6 +27,13 @@ class Slice:
     wait: bool = False
 
 
+def _row(*cells: tuple) -> str:
+    """One table row: cells (value, width) right-aligned or (value, width, "<") left-aligned,
+    two spaces apart however wide the values are."""
+    return "  " + "  ".join(format(str(c[0]), (c[2] if len(c) > 2 else ">") + str(c[1]))
+                            for c in cells).rstrip()
+
+
 @dataclass
 class Report:
     program: str
@@ -143,25 +150,30 @@ class Report:
             f"  vector utilisation    {100 * d['vector_utilization']:>13.1f}%",
             f"  DDR bytes             {d['ddr_bytes']:>14,}   (minimum {d['min_ddr_bytes']:,})",
             "",
-            f"  {'memory':<8}{'read B':>14}{'written B':>14}{'peak B':>14}{'capacity B':>16}",
+            _row(("memory", 6, "<"), ("read B", 15), ("written B", 15), ("peak B", 15),
+                 ("capacity B", 15)),
         ]
         for lvl in MEMORY_LEVELS:
-            per_core = " per core" if lvl in ("l1", "wb") else ""
-            lines.append(f"  {lvl:<8}{self.bytes_read[lvl]:>14,}{self.bytes_written[lvl]:>14,}"
-                         f"{self.peak[lvl]:>14,}{t.memory[lvl].size:>16,}{per_core}")
-        lines += ["", f"  {'core':<6}{'unit':<9}{'cmds':>6}{'busy cyc':>14}{'busy %':>8}"
-                  f"{'wait cyc':>14}"]
+            lines.append(_row((lvl, 6, "<"), (f"{self.bytes_read[lvl]:,}", 15),
+                              (f"{self.bytes_written[lvl]:,}", 15), (f"{self.peak[lvl]:,}", 15),
+                              (f"{t.memory[lvl].size:,}", 15),
+                              ("per core" if lvl in ("l1", "wb") else "", 0, "<")))
+        # cells are always two spaces apart, so wide numbers never run together
+        lines += ["", _row(("core", 4, "<"), ("unit", 7, "<"), ("cmds", 6), ("busy cyc", 14),
+                           ("busy %", 7), ("wait cyc", 14), ("idle cyc", 14))]
         for core in d["cores"]:
             for unit, u in core["units"].items():
                 if not u["commands"]:
                     continue
                 pct = 100 * u["busy"] / self.cycles if self.cycles else 0.0
-                lines.append(f"  {core['core']:<6}{unit:<9}{u['commands']:>6}{u['busy']:>14,.0f}"
-                             f"{pct:>7.1f}%{u['wait']:>14,.0f}")
+                lines.append(_row((core["core"], 4, "<"), (unit, 7, "<"), (u["commands"], 6),
+                                  (f"{u['busy']:,.0f}", 14), (f"{pct:.1f}%", 7),
+                                  (f"{u['wait']:,.0f}", 14)))
             if any(u["commands"] for u in core["units"].values()):
-                lines.append(f"  {core['core']:<6}{'(core)':<9}{'':>6}{core['busy']:>14,.0f}"
-                             f"{100 * core['busy'] / max(self.cycles, 1):>7.1f}%"
-                             f"{'idle ' + format(core['idle'], ',.0f'):>14}")
+                pct = 100 * core["busy"] / max(self.cycles, 1)
+                lines.append(_row((core["core"], 4, "<"), ("(core)", 7, "<"), ("", 6),
+                                  (f"{core['busy']:,.0f}", 14), (f"{pct:.1f}%", 7), ("", 14),
+                                  (f"{core['idle']:,.0f}", 14)))
         for h in self.hazards:
             lines.append(f"  HAZARD {h['message']}")
         return "\n".join(lines)

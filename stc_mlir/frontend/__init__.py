@@ -1,5 +1,5 @@
 """Frontends: ONNX models into the graph dialect."""
 
-from stc_mlir.frontend.onnx_importer import OnnxImportError, import_onnx
+from stc_mlir.frontend.onnx_importer import OnnxImportError, RuntimeValueError, import_onnx
 
-__all__ = ["OnnxImportError", "import_onnx"]
+__all__ = ["OnnxImportError", "RuntimeValueError", "import_onnx"]

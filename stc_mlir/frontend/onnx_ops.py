@@ -1,10 +1,14 @@
 """Per-operator ONNX -> graph conversion.
 
-`convert(importer, node)` first drops Identity/Dropout, then folds any node whose inputs
-are all known at import time (with onnx's reference implementation, so every operator's
-exact semantics are available for shape arithmetic), and otherwise calls the converter
-registered for the node's op type. Converters read attributes with the node's opset
-defaults and emit graph ops through `Importer.emit`.
+`convert(importer, node)` first checks the operator's version (the schema version the
+model's opset selects, refused by name if it is newer than this importer knows), drops
+Identity/Dropout, then folds any node whose inputs are all known at import time, and
+otherwise calls the converter registered for the node's op type. Converters read
+attributes with the node's opset defaults and emit graph ops through `Importer.emit`.
+
+Folding evaluates the node with our own reference kernels where the dialect has the op
+(the same numerics as the interpreter), else with onnx's reference evaluator at the
+model's opset (shape arithmetic: Shape/Range/ConstantOfShape chains).
 """
 
 from __future__ import annotations
@@ -17,12 +21,32 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from stc_mlir.dialects import graph as g
-from stc_mlir.frontend.onnx_importer import Importer
+from stc_mlir.frontend.onnx_context import FIRST_FULL_OPSET, WIDENED_FLOATS, Importer
 from stc_mlir.frontend.onnx_patterns import DOMAIN
 
 Converter = Callable[[Importer, onnx.NodeProto, dict], list]
 CONVERTERS: dict[str, Converter] = {}
-ALIASES = ("Identity", "Dropout")
+
+NEWEST_VERSION = {
+    # the newest schema version of each operator whose semantics the converters know; a
+    # newer onnx may define later versions, which are refused until they are reviewed
+    "Abs": 13, "Acos": 22, "Add": 14, "And": 7, "ArgMax": 13, "ArgMin": 13, "AveragePool": 22,
+    "BatchNormalization": 15, "Cast": 28, "CastLike": 25, "Ceil": 13, "Clip": 13, "Concat": 13,
+    "Constant": 25, "ConstantOfShape": 25, "Conv": 22, "Cos": 22, "Cosh": 22, "Div": 14,
+    "Dropout": 22, "Einsum": 28, "Equal": 19, "Erf": 13, "Exp": 13, "Expand": 13, "Flatten": 25,
+    "Floor": 13, "Gather": 13, "GatherElements": 13, "GatherND": 13, "Gelu": 20, "Gemm": 13,
+    "GlobalAveragePool": 22, "GlobalMaxPool": 22, "Greater": 13, "GreaterOrEqual": 16,
+    "HardSigmoid": 22, "HardSwish": 22, "Identity": 25, "LRN": 13, "LayerNormalization": 17,
+    "LeakyRelu": 16, "Less": 13, "LessOrEqual": 16, "Log": 13, "MatMul": 13, "Max": 13,
+    "MaxPool": 22, "MaxRoiPool": 22, "Mean": 13, "Min": 13, "Mish": 22, "Mul": 14, "Neg": 13,
+    "NonMaxSuppression": 11, "Not": 1, "OneHot": 28, "Or": 7, "PRelu": 16, "Pow": 15,
+    "Reciprocal": 13, "ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 28, "ReduceLogSumExp": 28,
+    "ReduceMax": 20, "ReduceMean": 18, "ReduceMin": 20, "ReduceProd": 18, "ReduceSum": 13,
+    "ReduceSumSquare": 18, "Relu": 14, "Reshape": 25, "Resize": 19, "RoiAlign": 22, "Shape": 25,
+    "Sigmoid": 13, "Sign": 13, "Sinh": 22, "Size": 25, "Slice": 13, "Softmax": 13, "Softplus": 22,
+    "Split": 18, "Sqrt": 13, "Squeeze": 25, "Sub": 14, "Sum": 13, "Swish": 24, "Tanh": 13,
+    "TopK": 24, "Transpose": 25, "Unsqueeze": 25, "Where": 16, "Xor": 7,
+}
 
 
 def converter(*op_types: str):
@@ -49,17 +73,37 @@ def _has(node: onnx.NodeProto, i: int) -> bool:
     return len(node.input) > i and node.input[i] != ""
 
 
+def schema_version(imp: Importer, node: onnx.NodeProto) -> int | None:
+    """The version of the node's operator that the model's opset selects (None: unknown)."""
+    try:
+        return onnx.defs.get_schema(node.op_type, imp.opset, "").since_version
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _check_version(imp: Importer, node: onnx.NodeProto) -> None:
+    version = schema_version(imp, node)
+    if imp.opset < FIRST_FULL_OPSET and version is not None:
+        try:
+            at_7 = onnx.defs.get_schema(node.op_type, FIRST_FULL_OPSET, "").since_version
+        except onnx.defs.SchemaError:
+            at_7 = None
+        if at_7 != version:
+            raise imp.error(f"{node.op_type}-{version} predates opset {FIRST_FULL_OPSET} and is not supported "
+                            f"(export with opset {FIRST_FULL_OPSET} or later)")
+    newest = NEWEST_VERSION.get(node.op_type)
+    if version is not None and newest is not None and version > newest:
+        raise imp.error(f"{node.op_type}-{version} is newer than the versions this importer knows "
+                        f"(up to {node.op_type}-{newest})")
+
+
 def convert(imp: Importer, node: onnx.NodeProto) -> None:
-    if node.op_type in ALIASES:
-        if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
-            raise imp.error("the Dropout mask output is not supported")
-        source = node.input[0]
-        if imp.is_known(source):
-            imp.bind(node.output[0], imp.known[source])
-        else:
-            imp.values[node.output[0]] = imp.value(source)
-        return
+    if node.domain != DOMAIN:
+        _check_version(imp, node)
     attrs = _attrs(node)
+    if node.op_type in ("Identity", "Dropout"):
+        _alias(imp, node, attrs)
+        return
     if node.op_type == "Shape" and not imp.is_known(node.input[0]):
         shape = np.array(imp.shape(node.input[0]), dtype=np.int64)
         start, end = attrs.get("start", 0), attrs.get("end", None)
@@ -70,7 +114,7 @@ def convert(imp: Importer, node: onnx.NodeProto) -> None:
         return
     inputs = [n for n in node.input if n]
     if node.domain != DOMAIN and all(imp.is_known(n) for n in inputs):
-        _fold(imp, node)
+        _fold(imp, node, attrs)
         return
     fn = CONVERTERS.get(node.op_type)
     if fn is None:
@@ -86,20 +130,79 @@ def convert(imp: Importer, node: onnx.NodeProto) -> None:
             raise imp.error(f"output '{name}' of {node.op_type} is not supported")
 
 
+def _alias(imp: Importer, node: onnx.NodeProto, a: dict) -> None:
+    """Identity, and Dropout at inference: the input itself; Dropout's mask is all ones."""
+    if node.op_type == "Dropout":
+        training = False
+        if imp.opset >= 12 and _has(node, 2):
+            training = bool(_scalar(imp.const(node.input[2], "Dropout training_mode")))
+        elif imp.opset < 7:
+            training = not a.get("is_test", 0)
+        ratio = _scalar(imp.const(node.input[1], "Dropout ratio")) if imp.opset >= 12 and _has(node, 1) \
+            else float(a.get("ratio", 0.5))
+        if training and ratio != 0:
+            raise imp.error(f"Dropout in training mode (ratio {ratio}) drops random elements; "
+                            "only inference (training_mode false) is supported")
+        if training:
+            imp.note("training-mode Dropout with ratio 0 is the identity; folded away")
+        if len(node.output) > 1 and node.output[1]:
+            shape = imp.shape(node.input[0])
+            imp.bind(node.output[1], np.ones(shape, dtype=bool))
+    source = node.input[0]
+    if imp.is_known(source):
+        imp.bind(node.output[0], imp.known[source])
+    else:
+        imp.values[node.output[0]] = imp.value(source)
+
+
 def _result(value):
     return value.results[0] if hasattr(value, "results") else value
 
 
-def _fold(imp: Importer, node: onnx.NodeProto) -> None:
-    """Evaluate a node whose inputs are all known, with onnx's reference semantics."""
+# ops that fold with our own kernels (the reference evaluator of onnx is wrong for some
+# of them under numpy 2, e.g. GatherElements): the converter builds the graph op on
+# constants and the interpreter runs it
+OWN_FOLD = ("GatherElements", "GatherND", "Gather", "Where", "Einsum", "OneHot", "TopK")
+
+
+def _fold(imp: Importer, node: onnx.NodeProto, attrs: dict) -> None:
+    """Evaluate a node whose inputs are all known."""
+    if node.op_type in OWN_FOLD and node.op_type in CONVERTERS:
+        _fold_with_kernels(imp, node, attrs)
+        return
     feeds = {n: imp.known[n] for n in node.input if n}
+    model = helper.make_model(
+        helper.make_graph([node], "fold", [helper.make_tensor_value_info(n, 0, None) for n in feeds],
+                          [helper.make_tensor_value_info(n, 0, None) for n in node.output if n]),
+        opset_imports=[helper.make_opsetid("", imp.opset)],
+    )
     try:
-        outputs = ReferenceEvaluator(node, opsets={"": imp.opset}).run(None, feeds)
+        outputs = ReferenceEvaluator(model).run(None, feeds)
     except Exception as e:
         raise imp.error(f"cannot fold constant node: {type(e).__name__}: {e}") from None
-    for name, value in zip(node.output, outputs):
+    for name, value in zip([n for n in node.output if n], outputs):
+        imp.bind(name, np.asarray(value))
+
+
+def _fold_with_kernels(imp: Importer, node: onnx.NodeProto, attrs: dict) -> None:
+    """Fold through the converter and the reference interpreter, in a scratch block."""
+    from xdsl.builder import Builder, InsertPoint
+    from xdsl.ir import Block
+
+    from stc_mlir import reference
+
+    saved = imp.builder, imp.constants
+    imp.builder, imp.constants = Builder(InsertPoint.at_end(Block())), {}
+    try:
+        results = CONVERTERS[node.op_type](imp, node, attrs)
+        ops = list(imp.builder.insertion_point.block.ops)
+        env: dict = {}
+        reference.run_ops(ops, env)
+    finally:
+        imp.builder, imp.constants = saved
+    for name, value in zip(node.output, results):
         if name:
-            imp.bind(name, np.asarray(value))
+            imp.bind(name, value if isinstance(value, np.ndarray) else np.asarray(env[_result(value)]))
 
 
 def _scalar(v: np.ndarray) -> float:
@@ -115,16 +218,41 @@ def _ints(v) -> tuple[int, ...]:
 _UNARY = {
     "Relu": g.ReluOp, "Sigmoid": g.SigmoidOp, "Tanh": g.TanhOp, "Erf": g.ErfOp, "Exp": g.ExpOp,
     "Log": g.LogOp, "Sqrt": g.SqrtOp, "Abs": g.AbsOp, "Neg": g.NegOp, "Reciprocal": g.ReciprocalOp,
+    "Sign": g.SignOp, "Cosh": g.CoshOp, "Sinh": g.SinhOp, "Softplus": g.SoftplusOp, "Mish": g.MishOp,
+    "HardSwish": g.HardSwishOp, "Not": g.NotOp,
 }
 _BINARY = {
     "Add": g.AddOp, "Sub": g.SubOp, "Mul": g.MulOp, "Div": g.DivOp, "Pow": g.PowOp,
     "Max": g.MaximumOp, "Min": g.MinimumOp,
+    "Equal": g.EqualOp, "Less": g.LessOp, "LessOrEqual": g.LessEqualOp, "Greater": g.GreaterOp,
+    "GreaterOrEqual": g.GreaterEqualOp, "And": g.AndOp, "Or": g.OrOp, "Xor": g.XorOp,
 }
 
 
 @converter(*_UNARY)
 def _unary(imp: Importer, node, a):
     return [imp.emit(_UNARY[node.op_type], imp.value(node.input[0]))]
+
+
+@converter("HardSigmoid")
+def _hard_sigmoid(imp: Importer, node, a):
+    return [imp.emit(g.HardSigmoidOp, imp.value(node.input[0]), alpha=float(a.get("alpha", 0.2)),
+                     beta=float(a.get("beta", 0.5)))]
+
+
+@converter("Swish")
+def _swish(imp: Importer, node, a):
+    """x * sigmoid(alpha * x) (Swish-24; SiLU when alpha = 1)."""
+    x = imp.value(node.input[0])
+    alpha = float(a.get("alpha", 1.0))
+    scaled = x if alpha == 1.0 else _result(imp.emit(g.MulOp, x, _scalar_constant(imp, alpha, x)))
+    return [imp.emit(g.MulOp, x, _result(imp.emit(g.SigmoidOp, scaled)))]
+
+
+def _scalar_constant(imp: Importer, value: float, like) -> object:
+    """A rank-0 constant of `like`'s element type."""
+    dtype = g.numpy_dtype(like.type.element_type)
+    return _result(imp.builder.insert(g.ConstantOp.from_numpy(np.array(value, dtype=dtype))))
 
 
 @converter(*_BINARY)
@@ -138,18 +266,43 @@ def _binary(imp: Importer, node, a):
     return [acc]
 
 
+@converter("Where")
+def _where(imp: Importer, node, a):
+    return [imp.emit(g.WhereOp, *(imp.value(n) for n in node.input[:3]))]
+
+
 @converter("Sum")
 def _sum(imp: Importer, node, a):
     return [imp.emit(g.SumOp, [imp.value(n) for n in node.input if n])]
 
 
+@converter("Mean")
+def _mean(imp: Importer, node, a):
+    names = [n for n in node.input if n]
+    total = _result(imp.emit(g.SumOp, [imp.value(n) for n in names]))
+    return [imp.emit(g.DivOp, total, _scalar_constant(imp, float(len(names)), total))]
+
+
 @converter("Clip")
 def _clip(imp: Importer, node, a):
-    lo, hi = a.get("min", -np.inf), a.get("max", np.inf)
-    if imp.opset >= 11:
-        lo = _scalar(imp.const(node.input[1], "Clip min")) if _has(node, 1) else -np.inf
-        hi = _scalar(imp.const(node.input[2], "Clip max")) if _has(node, 2) else np.inf
-    return [imp.emit(g.ClipOp, imp.value(node.input[0]), min=float(lo), max=float(hi))]
+    """graph.clip for constant float bounds; maximum/minimum with runtime or integer bounds."""
+    x = imp.value(node.input[0])
+    if imp.opset < 11:
+        lo, hi = a.get("min", -np.inf), a.get("max", np.inf)
+        return [imp.emit(g.ClipOp, x, min=float(lo), max=float(hi))]
+    bounds = [node.input[i] if _has(node, i) else None for i in (1, 2)]
+    floating = g._is_float(x.type.element_type)
+    if floating and all(b is None or imp.is_known(b) for b in bounds):
+        lo = _scalar(imp.known[bounds[0]]) if bounds[0] else -np.inf
+        hi = _scalar(imp.known[bounds[1]]) if bounds[1] else np.inf
+        if lo <= hi:
+            return [imp.emit(g.ClipOp, x, min=float(lo), max=float(hi))]
+    out = x
+    if bounds[0]:
+        out = _result(imp.emit(g.MaximumOp, out, imp.value(bounds[0])))
+    if bounds[1]:
+        out = _result(imp.emit(g.MinimumOp, out, imp.value(bounds[1])))
+    return [out]
 
 
 @converter("LeakyRelu")
@@ -184,15 +337,18 @@ def _same_pads(auto_pad: str, size, kernel, strides, dilations) -> tuple[int, ..
     return tuple(begin + end)
 
 
-def _window(imp: Importer, node, a, kernel) -> dict:
-    """strides / pads / dilations of a 2-D conv or pool, auto_pad resolved."""
-    if len(kernel) != 2:
-        raise imp.error(f"only 2-D windows are supported, got kernel {list(kernel)}")
-    strides = tuple(a.get("strides", (1, 1)))
-    dilations = tuple(a.get("dilations", (1, 1)))
+def _window(imp: Importer, node, a, kernel, spatial_dims: tuple[int, ...] = (2,)) -> dict:
+    """strides / pads / dilations of a conv or pool window, auto_pad resolved; `spatial_dims`
+    lists the window ranks the caller takes."""
+    n = len(kernel)
+    if n not in spatial_dims:
+        raise imp.error(f"{n}-D windows are not supported (kernel {list(kernel)}; "
+                        f"supported: {' and '.join(f'{d}-D' for d in spatial_dims)})")
+    strides = tuple(a.get("strides", (1,) * n))
+    dilations = tuple(a.get("dilations", (1,) * n))
     auto_pad = a.get("auto_pad", "NOTSET")
     if auto_pad in ("", "NOTSET"):
-        pads = tuple(a.get("pads", (0, 0, 0, 0)))
+        pads = tuple(a.get("pads", (0,) * 2 * n))
     else:
         pads = _same_pads(auto_pad, imp.shape(node.input[0])[2:], kernel, strides, dilations)
     return {"strides": strides, "pads": pads, "dilations": dilations}
@@ -240,16 +396,47 @@ def _softmax(imp: Importer, node, a):
 def _layer_norm(imp: Importer, node, a):
     scale = imp.value(node.input[1]) if _has(node, 1) else None
     bias = imp.value(node.input[2]) if _has(node, 2) else None
-    return [imp.emit(g.LayerNormOp, imp.value(node.input[0]), scale, bias,
-                     axis=int(a.get("axis", -1)), epsilon=float(a.get("epsilon", 1e-5)))]
+    x = imp.value(node.input[0])
+    axis, eps = int(a.get("axis", -1)), float(a.get("epsilon", 1e-5))
+    out = [imp.emit(g.LayerNormOp, x, scale, bias, axis=axis, epsilon=eps)]
+    if any(node.output[1:]):
+        # the training outputs Mean and InvStdDev, from reductions over the normalised axes
+        rank = len(imp.shape(node.input[0]))
+        axes = tuple(range(axis % rank, rank))
+        mean = _result(imp.emit(g.ReduceMeanOp, x, axes=axes, keepdims=True))
+        centred = _result(imp.emit(g.SubOp, x, mean))
+        var = _result(imp.emit(g.ReduceMeanOp, _result(imp.emit(g.MulOp, centred, centred)), axes=axes))
+        std = _result(imp.emit(g.SqrtOp, _result(imp.emit(g.AddOp, var, _scalar_constant(imp, eps, var)))))
+        out += [mean, imp.emit(g.ReciprocalOp, std)]
+    return out
 
 
 @converter("BatchNormalization")
 def _batch_norm(imp: Importer, node, a):
-    if a.get("training_mode", 0):
-        raise imp.error("training_mode BatchNormalization is not supported")
-    return [imp.emit(g.BatchNormOp, *(imp.value(n) for n in node.input[:5]),
-                     epsilon=float(a.get("epsilon", 1e-5)))]
+    eps = float(a.get("epsilon", 1e-5))
+    training = bool(a.get("training_mode", 0)) if imp.opset >= 14 else len([o for o in node.output if o]) > 1
+    if imp.opset < 9 and not a.get("spatial", 1):
+        raise imp.error("BatchNormalization with spatial = 0 (per-element statistics) is not supported")
+    if not training:
+        if any(node.output[1:]):
+            raise imp.error("BatchNormalization at inference has only one output")
+        return [imp.emit(g.BatchNormOp, *(imp.value(n) for n in node.input[:5]), epsilon=eps)]
+    # training mode: normalise with the batch statistics; running statistics updated with momentum
+    x, scale, bias, running_mean, running_var = (imp.value(n) for n in node.input[:5])
+    rank = len(imp.shape(node.input[0]))
+    axes = (0,) + tuple(range(2, rank))
+    mean = _result(imp.emit(g.ReduceMeanOp, x, axes=axes, keepdims=False))
+    mean_b = _result(imp.emit(g.ReduceMeanOp, x, axes=axes, keepdims=True))
+    centred = _result(imp.emit(g.SubOp, x, mean_b))
+    var = _result(imp.emit(g.ReduceMeanOp, _result(imp.emit(g.MulOp, centred, centred)), axes=axes, keepdims=False))
+    y = imp.emit(g.BatchNormOp, x, scale, bias, mean, var, epsilon=eps)
+    momentum = float(a.get("momentum", 0.9))
+    m = _scalar_constant(imp, momentum, mean)
+    one_m = _scalar_constant(imp, 1.0 - momentum, mean)
+
+    def update(running, batch):
+        return imp.emit(g.AddOp, _result(imp.emit(g.MulOp, running, m)), _result(imp.emit(g.MulOp, batch, one_m)))
+    return [y, update(running_mean, mean), update(running_var, var)]
 
 
 # ----------------------------------------------------------------------------- pooling
@@ -257,19 +444,69 @@ def _batch_norm(imp: Importer, node, a):
 
 @converter("MaxPool", "AveragePool")
 def _pool(imp: Importer, node, a):
+    """2-D pools directly; 1-D and 3-D ones as 2-D pools on reshaped views (pooling is
+    separable per axis, averages included: the count of a box is the product of its
+    per-axis counts)."""
     kernel = tuple(a["kernel_shape"])
-    window = _window(imp, node, a, kernel)
-    x = imp.value(node.input[0])
-    ceil = bool(a.get("ceil_mode", 0))
+    window = _window(imp, node, a, kernel, (1, 2, 3))
     if node.op_type == "MaxPool":
         if a.get("storage_order", 0):
             raise imp.error("MaxPool storage_order 1 is not supported")
-        return [imp.emit(g.MaxPoolOp, x, kernel=kernel, ceil_mode=ceil, **window)]
-    if window["dilations"] != (1, 1):
-        raise imp.error(f"AveragePool dilations {window['dilations']} are not supported")
-    del window["dilations"]
-    return [imp.emit(g.AvgPoolOp, x, kernel=kernel, ceil_mode=ceil,
-                     count_include_pad=bool(a.get("count_include_pad", 0)), **window)]
+        if len(node.output) > 1 and node.output[1]:
+            raise imp.error("the MaxPool Indices output is not supported")
+    params = dict(ceil_mode=bool(a.get("ceil_mode", 0)), count_include_pad=bool(a.get("count_include_pad", 0)))
+    x = imp.value(node.input[0])
+    shape = imp.shape(node.input[0])
+    s, p, d = window["strides"], window["pads"], window["dilations"]
+    if len(kernel) == 2:
+        return [_pool2d(imp, node.op_type, x, kernel, s, p, d, **params)]
+    reshape = lambda v, dims: _result(imp.emit(g.ReshapeOp, v, shape=tuple(dims)))  # noqa: E731
+    if len(kernel) == 1:
+        y = _pool2d(imp, node.op_type, reshape(x, (*shape[:2], 1, shape[2])), (1, kernel[0]), (1, s[0]),
+                    (0, p[0], 0, p[1]), (1, d[0]), **params)
+        return [reshape(y, g.shape_of(y.type)[:2] + g.shape_of(y.type)[3:])]
+    n, c, depth, h, w = shape
+    hw = _pool2d(imp, node.op_type, reshape(x, (n, c * depth, h, w)), kernel[1:], s[1:],
+                 (p[1], p[2], p[4], p[5]), d[1:], **params)
+    ho, wo = g.shape_of(hw.type)[2:]
+    y = _pool2d(imp, node.op_type, reshape(hw, (n, c, depth, ho * wo)), (kernel[0], 1), (s[0], 1),
+                (p[0], 0, p[3], 0), (d[0], 1), **params)
+    return [reshape(y, (n, c, g.shape_of(y.type)[2], ho, wo))]
+
+
+def _pool2d(imp: Importer, op_type: str, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad):
+    if op_type == "MaxPool":
+        return _result(imp.emit(g.MaxPoolOp, x, kernel=tuple(kernel), strides=tuple(strides), pads=tuple(pads),
+                                dilations=tuple(dilations), ceil_mode=ceil_mode))
+    if tuple(dilations) != (1, 1):
+        return _dilated_avg_pool(imp, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad)
+    return _result(imp.emit(g.AvgPoolOp, x, kernel=tuple(kernel), strides=tuple(strides), pads=tuple(pads),
+                            ceil_mode=ceil_mode, count_include_pad=count_include_pad))
+
+
+def _dilated_avg_pool(imp: Importer, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad):
+    """A dilated average pool (AveragePool-19) as a depthwise conv with a kernel of ones
+    divided by the per-position count of the window elements it averages (a constant)."""
+    from stc_mlir import kernels
+
+    n, c, h, w = g.shape_of(x.type)
+    ext = []
+    for size, k, s, d, begin, end in zip((h, w), kernel, strides, dilations, pads[:2], pads[2:]):
+        out = kernels.window_output_size(size, k, s, begin, end, d, ceil_mode)
+        ext.append(max(0, (out - 1) * s + d * (k - 1) + 1 - (size + begin + end)))  # ceil_mode's extra end
+    conv_pads = (pads[0], pads[1], pads[2] + ext[0], pads[3] + ext[1])
+    dtype = g.numpy_dtype(x.type.element_type)
+    ones = imp.builder.insert(g.ConstantOp.from_numpy(np.ones((c, 1, *kernel), dtype=dtype)))
+    total = _result(imp.emit(g.Conv2DOp, x, ones.output, strides=tuple(strides), pads=conv_pads,
+                             dilations=tuple(dilations), group=c))
+    mask = np.zeros((1, 1, h + conv_pads[0] + conv_pads[2], w + conv_pads[1] + conv_pads[3]), dtype=np.float32)
+    if count_include_pad:
+        mask[..., : h + pads[0] + pads[2], : w + pads[1] + pads[3]] = 1
+    else:
+        mask[..., pads[0] : pads[0] + h, pads[1] : pads[1] + w] = 1
+    count = kernels.conv2d(mask, np.ones((1, 1, *kernel), dtype=np.float32), None, strides, (0, 0, 0, 0), dilations)
+    divisor = imp.builder.insert(g.ConstantOp.from_numpy(np.maximum(count, 1).astype(dtype)))
+    return _result(imp.emit(g.DivOp, total, divisor.output))
 
 
 @converter("GlobalAveragePool")
@@ -285,7 +522,12 @@ def _global_max_pool(imp: Importer, node, a):
 
 # ----------------------------------------------------------------------------- reductions
 
-_REDUCE = {"ReduceSum": g.ReduceSumOp, "ReduceMean": g.ReduceMeanOp, "ReduceMax": g.ReduceMaxOp}
+_REDUCE = {
+    "ReduceSum": g.ReduceSumOp, "ReduceMean": g.ReduceMeanOp, "ReduceMax": g.ReduceMaxOp,
+    "ReduceMin": g.ReduceMinOp, "ReduceProd": g.ReduceProdOp, "ReduceL1": g.ReduceL1Op,
+    "ReduceL2": g.ReduceL2Op, "ReduceSumSquare": g.ReduceSumSquareOp,
+    "ReduceLogSum": g.ReduceLogSumOp, "ReduceLogSumExp": g.ReduceLogSumExpOp,
+}
 
 
 @converter(*_REDUCE)
@@ -301,6 +543,24 @@ def _reduce(imp: Importer, node, a):
     axes = tuple(sorted(ax % rank for ax in axes)) or tuple(range(rank))
     return [imp.emit(_REDUCE[node.op_type], imp.value(node.input[0]), axes=axes,
                      keepdims=bool(a.get("keepdims", 1)))]
+
+
+@converter("ArgMax", "ArgMin")
+def _arg_reduce(imp: Importer, node, a):
+    op = g.ArgMaxOp if node.op_type == "ArgMax" else g.ArgMinOp
+    return [imp.emit(op, imp.value(node.input[0]), axis=int(a.get("axis", 0)),
+                     keepdims=bool(a.get("keepdims", 1)), select_last_index=bool(a.get("select_last_index", 0)))]
+
+
+@converter("TopK")
+def _topk(imp: Importer, node, a):
+    if imp.opset < 10:
+        k = int(a["k"])
+    else:
+        k = _ints(imp.const(node.input[1], "TopK k"))[0]
+    axis = int(a.get("axis", -1))
+    op = imp.emit(g.TopKOp, imp.value(node.input[0]), k=k, axis=axis, largest=bool(a.get("largest", 1)))
+    return list(op.results)
 
 
 # ----------------------------------------------------------------------------- data movement
@@ -420,11 +680,150 @@ def _expand(imp: Importer, node, a):
     return [imp.emit(g.ExpandOp, imp.value(node.input[0]), shape=target)]
 
 
-@converter("Cast")
+@converter("Cast", "CastLike")
 def _cast(imp: Importer, node, a):
-    np_dtype = helper.tensor_dtype_to_np_dtype(int(a["to"]))
+    if node.op_type == "CastLike":
+        dtype = imp.tensor_type(node.input[1]).element_type
+    else:
+        to = int(a["to"])
+        try:
+            np_dtype = helper.tensor_dtype_to_np_dtype(to)
+        except (KeyError, ValueError):
+            np_dtype = np.dtype(object)
+        if np.dtype(np_dtype) == object or np.dtype(np_dtype).name in WIDENED_FLOATS:
+            raise imp.error(f"Cast to {onnx.TensorProto.DataType.Name(to)} is not supported")
+        dtype = imp.element_type(np_dtype, f"Cast to {onnx.TensorProto.DataType.Name(to)}")
     x = imp.value(node.input[0])
-    dtype = imp.element_type(np_dtype)
     if dtype == imp.tensor_type(node.input[0]).element_type:
         return [x]
-    return [imp.emit(g.CastOp, x, dtype=dtype)]
+    return [imp.emit(g.CastOp, x, dtype=dtype, saturate=bool(a.get("saturate", 1)))]
+
+
+# ----------------------------------------------------------------------------- indexing
+
+
+@converter("GatherElements")
+def _gather_elements(imp: Importer, node, a):
+    return [imp.emit(g.GatherElementsOp, imp.value(node.input[0]), imp.value(node.input[1]),
+                     axis=int(a.get("axis", 0)))]
+
+
+@converter("GatherND")
+def _gather_nd(imp: Importer, node, a):
+    return [imp.emit(g.GatherNDOp, imp.value(node.input[0]), imp.value(node.input[1]),
+                     batch_dims=int(a.get("batch_dims", 0)))]
+
+
+@converter("OneHot")
+def _one_hot(imp: Importer, node, a):
+    depth = int(_scalar(imp.const(node.input[1], "OneHot depth")))
+    return [imp.emit(g.OneHotOp, imp.value(node.input[0]), imp.value(node.input[2]), depth=depth,
+                     axis=int(a.get("axis", -1)))]
+
+
+@converter("Einsum")
+def _einsum(imp: Importer, node, a):
+    return [imp.emit(g.EinsumOp, [imp.value(n) for n in node.input if n], equation=str(a["equation"]))]
+
+
+# ----------------------------------------------------------------------------- resampling
+
+
+def _resize_target(imp: Importer, node, a, shape) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Output shape and per-axis scales of a Resize from its scales or sizes (and axes,
+    keep_aspect_ratio_policy), as ONNX computes them."""
+    rank = len(shape)
+    axes = [ax % rank for ax in a.get("axes", range(rank))]
+    if imp.opset < 11:
+        scales_name, sizes_name = node.input[1], None
+    else:
+        scales_name = node.input[2] if _has(node, 2) else None
+        sizes_name = node.input[3] if _has(node, 3) else None
+    scales_in = imp.const(scales_name, "Resize scales") if scales_name else None
+    if scales_in is not None and scales_in.size == 0:
+        scales_in = None
+    if scales_in is not None:
+        scales = [1.0] * rank
+        for ax, v in zip(axes, np.asarray(scales_in, dtype=np.float64).reshape(-1)):
+            scales[ax] = float(np.float32(v))
+        out = tuple(int(np.floor(d * s)) for d, s in zip(shape, scales))
+        return out, tuple(scales)
+    if sizes_name is None:
+        raise imp.error("Resize needs scales or sizes")
+    sizes = list(shape)
+    for ax, v in zip(axes, _ints(imp.const(sizes_name, "Resize sizes"))):
+        sizes[ax] = v
+    scales = [sizes[i] / shape[i] for i in range(rank)]
+    policy = a.get("keep_aspect_ratio_policy", "stretch")
+    if policy != "stretch":
+        pick = min if policy == "not_larger" else max
+        scale = pick(scales[ax] for ax in axes)
+        for ax in axes:
+            scales[ax] = scale
+            sizes[ax] = int(np.round(scale * shape[ax]))
+    return tuple(sizes), tuple(float(s) for s in scales)
+
+
+@converter("Resize", "Upsample")
+def _resize(imp: Importer, node, a):
+    shape = imp.shape(node.input[0])
+    out, scales = _resize_target(imp, node, a, shape)
+    mode = a.get("mode", "nearest")
+    coords = a.get("coordinate_transformation_mode", "half_pixel" if imp.opset >= 11 else "asymmetric")
+    nearest = a.get("nearest_mode", "round_prefer_floor" if imp.opset >= 11 else "floor")
+    roi = ()
+    if coords == "tf_crop_and_resize":
+        roi_values = np.asarray(imp.const(node.input[1], "Resize roi"), dtype=np.float64).reshape(-1)
+        rank = len(shape)
+        axes = [ax % rank for ax in a.get("axes", range(rank))]
+        full = [0.0] * rank + [1.0] * rank
+        for i, ax in enumerate(axes):
+            full[ax], full[ax + rank] = roi_values[i], roi_values[i + len(axes)]
+        roi = tuple(float(v) for v in full)
+    return [imp.emit(g.ResizeOp, imp.value(node.input[0]), shape=out, scales=scales, mode=mode,
+                     coordinate_transformation_mode=coords, nearest_mode=nearest,
+                     cubic_coeff_a=float(a.get("cubic_coeff_a", -0.75)),
+                     exclude_outside=bool(a.get("exclude_outside", 0)),
+                     extrapolation_value=float(a.get("extrapolation_value", 0.0)),
+                     antialias=bool(a.get("antialias", 0)), roi=roi or None)]
+
+
+@converter("LRN")
+def _lrn(imp: Importer, node, a):
+    return [imp.emit(g.LRNOp, imp.value(node.input[0]), size=int(a["size"]), alpha=float(a.get("alpha", 1e-4)),
+                     beta=float(a.get("beta", 0.75)), bias=float(a.get("bias", 1.0)))]
+
+
+# ----------------------------------------------------------------------------- detection
+
+
+@converter("RoiAlign")
+def _roi_align(imp: Importer, node, a):
+    coords = a.get("coordinate_transformation_mode", "half_pixel" if imp.opset >= 16 else "output_half_pixel")
+    return [imp.emit(g.RoiAlignOp, *(imp.value(n) for n in node.input[:3]),
+                     output_height=int(a.get("output_height", 1)), output_width=int(a.get("output_width", 1)),
+                     sampling_ratio=int(a.get("sampling_ratio", 0)),
+                     spatial_scale=float(a.get("spatial_scale", 1.0)), mode=a.get("mode", "avg"),
+                     half_pixel=coords == "half_pixel")]
+
+
+@converter("MaxRoiPool")
+def _max_roi_pool(imp: Importer, node, a):
+    return [imp.emit(g.MaxRoiPoolOp, imp.value(node.input[0]), imp.value(node.input[1]),
+                     pooled_shape=tuple(a["pooled_shape"]), spatial_scale=float(a.get("spatial_scale", 1.0)))]
+
+
+@converter("NonMaxSuppression")
+def _nms(imp: Importer, node, a):
+    """A static upper bound of rows plus the valid count (see graph.non_max_suppression)."""
+    def scalar(i: int, what: str, default: float) -> float:
+        return _scalar(imp.const(node.input[i], what)) if _has(node, i) else default
+    op = imp.emit(g.NonMaxSuppressionOp, imp.value(node.input[0]), imp.value(node.input[1]),
+                  max_output_boxes_per_class=int(scalar(2, "max_output_boxes_per_class", 0)),
+                  iou_threshold=scalar(3, "iou_threshold", 0.0),
+                  score_threshold=scalar(4, "score_threshold", float("-inf")),
+                  center_point_box=bool(a.get("center_point_box", 0)))
+    count_name = node.output[0] + ".count"
+    imp.bind(count_name, op.count)
+    imp.valid_rows[node.output[0]] = count_name
+    return [op.selected]

@@ -6,14 +6,16 @@ shape and element strides), and the model inputs/outputs (`IOSpec`). `OPS` descr
 command kind once (operand slots, parameters and defaults); the npu dialect, the checker,
 the cost model and the functional model all follow it.
 
-`program_from_module` / `program_to_module` convert from / to npu IR (xDSL is imported only
-inside them); `to_manifest` / `from_manifest` give the JSON form used by `.stcobj`.
+`to_manifest` / `from_manifest` give the JSON form used by `.stcobj`; `stc_mlir.isa.text`
+the npu dialect's text. A `Program` is the payload of the npu dialect's `npu.program` op
+(see docs/npu.md, "One representation"): this package never imports xDSL.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,8 +72,13 @@ class Tile:
 
 
 def contiguous_strides(shape: Iterable[int]) -> tuple[int, ...]:
+    return _contiguous_strides(tuple(shape))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     strides, acc = [], 1
-    for d in reversed(tuple(shape)):
+    for d in reversed(shape):
         strides.append(acc)
         acc *= d
     return tuple(reversed(strides))
@@ -89,7 +96,9 @@ def tile(
 @dataclass(frozen=True)
 class Buffer:
     """`size` bytes in `space` (of `core` for l1/wb); `offset` is None before allocation.
-    `init` holds the constant contents (weights) of a DDR buffer."""
+    `init` holds the constant contents (weights) of a DDR buffer. `live` is the (first,
+    last) phase the buffer is used in, set by the lowering for npu-allocate (None: the
+    whole program)."""
 
     name: str
     space: str
@@ -98,6 +107,7 @@ class Buffer:
     offset: int | None = None
     init: bytes | None = None
     init_dtype: str = "f16"
+    live: tuple[int, int] | None = None
 
     @property
     def memory(self) -> tuple[str, int | None]:
@@ -157,8 +167,20 @@ class Command:
         return f"{head} {ins}{opts} -> {outs}"
 
 
+_BARE_NAME = re.compile(r"[A-Za-z_][\w$.\-]*")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def symbol(name: str) -> str:
+    """`@name`, quoted (`@"a:b"`) when the name is not a bare identifier (as MLIR does)."""
+    if _BARE_NAME.fullmatch(name):
+        return "@" + name
+    return '@"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def format_tile(t: Tile) -> str:
-    text = f"@{t.buffer}[{t.offset}] : {'x'.join(map(str, t.shape))}x{t.dtype}"
+    text = f"{symbol(t.buffer)}[{t.offset}] : {'x'.join(map(str, t.shape))}x{t.dtype}"
     if not t.is_contiguous:
         text += f" strides [{', '.join(map(str, t.strides))}]"
     return text
@@ -173,6 +195,8 @@ class Program:
     cores: dict[int, list[Command]] = field(default_factory=dict)
     inputs: list[IOSpec] = field(default_factory=list)
     outputs: list[IOSpec] = field(default_factory=list)
+    phases: tuple[str, ...] = ()
+    """The schedule item of each phase (what npu-allocate names in its diagnostics)."""
 
     def commands(self) -> Iterable[tuple[int, int, Command]]:
         """(core, index in its stream, command) for every command."""
@@ -210,6 +234,11 @@ class OpSpec:
     @property
     def reads(self) -> tuple[str, ...]:
         return self.ins + self.optional
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        """Every tile operand in the order the syntax writes them."""
+        return self.ins + self.optional + self.outs
 
     def fill(self, params: Mapping[str, Any], where: str = "") -> dict[str, Any]:
         """`params` normalised (ints as tuples, floats as float) with defaults filled."""
@@ -319,9 +348,11 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
         "target": program.target,
         "buffers": [
             {"name": b.name, "space": b.space, "size": b.size, "core": b.core,
-             "offset": b.offset, "init_dtype": b.init_dtype if b.init is not None else None}
+             "offset": b.offset, "init_dtype": b.init_dtype if b.init is not None else None,
+             **({"live": list(b.live)} if b.live is not None else {})}
             for b in program.buffers.values()
         ],
+        **({"phases": list(program.phases)} if program.phases else {}),
         "semaphores": [[s.name, s.core, s.init] for s in program.semaphores.values()],
         "inputs": [[io.name, io.buffer, list(io.shape), io.dtype] for io in program.inputs],
         "outputs": [[io.name, io.buffer, list(io.shape), io.dtype] for io in program.outputs],
@@ -342,8 +373,9 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
     buffers = {}
     for b in manifest["buffers"]:
         init = blobs.get(b["name"]) if b["init_dtype"] is not None else None
+        live = tuple(b["live"]) if b.get("live") is not None else None
         buffers[b["name"]] = Buffer(b["name"], b["space"], b["size"], b["core"], b["offset"],
-                                    init, b["init_dtype"] or "f16")
+                                    init, b["init_dtype"] or "f16", live)  # type: ignore[arg-type]
     cores = {}
     for core, stream in manifest["cores"].items():
         cmds = []
@@ -360,21 +392,5 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
         cores=cores,
         inputs=[IOSpec(n, b, tuple(s), d) for n, b, s, d in manifest["inputs"]],
         outputs=[IOSpec(n, b, tuple(s), d) for n, b, s, d in manifest["outputs"]],
+        phases=tuple(manifest.get("phases", ())),
     )
-
-
-# ----------------------------------------------------------------------------- IR conversion
-
-
-def program_from_module(module: Any) -> Program:
-    """The `npu.program` in `module` (or the `npu.program` op itself) as a `Program`."""
-    from stc_mlir.dialects import npu
-
-    return npu.to_program(module)
-
-
-def program_to_module(program: Program) -> Any:
-    """A `builtin.module` holding `program` as an `npu.program` op."""
-    from stc_mlir.dialects import npu
-
-    return npu.from_program(program)

@@ -199,12 +199,28 @@ class ConvNetBuilder(GraphBuilder):
         stride: int = 1,
         groups: int = 1,
         gamma: tuple[float, float] = (0.5, 1.0),
+        beta_mean: float = 0.0,
         activation: str | None = "Relu",
     ) -> str:
         """Conv (no bias, He init) + BatchNormalization (+ Relu or ReLU6-as-Clip).
 
-        gamma ~ U(*gamma) sets the scale of the BatchNorm output.
+        gamma ~ U(*gamma) sets the scale of the BatchNorm output, beta_mean * gamma its mean.
         """
+        conv = self.conv(x, out_channels, kernel, param=conv_param, stride=stride, groups=groups)
+        bn = self.batch_norm(conv, bn_param, gamma=gamma, beta_mean=beta_mean)
+        parent = bn_param.rpartition(".")[0]
+        if activation == "Relu":  # torchvision's `relu` module of the parent block
+            return self.relu(bn, scope=module_scope(f"{parent}.relu" if parent else "relu"))
+        if activation == "Relu6":  # ConvBNReLU = Sequential(conv, bn, ReLU6): child 2
+            return self.relu6(bn, scope=module_scope(f"{parent}.2"))
+        assert activation is None, activation
+        return bn
+
+    def conv(
+        self, x: str, out_channels: int, kernel: int, *, param: str, stride: int = 1,
+        groups: int = 1,
+    ) -> str:
+        """A bias-free Conv with He init, padded to keep the size (divided by the stride)."""
         in_channels = self.channels(x)
         fan_in = in_channels // groups * kernel * kernel
         weight = self.weights(
@@ -212,23 +228,37 @@ class ConvNetBuilder(GraphBuilder):
         )
         conv = self.node(
             "Conv",
-            [x, self.initializer(f"{conv_param}.weight", weight)],
-            scope=module_scope(conv_param),
+            [x, self.initializer(f"{param}.weight", weight)],
+            scope=module_scope(param),
             dilations=[1, 1],
             group=groups,
             kernel_shape=[kernel, kernel],
             pads=[kernel // 2] * 4,
             strides=[stride, stride],
         )
-        conv_value = conv2d(self.values[x], weight, stride, kernel // 2, groups)
+        self.values[conv] = conv2d(self.values[x], weight, stride, kernel // 2, groups)
+        return conv
 
-        # Running statistics as a finite-sample estimate would give them: close, not exact.
-        channel_mean = conv_value.mean(axis=(0, 2, 3))
-        channel_var = conv_value.var(axis=(0, 2, 3)) + 1e-6
-        running_mean = channel_mean + self.normal([out_channels], 0.05) * np.sqrt(channel_var)
-        running_var = channel_var * self.uniform([out_channels], 0.9, 1.1)
-        scale = self.uniform([out_channels], *gamma)
-        bias = self.normal([out_channels], 0.1 * gamma[1])
+    def batch_norm(
+        self, x: str, param: str, gamma: tuple[float, float] = (0.5, 1.0), beta_mean: float = 0.0
+    ) -> str:
+        """Inference BatchNormalization whose running statistics are measured on the
+        calibration value of `x` (as a finite-sample estimate: close, not exact).
+
+        A positive `beta_mean` (the BN bias's mean, in units of its scale) keeps most units of
+        a following ReLU active, as trained networks do: without residual connections a
+        random ReLU+BN stack is chaotic (each layer amplifies a perturbation ~1.2x, so fp16
+        rounding would grow 100x over 27 layers); mostly-linear units keep it critical."""
+        value = self.values[x]
+        channels = value.shape[1]
+        channel_mean = value.mean(axis=(0, 2, 3))
+        channel_var = value.var(axis=(0, 2, 3)) + 1e-6
+        running_mean = channel_mean + self.normal([channels], 0.05) * np.sqrt(channel_var)
+        running_var = channel_var * self.uniform([channels], 0.9, 1.1)
+        scale = self.uniform([channels], *gamma)
+        bias = self.normal([channels], 0.1 * gamma[1])
+        if beta_mean:
+            bias += np.float32(beta_mean) * scale
         params = {
             "weight": scale,
             "bias": bias,
@@ -237,24 +267,31 @@ class ConvNetBuilder(GraphBuilder):
         }
         bn = self.node(
             "BatchNormalization",
-            [conv] + [self.initializer(f"{bn_param}.{k}", v) for k, v in params.items()],
-            scope=module_scope(bn_param),
+            [x] + [self.initializer(f"{param}.{k}", v) for k, v in params.items()],
+            scope=module_scope(param),
             epsilon=self.BN_EPSILON,
             momentum=0.9,
         )
         multiplier = scale / np.sqrt(params["running_var"] + self.BN_EPSILON)
         shift = bias - params["running_mean"] * multiplier
-        conv_value *= multiplier[:, None, None]
-        conv_value += shift[:, None, None]
-        self.values[bn] = conv_value
-
-        parent = bn_param.rpartition(".")[0]
-        if activation == "Relu":  # torchvision's `relu` module of the parent block
-            return self.relu(bn, scope=module_scope(f"{parent}.relu" if parent else "relu"))
-        if activation == "Relu6":  # ConvBNReLU = Sequential(conv, bn, ReLU6): child 2
-            return self.relu6(bn, scope=module_scope(f"{parent}.2"))
-        assert activation is None, activation
+        self.values[bn] = value * multiplier[:, None, None] + shift[:, None, None]
         return bn
+
+    def concat(self, inputs: Sequence[str], scope: str) -> str:
+        """torch.cat(inputs, 1): channel concatenation."""
+        out = self.node("Concat", list(inputs), scope=scope, axis=1)
+        self.values[out] = np.concatenate([self.values[x] for x in inputs], axis=1)
+        return out
+
+    def average_pool(self, x: str, kernel: int, stride: int, scope: str) -> str:
+        """AvgPool2d(kernel, stride) without padding, as torch exports it."""
+        out = self.node(
+            "AveragePool", [x], scope=scope, ceil_mode=0, kernel_shape=[kernel, kernel],
+            pads=[0] * 4, strides=[stride, stride],
+        )
+        windows = sliding_window_view(self.values[x], (kernel, kernel), axis=(2, 3))
+        self.values[out] = windows[:, :, ::stride, ::stride].mean(axis=(4, 5))
+        return out
 
     def relu(self, x: str, scope: str) -> str:
         out = self.node("Relu", [x], scope=scope)
@@ -324,6 +361,20 @@ def check_options(model: str, opset: int, opsets: range, image_size: int | None 
         raise ValueError(f"{model}: image_size must be at least {MIN_IMAGE_SIZE}")
 
 
+def int_tuple(model: str, option: str, value: object, length: int | None = None) -> tuple[int, ...]:
+    """A tuple of positive ints from a sequence or a comma-separated string (as
+    `stc-run --option stages=1,1,1,1` passes it); ValueError naming the option otherwise."""
+    items = value.split(",") if isinstance(value, str) else value
+    try:
+        result = tuple(int(v) for v in items)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        result = ()
+    if not result or min(result) < 1 or (length is not None and len(result) != length):
+        count = f"{length} " if length is not None else ""
+        raise ValueError(f"{model}: {option} must be {count}positive integers, got {value!r}")
+    return result
+
+
 def symbolic_or_static(batch: int, dynamic_batch: bool) -> Dim:
     """The batch dimension of a graph input/output: `batch` (symbolic) or the static size."""
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
@@ -344,6 +395,7 @@ __all__ = [
     "GraphBuilder",
     "TensorProto",
     "input_shape",
+    "int_tuple",
     "module_scope",
     "conv2d",
     "symbolic_or_static",

@@ -3,15 +3,16 @@
 The scheduled function is replaced by an `npu.program` of the same name: per-core command
 streams with their semaphores, `npu.input` / `npu.output` DDR buffers named as the model's
 inputs and outputs, weights as constant DDR buffers, and every buffer without an offset
-but with the phase range it is live in (`npu.live`; `npu.phases` on the program names the
-schedule item of each phase) for npu-allocate. The work is done on plain data by
-`stc_mlir.passes.lowering.lower` (see docs/lowering.md); an item or op it cannot lower is
-a diagnostic naming the item, the op and why.
+but with the phase range it is live in (`Buffer.live`, printed as `npu.live`; the program's
+`phases`, printed as `npu.phases`, name the schedule item of each phase) for npu-allocate.
+The work is done on plain data by `stc_mlir.passes.lowering.lower` (see docs/lowering.md),
+and its `Program` becomes the op's payload as it is; an item or op it cannot lower is a
+diagnostic naming the item, the op and why.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -19,16 +20,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from stc_mlir.isa.program import program_to_module
+from stc_mlir.dialects.npu import ProgramOp
+from stc_mlir.isa.program import Program
 from stc_mlir.passes.lowering import lower
-from stc_mlir.passes.npu_allocate import annotate
 
 
-def lowered_module(lowered) -> ModuleOp:
-    """A module holding the lowered program, with live ranges and phase names."""
-    module = program_to_module(lowered.program)
-    annotate(module, lowered.live, lowered.phase_items)
-    return module
+def lowered_program(lowered) -> Program:
+    """The lowered program with its buffers' live ranges and the phase names."""
+    program = lowered.program
+    buffers = {name: replace(b, live=tuple(lowered.live[name])) if name in lowered.live else b
+               for name, b in program.buffers.items()}
+    return replace(program, buffers=buffers, phases=tuple(lowered.phase_items))
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,5 @@ class ConvertScheduleToNpu(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lowered = lower(op, self.target, self.function or None)
         name = lowered.program.name
-        program = lowered_module(lowered).body.block.first_op
-        assert program is not None
-        program.detach()
         old = next(f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
-        Rewriter.replace_op(old, program)
+        Rewriter.replace_op(old, ProgramOp(lowered_program(lowered)))

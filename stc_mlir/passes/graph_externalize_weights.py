@@ -2,26 +2,27 @@
 
 A real model's weights printed inline are tens of megabytes of hex; this pass writes every
 `graph.constant` with more than `threshold` elements into one binary file (64-byte aligned
-records) and replaces its value by `#graph.extern<"file", offset, nbytes>`, so the printed
-IR stays readable and loads back with its weights. Constants already in another weight
-file move too, so the IR and the new file are self-contained. The file name is recorded
-without its directory: keep the weight file next to the IR file (that is where readers
-look first).
+records, identical contents once: `stc_mlir.weights.WeightWriter`) and replaces its value by
+`#graph.extern<"file", offset, nbytes>`, so the printed IR stays readable and loads back
+with its weights. Constants already in another weight file move too, so the IR and the new
+file are self-contained. The file name is recorded without its directory: keep the weight
+file next to the IR file (that is where readers look first).
+
+Printing does the same without changing the module while a writer is active (`stc-opt -o`,
+`--dump-ir`; see `stc_mlir.weights`); this pass is for a module that should keep its
+weights outside from now on (what `stc-import -o` writes).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.passes import ModulePass
 
-from stc_mlir.dialects import graph as g
 from stc_mlir import weights
-
-ALIGNMENT = 64
+from stc_mlir.dialects import graph as g
 
 
 @dataclass(frozen=True)
@@ -43,18 +44,8 @@ class GraphExternalizeWeights(ModulePass):
         ]
         if not constants:
             return
-        directory = os.path.dirname(os.path.abspath(self.file))
-        os.makedirs(directory, exist_ok=True)
-        recorded = os.path.basename(self.file)
-        blobs = [c.numpy().tobytes() for c in constants]  # read all first: some may live in self.file
-        weights.forget(os.path.abspath(self.file))
-        offset = 0
-        with open(self.file, "wb") as out:
-            for c, data in zip(constants, blobs):
-                out.write(data)
-                pad = -len(data) % ALIGNMENT
-                out.write(b"\0" * pad)
-                c.properties["value"] = g.ExternAttr(recorded, offset, len(data))
-                offset += len(data) + pad
-        weights.add_search_dir(directory)
-        weights.forget(os.path.abspath(self.file))
+        writer = weights.WeightWriter(self.file)
+        for c in constants:
+            data = c.numpy().tobytes()
+            c.properties["value"] = g.ExternAttr(writer.name, writer.put(data), len(data))
+        writer.close()

@@ -1,8 +1,9 @@
 """npu-allocate: give every buffer of an npu program its offset, by live range.
 
-Buffers carry the range of phases they are live in (`npu.live = array<i64: first, last>`,
-set by convert-schedule-to-npu; without it a buffer lives for the whole program) and the
-program the schedule item of each phase (`npu.phases`). Phases are separated by cluster
+Buffers carry the range of phases they are live in (`Buffer.live`, printed as `npu.live =
+array<i64: first, last>`; set by convert-schedule-to-npu; without it a buffer lives for the
+whole program) and the program the schedule item of each phase (`Program.phases`, printed as
+`npu.phases`). The pass works on the `npu.program`'s `Program` directly. Phases are separated by cluster
 barriers, so two buffers whose phase ranges do not overlap may share bytes: every use of
 the first is ordered before every use of the second.
 
@@ -23,17 +24,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from stc_mlir import target as targets
+from stc_mlir.dialects.npu import program_op
 from stc_mlir.errors import StcError
 from stc_mlir.isa.program import LOCAL_SPACES, Buffer, Program
 
 ALIGN = 64
-LIVE_ATTR = "npu.live"
-PHASES_ATTR = "npu.phases"
 
 
 class AllocationError(StcError, PassFailedException):
@@ -67,11 +67,15 @@ ORDERS = (
 
 
 def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None,
-             phases: Sequence[str] = (), target: targets.Target | str | None = None) -> Program:
+             phases: Sequence[str] | None = None, target: targets.Target | str | None = None) -> Program:
     """`program` with every buffer placed (offsets of already placed buffers are kept).
-    `live` maps buffer names to (first, last) phase; missing: the whole program."""
+    `live` maps buffer names to (first, last) phase (default: the buffers' own `live`);
+    missing: the whole program. `phases` default to the program's."""
     t = targets.load(target or program.target) if not isinstance(target, targets.Target) else target
-    live = dict(live or {})
+    if live is None:
+        live = {b.name: b.live for b in program.buffers.values() if b.live is not None}
+    live = dict(live)
+    phases = program.phases if phases is None else tuple(phases)
     end = max([hi for _, hi in live.values()] + [len(phases) - 1, 0])
     span = {n: live.get(n, (0, end)) for n in program.buffers}
     by_memory: dict[tuple[str, int | None], list[Buffer]] = defaultdict(list)
@@ -157,39 +161,6 @@ def _overflow(b: Buffer, capacity: int, done, rng, phases) -> AllocationError:
         f"there take {_fmt(used)} bytes and the largest free gap is {_fmt(gap)} bytes", b.name)
 
 
-# ----------------------------------------------------------------------------- IR form
-
-
-def live_from_module(module: ModuleOp) -> tuple[dict[str, tuple[int, int]], list[str]]:
-    """The `npu.live` ranges of the buffers and the `npu.phases` of the program."""
-    from stc_mlir.dialects import npu
-
-    prog = npu._program_op(module)
-    live = {}
-    for op in prog.body.ops:
-        if isinstance(op, npu.BufferOp) and LIVE_ATTR in op.attributes:
-            attr = op.attributes[LIVE_ATTR]
-            if not isinstance(attr, DenseArrayBase) or len(attr.get_values()) != 2:
-                raise AllocationError(f"npu-allocate: buffer @{op.sym_name.data}: {LIVE_ATTR} "
-                                      "must be array<i64: first, last>", op.sym_name.data)
-            first, last = attr.get_values()
-            live[op.sym_name.data] = (int(first), int(last))
-    phases = prog.attributes.get(PHASES_ATTR)
-    names = [a.data for a in phases.data] if isinstance(phases, ArrayAttr) else []
-    return live, names
-
-
-def annotate(module: ModuleOp, live: Mapping[str, tuple[int, int]], phases: Sequence[str]) -> None:
-    """Put live ranges and phase names on the `npu.program` of `module`."""
-    from stc_mlir.dialects import npu
-
-    prog = npu._program_op(module)
-    prog.attributes[PHASES_ATTR] = ArrayAttr([StringAttr(p) for p in phases])
-    for op in prog.body.ops:
-        if isinstance(op, npu.BufferOp) and op.sym_name.data in live:
-            op.attributes[LIVE_ATTR] = DenseArrayBase.from_list(i64, list(live[op.sym_name.data]))
-
-
 @dataclass(frozen=True)
 class NpuAllocate(ModulePass):
     """Place every buffer of the module's npu.program (offsets by live range)."""
@@ -197,18 +168,5 @@ class NpuAllocate(ModulePass):
     name = "npu-allocate"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from stc_mlir.dialects import npu
-
-        prog_op = npu._program_op(op)
-        live, phases = live_from_module(op)
-        buffers = {}  # only the buffers: converting every command would cost more
-        for b in prog_op.body.ops:
-            if isinstance(b, npu.BufferOp):
-                buffers[b.sym_name.data] = Buffer(
-                    b.sym_name.data, b.space.data.value, b.size.value.data,
-                    None if b.core is None else b.core.value.data,
-                    None if b.offset is None else b.offset.value.data)
-        placed = allocate(Program(prog_op.sym_name.data, prog_op.target.data, buffers), live, phases)
-        for b in prog_op.body.ops:
-            if isinstance(b, npu.BufferOp):
-                b.set_offset(placed.buffers[b.sym_name.data].offset)  # type: ignore[arg-type]
+        prog_op = program_op(op)
+        prog_op.program = allocate(prog_op.program)

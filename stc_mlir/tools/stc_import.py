@@ -2,6 +2,8 @@
 
     stc-import MODEL.onnx [--shape NAME=16x3x224x224] [--dtype float16|float32] [-o OUT.mlir]
     stc-import resnet50 --batch 16 --run      # built-in model, run on the reference interpreter
+    stc-import bert-base --option num_layers=2 --option seq_len=32
+    stc-import --list-models                  # the built-in models, their options and defaults
 
 Weights larger than a few elements go to a side-car file next to the output
 (`OUT.weights.bin`, or `MODEL.weights.bin` in the working directory when printing to
@@ -29,12 +31,45 @@ def _parse_shape(text: str) -> tuple[str, list[int]]:
         raise argparse.ArgumentTypeError(f"expected NAME=D0xD1x..., got '{text}'") from None
 
 
+def parse_option(text: str) -> tuple[str, object]:
+    """`NAME=VALUE` of a built-in model option; VALUE an int, true/false, or a string."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
+    if value.lower() in ("true", "false"):
+        return name, value.lower() == "true"
+    try:
+        return name, int(value)
+    except ValueError:
+        return name, value
+
+
+def list_models() -> str:
+    """Every built-in model: what it is, its builder options with their defaults, and the
+    batch its manual schedule is written for (what `--list-models` prints)."""
+    from stc_mlir import models
+    from stc_mlir.pipeline import schedule_batch
+    from stc_mlir.schedules import SCHEDULES
+
+    lines = ["built-in models (set an option with --option NAME=VALUE, the batch with --batch N):"]
+    for name in models.names():
+        lines.append(f"  {name:<14}{models.summary(name)}")
+        options = ", ".join(f"{k}={v}" for k, v in models.options(name).items())
+        lines.append(f"  {'':<14}options: {options or '(none)'}")
+        manual = SCHEDULES.get(name)
+        if manual is not None:
+            lines.append(f"  {'':<14}manual schedule: {manual.__name__}, batch {schedule_batch(manual)}")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="stc-import", description="Import an ONNX model into the graph dialect.")
-    p.add_argument("model", help="an .onnx file or a built-in model name (see --list-models)")
+    p.add_argument("model", nargs="?", help="an .onnx file or a built-in model name (see --list-models)")
     p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
                    help="fix an input's shape, e.g. data=16x3x224x224 (repeatable)")
     p.add_argument("--batch", type=int, default=1, help="batch size of a built-in model (default 1)")
+    p.add_argument("--option", action="append", type=parse_option, default=[], metavar="NAME=VALUE",
+                   help="an option of a built-in model, e.g. image_size=32 (repeatable; see --list-models)")
     p.add_argument("--dtype", choices=("float16", "float32"), default="float16",
                    help="storage type of float tensors (default float16)")
     p.add_argument("-o", "--output", help="write the IR here (default: stdout)")
@@ -48,31 +83,38 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def load_model(spec: str, batch: int):
+def load_model(spec: str, batch: int, options: dict | None = None):
     """An ONNX ModelProto and a short name from a file path or a built-in model name."""
     from stc_mlir import models
 
     if os.path.exists(spec) or spec.endswith(".onnx"):
+        if options:
+            raise UserError("--option applies to built-in models, not to an ONNX file")
         return spec, os.path.splitext(os.path.basename(spec))[0]
     if spec in models.names():
         if batch < 1:
             raise UserError(f"--batch must be >= 1, got {batch}")
-        return models.build(spec, batch=batch), spec
+        try:
+            return models.build(spec, batch=batch, **(options or {})), spec
+        except (ValueError, TypeError) as e:
+            raise UserError(f"--option: {e}") from None
     raise UserError(f"'{spec}' is neither an ONNX file nor a built-in model ({', '.join(models.names())})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.model is None and not args.list_models:
+        parser.error("the following arguments are required: model (or --list-models)")
 
     def body() -> int:
-        from stc_mlir import models
         from stc_mlir.frontend import import_onnx
         from stc_mlir.ir import print_module
 
         if args.list_models:
-            print("\n".join(models.names()))
+            print(list_models())
             return 0
-        model, stem = load_model(args.model, args.batch)
+        model, stem = load_model(args.model, args.batch, dict(args.option))
         t0 = time.perf_counter()
         if args.dtype == "float16":
             from stc_mlir import fp16_range

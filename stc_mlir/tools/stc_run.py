@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from stc_mlir.progress import print_progress
 from stc_mlir.progress import timed as _stage
 from stc_mlir.tools.diagnostics import UserError, check_model_options, check_output_dir, check_output_file, run_cli
-from stc_mlir.tools.stc_import import _parse_shape
+from stc_mlir.tools.stc_import import _parse_shape, list_models, parse_option
 
 DEFAULT_MODEL = "resnet50"
 DEFAULT_BATCH = 2
@@ -40,23 +40,12 @@ or --schedule MODULE:FUNCTION (also FILE.py:FUNCTION), called as function(mod, b
 
 Exit status: 0, or 1 on an error (a one-line diagnostic) or when --check finds an output
 below the cosine similarity threshold (0.999). Progress goes to stderr, the report to stdout.
-BLAS runs single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
+The emulation uses --threads BLAS threads (default $STC_EMULATOR_THREADS, else 1); the rest
+of stc-run runs BLAS single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
 """
 
 
 PROGRESS = print_progress("stc-run")
-
-
-def _parse_option(text: str) -> tuple[str, object]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
-    if value.lower() in ("true", "false"):
-        return name, value.lower() == "true"
-    try:
-        return name, int(value)
-    except ValueError:
-        return name, value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,21 +59,37 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="an .onnx, .mlir or .stcobj file, or a built-in model name")
     p.add_argument("--batch", type=int, help="batch size (axis 0 of every input)")
-    p.add_argument("--level", type=int, default=0, metavar="0-3",
-                   help="graph_schedule_level: 0 = manual or default schedule (1-3 are not implemented)")
+    p.add_argument("--level", type=int, metavar="0-3",
+                   help="graph_schedule_level without a schedule function: 0 = default schedule, 1 = results "
+                        "in LLB, 2 = in L1 where they fit, 3 = automatic search (docs/auto-schedule.md)")
+    p.add_argument("--emit-schedule", metavar="FILE.py",
+                   help="write the schedule found by --level 1-3 as a Python script (manual API); "
+                        "compile it back with --schedule FILE.py:schedule")
     p.add_argument("--schedule", metavar="MODULE:FUNCTION",
                    help="a manual schedule function, or 'default' for the default schedule")
     p.add_argument("--check", action="store_true",
                    help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
+    p.add_argument("--timing-only", action="store_true",
+                   help="emulate without computing values: the same report (cycles, bytes, hazards), faster")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="BLAS threads of the emulation (default $STC_EMULATOR_THREADS, else 1)")
     p.add_argument("--report-json", metavar="FILE", help="write the emulator's report as JSON")
+    p.add_argument("--plot", metavar="DIR",
+                   help="write pictures of the run into DIR: timeline, utilisation over time, cores, summary")
+    p.add_argument("--plot-format", choices=("png", "svg"), default="png", help="format of --plot (default png)")
+    p.add_argument("--export-netron", metavar="FILE.onnx",
+                   help="write the scheduled graph as ONNX for Netron (nodes carry group, sub-group, "
+                        "mem_scope, core_bind)")
     p.add_argument("-o", "--output", metavar="OUT.stcobj", help="write the compiled program")
     p.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="NAME=DIMS",
                    help="fix an ONNX input's shape, e.g. data=16x3x224x224 (repeatable)")
-    p.add_argument("--option", action="append", type=_parse_option, default=[], metavar="NAME=VALUE",
+    p.add_argument("--option", action="append", type=parse_option, default=[], metavar="NAME=VALUE",
                    help="an option of a built-in model, e.g. image_size=32, num_layers=1 (repeatable)")
     p.add_argument("--required-pass", action="append", default=[], metavar="PASS",
                    help="add a pass to the pipeline (repeatable)")
+    p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
+                   help="register the xDSL ModulePasses defined in FILE.py, for --required-pass (repeatable)")
     p.add_argument("--disabled-pass", action="append", default=[], metavar="PASS",
                    help="leave a pass out of the pipeline (repeatable)")
     p.add_argument("--target", default="stcp920", help="target name or file (default stcp920)")
@@ -127,20 +132,45 @@ def _kind(spec: str) -> str:
 def _refuse(args, source: str, output: bool = False) -> None:
     """Compile options make no sense for an already compiled program (nor -o, unless `output`)."""
     given = [flag for flag, value in (
-        ("--batch", args.batch), ("--level", args.level or None), ("--schedule", args.schedule),
+        ("--batch", args.batch), ("--level", args.level), ("--schedule", args.schedule),
+        ("--emit-schedule", args.emit_schedule),
         ("-o", None if output else args.output), ("--shape", args.shape), ("--option", args.option),
         ("--required-pass", args.required_pass), ("--disabled-pass", args.disabled_pass),
-        ("--dump-ir", args.dump_ir), ("--check", args.check or None)) if value]
+        ("--dump-ir", args.dump_ir), ("--check", args.check or None),
+        ("--export-netron", args.export_netron)) if value]
     if given:
         raise UserError(f"{given[0]} does not apply to {source}: it is already compiled")
 
 
 def _pipeline(args, schedule, batch: int | None):
-    from stc_mlir.pipeline import Pipeline
+    from stc_mlir.pipeline import DEFAULT_LEVEL, VERIFY, Pipeline
 
-    return Pipeline(schedule, batch=batch, level=args.level, required_pass=args.required_pass,
-                    disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
-                    dump_ir=args.dump_ir)
+    level = DEFAULT_LEVEL if args.level is None else args.level
+    if args.emit_schedule and (level == 0 or (schedule is not None and schedule != "default")):
+        raise UserError("--emit-schedule writes the schedule found by --level 1-3 (without --schedule)")
+    pipeline = Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
+                        disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
+                        dump_ir=args.dump_ir)
+    if args.export_netron:  # the scheduled graph, right after it is verified
+        from stc_mlir.viz.netron import ExportNetron
+
+        after = next(i for i, (name, _) in enumerate(pipeline.stages) if name == VERIFY) + 1
+        pipeline.stages.insert(after, (f"export-netron to {args.export_netron}", ExportNetron(args.export_netron)))
+    return pipeline
+
+
+def _emit_schedule(args, pipeline) -> None:
+    """--emit-schedule: the automatic schedule as a Python script."""
+    if not args.emit_schedule:
+        return
+    if not pipeline.decided:
+        raise UserError("--emit-schedule: the module was already scheduled; there is no automatic schedule to write")
+    try:
+        with open(args.emit_schedule, "w") as f:
+            f.write(pipeline.decided[0].script(file=args.emit_schedule))
+    except OSError as e:
+        raise UserError(f"--emit-schedule: cannot write '{args.emit_schedule}': {e.strerror}") from None
+    print(f"stc-run: wrote the level {pipeline.level} schedule to {args.emit_schedule}", file=sys.stderr)
 
 
 def _program(args, module):
@@ -203,7 +233,7 @@ def _builtin_job(args, name: str) -> Job:
     if args.model is None:
         options = {**DEFAULT_OPTIONS, **options}
         batch = DEFAULT_BATCH if batch is None else batch
-    schedule, batch = select_schedule(name, batch, args.schedule)
+    schedule, batch = select_schedule(name, batch, args.schedule if args.level is None else args.schedule or "default")
     pipeline = _pipeline(args, schedule, batch)
     if callable(schedule):
         print(f"stc-run: {name} at batch {batch}: using the built-in manual schedule {schedule.__name__} "
@@ -216,14 +246,18 @@ def _builtin_job(args, name: str) -> Job:
         fp16_range.check_model(proto, name, allow=args.allow_fp16_overflow)
         module = import_onnx(proto)
     module = pipeline.run(module)
+    _emit_schedule(args, pipeline)
     title = (f"{name} batch {batch}" + "".join(f" {k}={v}" for k, v in options.items())
-             + f", {_schedule_name(pipeline.schedule)}")
+             + f", {_schedule_name(pipeline)}")
     return Job(title, _program(args, module), models.example_inputs(name, proto), _onnx_golden(lambda: proto),
                "onnxruntime")
 
 
-def _schedule_name(fn) -> str:
-    return "default schedule" if fn is None else f"schedule {getattr(fn, '__name__', fn)}"
+def _schedule_name(pipeline) -> str:
+    fn = pipeline.schedule
+    if fn is not None:
+        return f"schedule {getattr(fn, '__name__', fn)}"
+    return f"graph_schedule_level {pipeline.level}" if pipeline.level else "default schedule"
 
 
 def _onnx_job(args, path: str) -> Job:
@@ -236,8 +270,9 @@ def _onnx_job(args, path: str) -> Job:
         model = from_onnx(path, shape=dict(args.shape) or None, allow_fp16_overflow=args.allow_fp16_overflow)
         module = model.graph_module(args.batch)
     module = pipeline.run(module)
+    _emit_schedule(args, pipeline)
     program = _program(args, module)
-    title = f"{path}, {_schedule_name(pipeline.schedule)}"
+    title = f"{path}, {_schedule_name(pipeline)}"
     return Job(title, program, _random_inputs(program), _onnx_golden(lambda: model.onnx_model(args.batch)),
                "onnxruntime")
 
@@ -263,6 +298,7 @@ def _mlir_job(args, path: str) -> Job:
     pipeline = _pipeline(args, args.schedule, args.batch)
     source = module.clone() if args.check else None
     program = _program(args, pipeline.run(module))
+    _emit_schedule(args, pipeline)
 
     def golden(inputs: dict) -> dict:
         from stc_mlir.limits import check_reference_fits
@@ -271,7 +307,7 @@ def _mlir_job(args, path: str) -> Job:
         check_reference_fits(source)
         return dict(zip(reference.output_names(f), reference.run(source, inputs)))
 
-    return Job(f"{path}, {_schedule_name(pipeline.schedule)}", program, _random_inputs(program), golden,
+    return Job(f"{path}, {_schedule_name(pipeline)}", program, _random_inputs(program), golden,
                "the reference interpreter")
 
 
@@ -281,6 +317,15 @@ def _stcobj_job(args, path: str) -> Job:
     _refuse(args, path)
     program = stcobj.load(path)
     return Job(path, program, _random_inputs(program))
+
+
+def _load_pass_plugins(files: list[str]) -> None:
+    """Users' passes for --required-pass: installed packages' and --load-pass-plugin files'."""
+    from stc_mlir import pass_plugins
+
+    pass_plugins.register_installed()
+    for path in files:
+        pass_plugins.register_plugin_file(path)
 
 
 def _report(job: Job, report) -> None:
@@ -328,10 +373,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from stc_mlir.emulator import run
 
         if args.list_models:
-            from stc_mlir import models
-
-            print("\n".join(models.names()))
+            print(list_models())
             return 0
+        if args.timing_only and args.check:
+            raise UserError("--check compares output values, which --timing-only does not compute")
+        if args.threads is not None and args.threads < 1:
+            raise UserError(f"--threads must be at least 1, got {args.threads}")
         check_output_file(args.output, "-o")
         check_output_file(args.report_json, "--report-json")
         check_output_file(args.trace, "--trace")
@@ -344,15 +391,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
+        _load_pass_plugins(args.load_pass_plugin)
         job = make(args, spec)
         with _stage(PROGRESS, "emulate"):
-            outputs, report = run(job.program, job.inputs, trace=args.trace)
+            outputs, report = run(job.program, job.inputs, trace=args.trace,
+                                  numerics=not args.timing_only, threads=args.threads)
         _report(job, report)
         if args.report_json:
             with open(args.report_json, "w") as f:
                 json.dump(report.as_dict(), f, indent=1)
         if args.trace:
             print(f"stc-run: trace written to {args.trace}", file=sys.stderr)
+        if args.plot:
+            from stc_mlir.viz.plots import write_plots
+
+            with _stage(PROGRESS, f"plots into {args.plot}"):
+                written = write_plots(report, args.plot, fmt=args.plot_format)
+            print(f"stc-run: wrote {', '.join(p.name for p in written)} in {args.plot}", file=sys.stderr)
         if args.check and not _check(job, outputs):
             return 1
         return 0

@@ -1,5 +1,5 @@
 // RUN: stc-opt %s -p 'stc-compile{stop-after=schedule-verify}' | filecheck %s
-// RUN: not stc-opt %s -p 'stc-compile{level=1}' 2>&1 | filecheck %s --check-prefix=LEVEL
+// RUN: not stc-opt %s -p 'stc-compile{level=4}' 2>&1 | filecheck %s --check-prefix=LEVEL
 // RUN: not stc-opt %s -p 'stc-compile{schedule="stc_mlir.schedules:resnet50_schedule"}' 2>&1 | filecheck %s --check-prefix=MANUAL
 
 // The whole pipeline as one pass; stopped after the schedule check here. The default
@@ -13,7 +13,7 @@
 // CHECK:         schedule.concat
 // CHECK:         schedule.group "reduce_sum_0" (%{{.*}} = %{{.*}} : tensor<16x1024x160xf16>) -> tensor<16x1024x1xf16>
 
-// LEVEL: stc-opt: error: graph_schedule_level 1 needs automatic scheduling, which is not implemented yet; use level 0 with a manual or the default schedule
+// LEVEL: stc-opt: error: graph_schedule_level must be 0, 1, 2 or 3, got 4
 // MANUAL: stc-opt: error: resnet50_schedule: expected the 16 residual blocks of ResNet-50, found 0
 func.func @main(%x: tensor<16x1024x160xf16>) -> tensor<16x1024x1xf16> {
   %r = graph.relu %x : tensor<16x1024x160xf16>

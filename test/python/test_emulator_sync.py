@@ -8,7 +8,8 @@ import pytest
 from stc_mlir.emulator import HazardError, run, tile
 from stc_mlir.emulator.builder import ProgramBuilder
 from stc_mlir.isa.check import ProgramError, check_program
-from stc_mlir.isa.program import program_from_module, program_to_module
+from stc_mlir.dialects.npu import program_from_module, program_to_module
+from stc_mlir.ir import parse_text
 from stc_mlir.target import load
 
 T = load("stcp920")
@@ -133,7 +134,7 @@ def test_cast_shapes_are_checked_and_fence_round_trips_through_ir():
     with pytest.raises(ProgramError, match=r"output tile has shape \[4\], expected \[8\]"):
         check_program(b.build(), T)
     program = barrier_program(True)
-    again = program_from_module(program_to_module(program))
+    again = program_from_module(parse_text(str(program_to_module(program))))
     assert again == program
     assert program.cores[0][2].describe() == "npu.fence"
 

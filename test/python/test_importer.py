@@ -327,8 +327,11 @@ def test_dynamic_dimension_needs_a_shape():
 
 
 def test_unsupported_opset_and_bad_files(tmp_path):
-    model = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [3])], [("y", None)], opset=8)
-    with pytest.raises(OnnxImportError, match="opset 8 is not supported"):
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [3])], [("y", None)], opset=99)
+    with pytest.raises(OnnxImportError, match=r"opset 99 is not supported \(supported: 1 to \d+\)"):
+        import_onnx(model)
+    model = make_model([helper.make_node("Relu", ["x"], ["y"], name="r")], [("x", [3])], [("y", None)], opset=5)
+    with pytest.raises(OnnxImportError, match=r"node 'r' \(Relu, opset 5\): Relu-1 predates opset 7"):
         import_onnx(model)
     path = tmp_path / "m.onnx"
     good = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [3])], [("y", None)])

@@ -36,7 +36,7 @@ def assert_close(name, want, got, min_cosine):
 
 
 def test_every_builtin_model_is_covered():
-    assert set(OPTIONS) == set(models.names())
+    assert set(OPTIONS) <= set(models.names())  # the others: test_models_zoo.py
 
 
 @pytest.mark.parametrize("name", sorted(OPTIONS))

@@ -116,28 +116,36 @@ def test_unallocated_buffers_verify_but_do_not_run():
 
 
 def test_build_ir_in_python_then_allocate():
-    """What a lowering builds and an allocator changes: buffers get offsets, tiles stay."""
+    """What a lowering builds and an allocator changes: the op holds the Program itself,
+    a pass replaces it; buffers get offsets, tiles stay."""
+    from dataclasses import replace
+
     from xdsl.dialects.builtin import ModuleOp
 
-    from stc_mlir.dialects.npu import BufferOp, CoreOp, InputOp, OutputOp, ProgramOp, SemaphoreOp, command_op
-    from stc_mlir.emulator import tile
+    from stc_mlir.dialects.npu import ProgramOp
+    from stc_mlir.emulator import Buffer, IOSpec, Program, Semaphore, command, tile
 
     x, t, y = tile("x", (4, 32)), tile("t", (4, 32)), tile("y", (4, 32))
-    buffers = [BufferOp("x", "ddr", 256), BufferOp("y", "ddr", 256), BufferOp("t", "l1", 256, core=7)]
-    module = ModuleOp([ProgramOp("sigmoid", "stcp920", [
-        *buffers, SemaphoreOp("in", 7), SemaphoreOp("out", 7),
-        InputOp("x", "x", (4, 32)), OutputOp("y", "y", (4, 32)),
-        CoreOp(7, [
-            command_op("dma", src=x, dst=t, signals=["in"]),
-            command_op("unary", waits=["in"], signals=["out"], input=t, output=t, kind="sigmoid"),
-            command_op("dma", waits=["out"], src=t, dst=y),
-        ]),
-    ])])
+    program = Program(
+        "sigmoid", "stcp920",
+        buffers={"x": Buffer("x", "ddr", 256), "y": Buffer("y", "ddr", 256), "t": Buffer("t", "l1", 256, core=7)},
+        semaphores={"in": Semaphore("in", 7), "out": Semaphore("out", 7)},
+        cores={7: [
+            command("dma", src=x, dst=t, signals=["in"]),
+            command("unary", waits=["in"], signals=["out"], input=t, output=t, kind="sigmoid"),
+            command("dma", waits=["out"], src=t, dst=y),
+        ]},
+        inputs=[IOSpec("x", "x", (4, 32))], outputs=[IOSpec("y", "y", (4, 32))],
+    )
+    op = ProgramOp(program)
+    module = ModuleOp([op])
     module.verify()
+    assert op.program is program  # no conversion: the op holds the Program
     assert "npu.unary sigmoid @t[0] : 4x32xf16 -> @t[0] : 4x32xf16 {waits = [@in], signals = [@out]}" in str(module)
-    for op, offset in zip(buffers, (0, 256, 4096)):
-        op.set_offset(offset)
+    offsets = {"x": 0, "y": 256, "t": 4096}
+    op.program = replace(program, buffers={n: replace(b, offset=offsets[n]) for n, b in program.buffers.items()})
     module.verify()
+    assert "npu.buffer @t : l1(7)[256] at 4096" in str(module)
     xv = RNG.standard_normal((4, 32)).astype(np.float16)
     out, report = run(program_from_module(module), {"x": xv})
     from stc_mlir import kernels

@@ -97,6 +97,17 @@ def test_npu_mlir_round_trips_through_an_stcobj(capsys, npu_mlir, tmp_path):
     assert first.split("summary: ")[1].split("\n", 1)[1] == second.split("summary: ")[1].split("\n", 1)[1]
 
 
+def test_timing_only_prints_the_same_report(capsys, matmul_stcobj, tmp_path):
+    assert run(capsys, matmul_stcobj, "--report-json", tmp_path / "full.json")[0] == 0
+    code, out, _ = run(capsys, matmul_stcobj, "--timing-only", "--threads", "2",
+                       "--report-json", tmp_path / "timing.json")
+    assert code == 0 and "summary: " in out
+    assert (tmp_path / "full.json").read_text() == (tmp_path / "timing.json").read_text()
+    assert error(capsys, matmul_stcobj, "--timing-only", "--check") == \
+        "--check compares output values, which --timing-only does not compute"
+    assert error(capsys, matmul_stcobj, "--threads", "0") == "--threads must be at least 1, got 0"
+
+
 @pytest.mark.parametrize("flag", [["--batch", "2"], ["--schedule", "default"], ["--level", "0", "-o", "x.stcobj"],
                                   ["--check"], ["--dump-ir", "d"], ["--required-pass", "schedule-report"]])
 def test_compile_options_do_not_apply_to_an_stcobj(capsys, matmul_stcobj, flag):
@@ -116,7 +127,7 @@ def test_compile_options_do_not_apply_to_an_npu_mlir(capsys, npu_mlir):
 
 def test_bad_models(capsys, tmp_path):
     assert error(capsys, "resnet5") == ("'resnet5' is neither a file (.onnx, .mlir, .stcobj) nor a built-in model "
-                                        "(resnet50, bert-base, deepfm, mobilenetv2)")
+                                        f"({', '.join(models.names())})")
     assert error(capsys, tmp_path / "m.onnx") == f"cannot open '{tmp_path / 'm.onnx'}': no such file"
     assert error(capsys, tmp_path / "m.stcobj") == f"cannot open '{tmp_path / 'm.stcobj'}': no such file"
     (tmp_path / "junk.onnx").write_bytes(b"\x01\x02junk")
@@ -224,7 +235,12 @@ def test_help_describes_the_built_in_schedules_and_the_default_job():
 
 
 def test_list_models(capsys):
-    assert run(capsys, "--list-models") == (0, "\n".join(models.names()) + "\n", "")
+    code, out, err = run(capsys, "--list-models")
+    assert (code, err) == (0, "")
+    for name in models.names():  # each model with its options and their defaults
+        assert f"  {name} " in out
+        assert "options: " + ", ".join(f"{k}={v}" for k, v in models.options(name).items()) in out
+    assert "manual schedule: resnet50_schedule, batch 16" in out
 
 
 def test_console_script_gives_a_one_line_diagnostic():

@@ -34,9 +34,9 @@ func.func @extern_element_size() {
 
 // -----
 
-// CHECK: {{^}}graph.constant: #graph.extern<"w.bin", 0, 8>: unsupported element type bf16{{$}}
+// CHECK: {{^}}graph.constant: #graph.extern<"w.bin", 0, 8>: unsupported element type f80{{$}}
 func.func @extern_unsupported_type() {
-  %0 = graph.constant #graph.extern<"w.bin", 0, 8> : tensor<4xbf16>
+  %0 = graph.constant #graph.extern<"w.bin", 0, 8> : tensor<4xf80>
   func.return
 }
 

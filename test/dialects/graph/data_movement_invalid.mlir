@@ -262,9 +262,9 @@ func.func @expand_smaller(%x: tensor<2x3xf32>) {
 
 // -----
 
-// CHECK: {{^}}graph.cast: unsupported element type bf16{{$}}
+// CHECK: {{^}}graph.cast: unsupported element type f80{{$}}
 func.func @cast_unsupported(%x: tensor<2x3xf32>) {
-  %0 = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %0 = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf80>
   func.return
 }
 

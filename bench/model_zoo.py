@@ -1,0 +1,161 @@
+"""The model zoo: every built-in model (the seeds' supported-model list) and the `light`
+zoo graphs shipped inside the `onnx` package, through each stage of the compiler.
+
+    python bench/model_zoo.py [--size small|full] [--batch N] [--models a,b] [--light-only]
+                              [--no-light] [--json out.json]
+
+Per model: import (fp16), the reference interpreter's cosine against onnxruntime, compile
+with the default schedule, emulate (cosine against onnxruntime, cycles against the
+roofline). A stage that fails is reported with its one-line diagnostic and the later stages
+that need it are skipped; nothing stops the run. `--size full` is each model's real size
+(slow: minutes per large model), `--size small` the tiny configurations the tests use.
+
+The `light` graphs (onnx/backend/test/data/light: AlexNet, DenseNet-121, Inception v1/v2,
+ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512) carry their weights as ConstantOfShape
+fills; they get the input ONNX's backend test runner gives them (arange / size, the
+`random=False` dummy data), at their own batch of 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+from stc_mlir import compare, models, reference  # noqa: E402
+from stc_mlir.emulator import program_from_module, run  # noqa: E402
+from stc_mlir.frontend import import_onnx  # noqa: E402
+from stc_mlir.pipeline import Pipeline  # noqa: E402
+
+LIGHT_DIRECTORY = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+
+
+def light_models() -> list[str]:
+    """Paths of the `light` zoo graphs of the installed onnx package."""
+    return sorted(p for p in glob.glob(os.path.join(LIGHT_DIRECTORY, "light_*.onnx")))
+
+
+def light_inputs(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """The input ONNX's backend runner feeds a light model: arange(n) / n per float input."""
+    initializers = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        shape = tuple(d.dim_value if d.HasField("dim_value") else 1
+                      for d in value.type.tensor_type.shape.dim)
+        size = int(np.prod(shape))
+        feeds[value.name] = (np.arange(size).reshape(shape) / size).astype(np.float32)
+    return feeds
+
+
+def _error(e: BaseException) -> str:
+    message = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}: {message}"[:300]
+
+
+def _worst_cosine(golden: list[np.ndarray], outputs: list[np.ndarray]) -> float:
+    return min(compare.cosine(want, got) for want, got in zip(golden, outputs, strict=True))
+
+
+def evaluate(name: str, proto: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> dict:
+    """One model through every stage; each stage's result or its failure."""
+    row: dict = {"model": name}
+    start = time.perf_counter()
+    golden = compare.onnxruntime_outputs(proto, inputs)
+    row["ort_s"] = time.perf_counter() - start
+    try:
+        start = time.perf_counter()
+        module = import_onnx(proto)
+        row["import_s"] = time.perf_counter() - start
+    except Exception as e:  # a model the compiler cannot take yet: say why, go on
+        row["import_error"] = _error(e)
+        return row
+    try:
+        start = time.perf_counter()
+        row["reference_cosine"] = _worst_cosine(golden, reference.run(module, inputs))
+        row["reference_s"] = time.perf_counter() - start
+    except Exception as e:
+        row["reference_error"] = _error(e)
+    try:
+        start = time.perf_counter()
+        program = program_from_module(Pipeline(None).run(module))
+        row["compile_s"] = time.perf_counter() - start
+    except Exception as e:
+        row["compile_error"] = _error(e)
+        return row
+    try:
+        start = time.perf_counter()
+        outputs, report = run(program, inputs)
+        row["emulate_s"] = time.perf_counter() - start
+    except Exception as e:
+        row["emulate_error"] = _error(e)
+        return row
+    by_name = dict(zip((o.name for o in proto.graph.output), golden))
+    row["emulator_cosine"] = min(compare.cosine(by_name[k], v) for k, v in outputs.items())
+    d = report.as_dict()
+    row.update({k: d[k] for k in ("cycles", "roofline_cycles", "roofline_ratio", "mac_utilization")})
+    return row
+
+
+def _cell(row: dict, key: str, fmt: str) -> str:
+    return "FAIL" if f"{key}_error" in row else ("-" if key not in row else format(row[key], fmt))
+
+
+def print_row(row: dict) -> None:
+    imported = "FAIL" if "import_error" in row else "yes"
+    compiled = "-" if "import_error" in row else ("FAIL" if "compile_error" in row else "yes")
+    cycles = f"{row['cycles']:,}" if "cycles" in row else "-"
+    roofline = f"{row['roofline_ratio']:.2f}" if "roofline_ratio" in row else "-"
+    print(f"{row['model']:24} {imported:>6} {_cell(row, 'reference_cosine', '.6f'):>9} {compiled:>8} "
+          f"{_cell(row, 'emulator_cosine', '.6f'):>9} {cycles:>14} {roofline:>8}", flush=True)
+    for stage in ("import", "reference", "compile", "emulate"):
+        if f"{stage}_error" in row:
+            print(f"{'':24}   {stage}: {row[f'{stage}_error']}", flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", choices=("small", "full"), default="small")
+    p.add_argument("--batch", type=int, default=2, help="batch of the built-in models (default 2)")
+    p.add_argument("--models", default=",".join(models.names()), help="built-in models to run")
+    p.add_argument("--no-light", action="store_true", help="leave out the onnx package's light graphs")
+    p.add_argument("--light-only", action="store_true", help="only the onnx package's light graphs")
+    p.add_argument("--json", help="also write the rows as JSON")
+    args = p.parse_args()
+    print(f"{'model':24} {'import':>6} {'ref cos':>9} {'compiles':>8} {'emu cos':>9} {'cycles':>14} "
+          f"{'/roofline':>8}", flush=True)
+    rows = []
+    if not args.light_only:
+        for name in args.models.split(","):
+            if name not in models.names():
+                sys.exit(f"unknown model '{name}'; models: {', '.join(models.names())}")
+            options = models.small_options(name) if args.size == "small" else {}
+            proto = models.build(name, batch=args.batch, **options)
+            row = {**evaluate(name, proto, models.example_inputs(name, proto)), "batch": args.batch,
+                   "options": {k: str(v) for k, v in options.items()}}
+            rows.append(row)
+            print_row(row)
+    if not args.no_light:
+        for path in light_models():
+            proto = onnx.load(path)
+            name = os.path.basename(path)[: -len(".onnx")]
+            row = {**evaluate(name, proto, light_inputs(proto)), "batch": 1}
+            rows.append(row)
+            print_row(row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

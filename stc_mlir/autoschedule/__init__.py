@@ -1,0 +1,108 @@
+"""Automatic graph scheduling: TensorTurbo's `graph_schedule_level` 0-3 (docs/auto-schedule.md).
+
+    result = auto_schedule(mod, level=3)          # schedules mod in place
+    result.segments, result.search_seconds, result.cache_hit, result.estimate
+    open("sched.py", "w").write(result.script())  # the same schedule with the manual API
+
+Split the way TPU-MLIR splits its LayerGroup: `graph.py` (what the search knows of the
+graph), `cost.py` (the estimator, figures from the target file, `calibrate.py` fits it to
+the emulator), `search.py` (grouping by dynamic programming), `build.py` (order, core
+binds and mem scopes, made with the manual API), `cache.py` (decisions on disk) and
+`emit.py` (the schedule as a Python script).
+
+- level 0: the default schedule (every op its own item in DDR over all cores);
+- level 1: one op per item, results in LLB wherever they fit for their lifetime, else DDR;
+- level 2: one op per item, results in L1 wherever they fit, else LLB, else DDR;
+- level 3: the search: groups of consecutive ops, split factors, core binds, interleaved
+  order and mem scopes, ranked by the estimator.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from stc_mlir import target as targets
+from stc_mlir.graph_schedule import GetNPUSubFunctions, IRModule
+from stc_mlir.passes.schedule_verify import is_scheduled, verify_function
+
+from . import cache
+from .build import Built, build
+from .cost import CALIBRATION, Calibration, Estimator
+from .emit import script
+from .graph import GraphView
+from .search import AutoScheduleError, Search, Segment
+
+LEVELS = (0, 1, 2, 3)
+
+
+@dataclass
+class AutoSchedule:
+    """What `auto_schedule` decided for one function."""
+
+    level: int
+    function: str
+    target: str
+    batch: int
+    segments: list[Segment] = field(default_factory=list)
+    built: Built | None = None
+    search_seconds: float = 0.0
+    cache_hit: bool = False
+    estimate: int = 0
+    """estimated cycles of the schedule made"""
+
+    def script(self, file: str = "sched.py", title: str | None = None) -> str:
+        if self.built is None:
+            raise AutoScheduleError(f"level {self.level} makes no groups of its own: nothing to write as a script "
+                                    "(level 0 is the default schedule)")
+        return script(self.built, level=self.level, target=self.target, batch=self.batch, cycles=self.estimate,
+                      title=title or f"Graph schedule of @{self.function}", file=file)
+
+
+def check_level(level: object) -> int:
+    if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
+        raise AutoScheduleError(f"graph_schedule_level must be 0, 1, 2 or 3, got {level!r}")
+    return level
+
+
+def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920", *,
+                  use_cache: bool = True) -> list[AutoSchedule]:
+    """Schedule every graph-level NPU function of `mod` (a ModuleOp or IRModule) at `level`,
+    in place; returns what was decided per function. Raises AutoScheduleError (an op no
+    schedule can fit) or ScheduleVerifyError."""
+    from stc_mlir.schedules.default import default_schedule
+
+    check_level(level)
+    t = target if isinstance(target, targets.Target) else targets.load(target)
+    mod = IRModule.of(mod)
+    out = []
+    for function in GetNPUSubFunctions(mod["main"]):
+        f = function.op
+        if is_scheduled(f):
+            raise AutoScheduleError(f"@{function.name} is already scheduled: automatic scheduling takes a "
+                                    "graph-level function")
+        view = GraphView(f)
+        result = AutoSchedule(level, function.name, t.name, view.batch or 1)
+        if level == 0:
+            default_schedule(mod, target=t)
+        elif view.ops:
+            start = time.perf_counter()
+            k = cache.key(f, t, level) if use_cache else None
+            segments = cache.load(k) if k is not None else None
+            result.cache_hit = segments is not None
+            if segments is None:
+                search = Search(view, t)
+                segments = search.search() if level == 3 else search.singles()
+                if k is not None:
+                    cache.store(k, segments)
+            result.search_seconds = time.perf_counter() - start
+            result.segments = segments
+            result.built = build(mod, f, segments, level, t)
+            verify_function(f, t)
+        result.estimate = Estimator(t).function(f).cycles
+        out.append(result)
+    return out
+
+
+__all__ = ["CALIBRATION", "LEVELS", "AutoSchedule", "AutoScheduleError", "Calibration", "Estimator",
+           "auto_schedule", "check_level"]

@@ -1,0 +1,270 @@
+"""The cost estimator: cycles of a group, an item and a whole schedule, from the target file.
+
+It follows the lowering and the emulator's cycle model (docs/lowering.md, docs/npu.md) at
+the granularity the search needs, without lowering anything:
+
+- every graph op of an item is one *phase* on the item's cores, ended by a cluster barrier;
+- compute: the emulator's formulas on the op's shapes (`stc_mlir.emulator.cost`): a conv
+  takes N*Ho*Wo*kh*kw*groups*ceil(Cin_g/k_lanes)*ceil(Cout_g/n_lanes) matrix cycles (a
+  depthwise one N*Ho*Wo*kh*kw*ceil(C/n_lanes)), a matmul rows*ceil(K/k)*ceil(N/n), a vector
+  op its element passes / elements_per_cycle with special functions `special_cost` times;
+  spread over the item's cores, rounded up to whole rows per core (the imbalance);
+- memory: weights leave DDR once per sub-group (then travel core to core over the NoC);
+  inputs are read from, and the result written to, where their `mem_scope` puts them: DDR
+  and LLB at their shared bandwidth, L1 of other cores over NoC links, L1 of the same cores
+  for free; movement ops (transpose, slice, concat, gather...) are DMAs of their result;
+- a phase takes max(compute, memory) + `overlap` x min(compute, memory) + `phase_cycles`:
+  loads and stores overlap the compute of other tiles but not entirely (the first tile's
+  load and the last tile's store do not), and every phase pays the barrier and the first
+  DMA's latency.
+
+`overlap` and `phase_cycles` are the two calibrated figures (`CALIBRATION`, fitted by
+`stc_mlir.autoschedule.calibrate` against emulated phases); everything else comes from the
+target description.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.ir import Operation, SSAValue
+
+from stc_mlir import target as targets
+from stc_mlir.dialects import graph as g
+from stc_mlir.dialects import schedule as s
+from stc_mlir.passes.schedule_verify import VIEW_OPS, nbytes
+
+from .graph import is_weight
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The estimator's fitted figures (see the module doc): a phase takes
+    `bound` x max(compute, memory) + `hidden` x min(compute, memory) + `weights` x the
+    weights' DDR cycles + `phase_cycles`."""
+
+    bound: float = 1.0
+    hidden: float = 0.15
+    weights: float = 0.0
+    phase_cycles: float = 400.0
+
+    def phase(self, work: float, memory: float, weight_cycles: float) -> float:
+        return (self.bound * max(work, memory) + self.hidden * min(work, memory) + self.weights * weight_cycles
+                + self.phase_cycles)
+
+
+CALIBRATION = Calibration()
+
+_UNARY_PASSES = {
+    g.ReluOp: ["relu"], g.SigmoidOp: ["sigmoid"], g.TanhOp: ["tanh"], g.ErfOp: ["erf"], g.ExpOp: ["exp"],
+    g.LogOp: ["log"], g.SqrtOp: ["sqrt"], g.RsqrtOp: ["rsqrt"], g.ReciprocalOp: ["divide"], g.AbsOp: ["abs"],
+    g.NegOp: ["neg"], g.ClipOp: ["clip"], g.LeakyReluOp: ["mul"],
+}
+_BINARY_PASS = {g.DivOp: "divide", g.PowOp: "pow"}
+MOVEMENT_OPS = (g.TransposeOp, g.SliceOp, g.ConcatOp, g.SplitOp, g.ExpandOp, g.GatherOp)
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
+
+
+def _numel(v: SSAValue) -> int:
+    return math.prod(_shape(v))
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def vector_passes(op: Operation) -> list[tuple[str, int]]:
+    """(pass, element count) of a vector-unit op, as the emulator counts its command."""
+    out = _numel(op.results[0])
+    n_in = _numel(op.operands[0]) if op.operands else out
+    if isinstance(op, g.GeluOp):
+        if op.props().get("approximate") == "tanh":
+            return [(name, out) for name in ("mul", "mul", "mul", "add", "tanh", "add", "mul")]
+        return [(name, out) for name in ("mul", "erf", "add", "mul", "mul")]
+    for kind, names in _UNARY_PASSES.items():
+        if isinstance(op, kind):
+            return [(name, out) for name in names]
+    if isinstance(op, g.BinaryOp):
+        return [(_BINARY_PASS.get(type(op), "add"), out)]
+    if isinstance(op, g.SoftmaxOp):
+        return [(name, n_in) for name in ("max", "sub", "exp", "add", "divide")]
+    if isinstance(op, g.LayerNormOp):
+        shape = _shape(op.operands[0])
+        rows = math.prod(shape[: op.props()["axis"] % len(shape)])  # type: ignore[operator]
+        extra = sum(1 for v in op.operands[1:] if v is not None)
+        return [(n, n_in) for n in ("add", "sub", "mul", "add", "mul")] + [("rsqrt", rows)] + [("mul", n_in)] * extra
+    if isinstance(op, g.PoolOp):
+        window = out * math.prod(op.props()["kernel"])  # type: ignore[arg-type]
+        return [("max", window)] if isinstance(op, g.MaxPoolOp) else [("add", window), ("mul", out)]
+    if isinstance(op, g.GlobalAvgPoolOp):
+        return [("add", n_in), ("mul", out)]
+    if isinstance(op, g.ReduceOp):
+        return [("max" if isinstance(op, g.ReduceMaxOp) else "add", n_in)] + (
+            [("mul", out)] if isinstance(op, g.ReduceMeanOp) else [])
+    if isinstance(op, g.CastOp):
+        return [("cast", out)]
+    return []
+
+
+def rows(op: Operation) -> int:
+    """Units of work one sample gives the cores to share (output rows)."""
+    shape = _shape(op.results[0])
+    if len(shape) == 4:
+        return shape[2]
+    return max(1, math.prod(shape[1:-1])) if len(shape) > 2 else 1
+
+
+class Estimator:
+    """Cycles of ops, items and schedules on a target (see the module doc)."""
+
+    def __init__(self, target: targets.Target, calibration: Calibration = CALIBRATION):
+        self.t = target
+        self.c = calibration
+        self.ddr_bw = target.memory["ddr"].bandwidth or 64
+        self.llb_bw = target.memory["llb"].bandwidth or 256
+        self._compute: dict[Operation, float] = {}
+
+    # --- one op
+
+    def compute(self, op: Operation) -> float:
+        """Matrix or vector cycles of `op` at its own shapes, summed over the cores."""
+        if op not in self._compute:
+            self._compute[op] = self._compute_cycles(op)
+        return self._compute[op]
+
+    def _compute_cycles(self, op: Operation) -> float:
+        k, n = self.t.k_lanes, self.t.n_lanes
+        if isinstance(op, g.Conv2DOp):
+            batch, cin = _shape(op.operands[0])[:2]
+            cout, cin_g, kh, kw = _shape(op.operands[1])
+            ho, wo = _shape(op.results[0])[2:]
+            groups = op.props()["group"]
+            windows = batch * ho * wo * kh * kw
+            if cin_g == 1 and cout == groups:
+                return windows * _ceil(cin, n)
+            return windows * groups * _ceil(cin_g, k) * _ceil(cout // groups, n)  # type: ignore[operator]
+        if isinstance(op, g.MatmulOp):
+            out = _shape(op.results[0])
+            return math.prod(out[:-1]) * _ceil(_shape(op.operands[0])[-1], k) * _ceil(out[-1], n)
+        work = sum(count * (self.t.special_cost if name in self.t.special else 1)
+                   for name, count in vector_passes(op))
+        return _ceil(work, self.t.vector_elements)
+
+    def features(self, compute: float, cores: int, imbalance: float, ddr: float = 0, llb: float = 0,
+                 noc: float = 0, weights: float = 0) -> tuple[float, float, float]:
+        """(compute, memory, weight) cycles of one op on `cores` cores: `compute` cycles in
+        all, `ddr` / `llb` bytes through the shared ports (`weights` of the DDR bytes are
+        weights), `noc` bytes into each core from other cores' L1."""
+        work = compute * imbalance / max(cores, 1)
+        memory = max(ddr / self.ddr_bw, llb / min(self.llb_bw, self.t.dma_bandwidth * cores),
+                     noc / self.t.dma_bandwidth)
+        return work, memory, weights / self.ddr_bw
+
+    def phase(self, *args, **kwargs) -> float:
+        """Cycles of one op (the arguments of `features`)."""
+        return self.c.phase(*self.features(*args, **kwargs))
+
+    @staticmethod
+    def imbalance(op: Operation, samples: float, parts: int, cores_per_part: int) -> float:
+        """Whole rows per core: ceil(units / cores) / (units / cores)."""
+        units = max(samples / parts, 1) * rows(op)
+        return math.ceil(units / cores_per_part) / (units / cores_per_part)
+
+    # --- a scheduled function
+
+    def item(self, op: Operation, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]]) -> float:
+        """Cycles of one scheduled item, given where every earlier value lives."""
+        bind = op.core_bind  # type: ignore[attr-defined]
+        scope = op.mem_scope.data  # type: ignore[attr-defined]
+        cores = len(bind.cores)
+        if isinstance(op, s.GroupOp):
+            return self.group(op.body_ops(), dict(zip(op.body.block.args, op.inputs)), op.output, scope,
+                              bind, where)
+        moved = sum(nbytes(v.type) for v in op.operands if where.get(v, (s.NPUMemScope.DDR, ()))[0] == s.NPUMemScope.L1)
+        if scope == s.NPUMemScope.L1:
+            incoming = sum(nbytes(v.type) for v in op.operands)
+            ddr = sum(nbytes(v.type) for v in op.operands if where.get(v, (s.NPUMemScope.DDR,))[0] == s.NPUMemScope.DDR)
+            return self.phase(0, cores, 1, ddr=ddr, noc=incoming / cores)
+        if moved:
+            return self.phase(0, cores, 1, **{"ddr" if scope == s.NPUMemScope.DDR else "llb": moved})
+        return 0.0
+
+    def group(self, body: Sequence[Operation], args: dict[SSAValue, SSAValue], output: SSAValue,
+              scope: s.NPUMemScope, bind, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]]) -> float:
+        """Cycles of a group body on `bind`, its result going to `scope`."""
+        return sum(self.c.phase(*p) for p in self.group_phases(body, args, output, scope, bind, where))
+
+    def group_phases(self, body: Sequence[Operation], args: dict[SSAValue, SSAValue], output: SSAValue,
+                     scope: s.NPUMemScope, bind, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]]
+                     ) -> list[tuple[float, float, float]]:
+        """The features of each phase (op) of a group body."""
+        cores, parts = len(bind.cores), bind.parts
+        phases = []
+        last = body[-1] if body else None
+        for o in _flatten(body):
+            if isinstance(o, (g.ConstantOp, *VIEW_OPS)):
+                continue
+            weights = ddr = sum(nbytes(v.type) for v in o.operands if is_weight(v))
+            llb = noc = 0.0
+            for v in o.operands:
+                src = args.get(v)
+                if src is None:
+                    continue
+                place, src_cores = where.get(src, (s.NPUMemScope.DDR, ()))
+                size = nbytes(v.type)
+                if place == s.NPUMemScope.DDR:
+                    ddr += size
+                elif place == s.NPUMemScope.LLB:
+                    llb += size
+                elif tuple(src_cores) != tuple(bind.cores):
+                    noc += size / cores
+            if isinstance(o, MOVEMENT_OPS):
+                noc += nbytes(o.results[0].type) / cores
+            if o is last or output in o.results:
+                size = nbytes(o.results[0].type)
+                if scope == s.NPUMemScope.DDR:
+                    ddr += size
+                elif scope == s.NPUMemScope.LLB:
+                    llb += size
+            batch = s.batch_of(o.results[0].type) or 1
+            phases.append(self.features(self.compute(o), cores, self.imbalance(o, batch, parts, cores // parts),
+                                        ddr=ddr, llb=llb, noc=noc, weights=weights))
+        return phases
+
+    def function(self, f: func.FuncOp) -> "Estimate":
+        """Cycles of every item of a scheduled function and their sum."""
+        where: dict[SSAValue, tuple[s.NPUMemScope, tuple]] = {a: (s.NPUMemScope.DDR, ()) for a in f.body.block.args}
+        est = Estimate()
+        for op in f.body.block.ops:
+            if not isinstance(op, s.ScheduledItem):
+                continue
+            cycles = self.item(op, where)
+            est.items.append((op, cycles))
+            for r in op.results:
+                where[r] = (op.mem_scope.data, op.core_bind.cores)  # type: ignore[union-attr]
+        return est
+
+
+@dataclass
+class Estimate:
+    items: list[tuple[Operation, float]] = field(default_factory=list)
+
+    @property
+    def cycles(self) -> int:
+        return int(sum(c for _, c in self.items))
+
+
+def _flatten(ops: Iterable[Operation]) -> list[Operation]:
+    out: list[Operation] = []
+    for o in ops:
+        if isinstance(o, s.GroupOp):
+            out += _flatten(o.body_ops())
+        else:
+            out.append(o)
+    return out

@@ -1,0 +1,209 @@
+"""The grouping search: which consecutive ops run together, cut how many ways.
+
+Dynamic programming over the ops in block (topological) order, as TPU-MLIR's LayerGroup
+does: `best[j] = min over i of best[i] + cost(ops[i:j])`, where a candidate group
+`ops[i:j]` must have a single output, and its cost is that of its best split factor n
+(sub-groups of batch/n samples) and batch parts p (the core_bind's outer list; the 8 / p
+cores of a part share its samples spatially): the estimator's cycles of the n sub-groups,
+weights re-read by each, inputs and the result moved where they are likely to live. A
+candidate whose sub-group does not fit the cores' L1 (the footprint model of
+`schedule-verify`) for any n costs infinity; growing a group backwards stops there.
+
+Levels 1 and 2 keep one op per group and cut an op only as much as its L1 footprint needs
+(the default schedule's rule); level 3 is the search. A split along H (row stripes) would be
+one more candidate kind next to the batch factors in `_candidates`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+
+from xdsl.ir import SSAValue
+
+from stc_mlir import target as targets
+from stc_mlir.errors import StcError
+from stc_mlir.passes.schedule_verify import VIEW_OPS, fmt, nbytes
+
+from .cost import MOVEMENT_OPS, Estimator
+from .graph import GraphView, is_weight
+
+FILL = 0.92
+"""Share of L1 a group may plan to use: the lowering adds halo margins and alignment."""
+MAX_GROUP_OPS = 48
+"""Longest group tried (ops); ResNet-50 stages and a BERT layer are shorter."""
+
+
+class AutoScheduleError(StcError):
+    """A graph the automatic scheduler cannot schedule (an op too big for every split)."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A group: ops[start:stop] cut into `split` sub-groups whose core_bind has `parts` parts."""
+
+    start: int
+    stop: int
+    split: int
+    parts: int
+    cycles: float = 0.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+class Search:
+    def __init__(self, view: GraphView, target: targets.Target, estimator: Estimator | None = None):
+        self.view, self.t = view, target
+        self.est = estimator or Estimator(target)
+        self.l1 = target.memory["l1"].size
+        self.llb = target.memory["llb"].size
+        self.batch = view.batch or 1
+        self.evaluated = 0
+        self._op_terms: dict[int, tuple] = {}
+        self._places: dict[SSAValue, str] = {}
+
+    # --- candidates
+
+    def _candidates(self, i: int, j: int, one_part: bool = False) -> Iterator[tuple[int, int]]:
+        """(split, parts) pairs for ops[i:j]; splits along H would join here."""
+        mixing = self.view.mixing(i, j) is not None
+        for n in divisors(self.batch):
+            if n > 1 and mixing:
+                break
+            samples = self.batch // n
+            parts_max = 1 if mixing or one_part else math.gcd(samples, self.t.cores)
+            for p in sorted({1, parts_max}, reverse=True):  # ties: whole samples per part (no halos)
+                yield n, p
+
+    def share(self, i: int, j: int, n: int, p: int) -> int:
+        """L1 bytes per core of one sub-group of ops[i:j] split n ways with p parts."""
+        samples = self.batch // n
+        return -(-self.view.peak(i, j, samples, p) // (self.t.cores // p))
+
+    def fits(self, i: int, j: int, n: int, p: int) -> bool:
+        return self.share(i, j, n, p) <= self.l1 * FILL
+
+    # --- costs
+
+    def guess_place(self, v: SSAValue) -> str:
+        """Where a group boundary value will likely live (the placement decides later)."""
+        if v not in self._places:
+            size = nbytes(v.type)
+            if v in self.view.results or v.owner not in self.view.position:
+                self._places[v] = "ddr"
+            elif size / self.t.cores <= self.l1 / 4:
+                self._places[v] = "l1"
+            else:
+                self._places[v] = "llb" if size <= self.llb / 2 else "ddr"
+        return self._places[v]
+
+    def _terms(self, k: int) -> tuple:
+        """What the cost of op k needs, computed once: (skip, weights, compute, carried, inputs
+        (value, bytes), result bytes, movement)."""
+        if k not in self._op_terms:
+            op = self.view.ops[k]
+            view = self.view
+            weights = sum(nbytes(v.type) for v in op.operands if is_weight(v))
+            carried = view.carries(op.results[0]) or any(view.carries(v) for v in op.operands)
+            acts = [(v, nbytes(v.type)) for v in op.operands if not is_weight(v)]
+            self._op_terms[k] = (isinstance(op, VIEW_OPS), weights, self.est.compute(op), carried, acts,
+                                 nbytes(op.results[0].type), isinstance(op, MOVEMENT_OPS))
+        return self._op_terms[k]
+
+    def cost(self, i: int, j: int, n: int, p: int) -> float:
+        """Estimated cycles of ops[i:j] as n sub-groups on p parts of the cores."""
+        self.evaluated += 1
+        view, est = self.view, self.est
+        frac = 1 / n
+        cores = self.t.cores
+        inside = set(view.ops[i:j])
+        total = 0.0
+        for k in range(i, j):
+            skip, weights, compute, carried, acts, out_bytes, movement = self._terms(k)
+            if skip:
+                continue
+            traffic = {"ddr": float(weights), "llb": 0.0, "l1": 0.0}
+            for v, size in acts:
+                if v.owner not in inside:
+                    traffic[self.guess_place(v)] += size * frac
+            if k == j - 1:
+                traffic[self.guess_place(view.ops[k].results[0])] += out_bytes * frac
+            noc = out_bytes * frac / cores if movement else 0.0
+            imbalance = est.imbalance(view.ops[k], self.batch * frac, p, cores // p)
+            total += est.phase(compute * (frac if carried else 1), cores, imbalance, ddr=traffic["ddr"],
+                               llb=traffic["llb"], noc=noc, weights=weights)
+        return total * n
+
+    def best(self, i: int, j: int, one_part: bool = False, fewest: bool = False) -> Segment | None:
+        """The cheapest fitting (split, parts) of ops[i:j], or None. `fewest`: the fewest
+        sub-groups that fit (levels 1-2)."""
+        found = None
+        for n, p in self._candidates(i, j, one_part):
+            if not self.fits(i, j, n, p):
+                continue
+            if fewest:
+                return Segment(i, j, n, p, self.cost(i, j, n, p))
+            c = self.cost(i, j, n, p)
+            if found is None or c < found.cycles:
+                found = Segment(i, j, n, p, c)
+        return found
+
+    # --- the levels
+
+    def singles(self) -> list[Segment]:
+        """Levels 1-2: every op its own group, cut only as much as L1 needs, all cores one part."""
+        out = []
+        for i in range(len(self.view)):
+            seg = self.best(i, i + 1, one_part=True, fewest=True)
+            if seg is None:
+                raise self._too_big(i)
+            out.append(seg)
+        return out
+
+    def search(self) -> list[Segment]:
+        """Level 3: the dynamic programme over consecutive runs of ops."""
+        n = len(self.view)
+        best = [0.0] + [math.inf] * n
+        choice: list[Segment | None] = [None] * (n + 1)
+        for j in range(1, n + 1):
+            for i in range(j - 1, max(-1, j - 1 - MAX_GROUP_OPS), -1):
+                if best[i] == math.inf:
+                    continue
+                if j - i > 1:
+                    # the smallest sub-group that could exist must fit, or longer runs will not
+                    mixing = self.view.mixing(i, j) is not None
+                    n_min = 1 if mixing else self.batch
+                    if self.share(i, j, n_min, 1) > self.l1 * FILL:
+                        break
+                    if not self.view.single_output(i, j):
+                        continue
+                seg = self.best(i, j)
+                if seg is not None and best[i] + seg.cycles < best[j]:
+                    best[j] = best[i] + seg.cycles
+                    choice[j] = seg
+            if best[j] == math.inf:
+                raise self._too_big(j - 1)
+        segments = []
+        j = n
+        while j > 0:
+            seg = choice[j]
+            assert seg is not None
+            segments.append(seg)
+            j = seg.start
+        return segments[::-1]
+
+    def _too_big(self, i: int) -> AutoScheduleError:
+        op = self.view.ops[i]
+        share = self.share(i, i + 1, self.batch if self.view.mixing(i, i + 1) is None else 1, 1)
+        return AutoScheduleError(
+            f"{op.name} (op {i}) needs {fmt(share)} bytes of L1 per core even with one sample over "
+            f"{self.t.cores} cores, more than the {fmt(self.l1)}-byte L1 data buffer; cutting a sample "
+            f"into row stripes is not implemented yet: schedule it manually"
+        )
+

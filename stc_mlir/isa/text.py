@@ -1,0 +1,769 @@
+"""The npu dialect's text, printed and parsed straight from / into a `Program`, without xDSL.
+
+The body of an `npu.program` (docs/npu.md):
+
+    {
+      npu.buffer @x : ddr[1024] at 0
+      npu.buffer @w : ddr[576] at 1024 = #graph.extern<"m.weights.bin", 0, 576> : tensor<288xf16>
+      npu.buffer @t : l1(0)[512] attributes {npu.live = array<i64: 0, 1>}
+      npu.input "x" @x : 1x4x16x8xf16
+      npu.semaphore @ready core 0
+      npu.core 0 {
+        npu.dma @x[0] : 256xf16 -> @t[0] : 256xf16 {signals = [@ready]}
+      }
+    }
+
+`format_body` prints it, `parse_body` reads it back into an equal `Program` and records where
+every buffer, semaphore, input/output, core and command starts (`Locations`), so parse errors
+(`TextError`, with the offset) and verifier errors point at the right line. A big program is
+tens of thousands of commands: both run over plain strings and regular expressions (a command
+is a few regex matches), about 100x faster than building and parsing one xDSL op per command.
+
+Buffer contents: a splat or a constant of at most `weights.INLINE_LIMIT` bytes prints inline
+(`dense<...>`); a larger one goes to the active `weights.WeightWriter` and prints as
+`#graph.extern<"file", offset, nbytes>` (the graph level's side-car reference), or, with no
+writer, names the file it was read from (`weights.ExternBytes`) or prints as hex.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stc_mlir import weights
+from stc_mlir.isa.program import (
+    DTYPES, OPS, SPACES, Buffer, Command, IOSpec, OpSpec, Program, Semaphore, Tile,
+    contiguous_strides, format_tile, symbol,
+)
+
+ELEMENT_TYPES = ", ".join(DTYPES)
+
+
+# ----------------------------------------------------------------------------- printing
+
+
+def string_literal(text: str) -> str:
+    """`text` as an MLIR string literal."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def format_float(value: float, dtype: np.dtype = np.dtype(np.float64)) -> str:
+    """`value` in MLIR's `%e` style, with more digits when six do not give it back in `dtype`."""
+    text = f"{float(value):e}"
+    if np.array(float(text), dtype) != np.array(value, dtype):
+        text = f"{float(value):.17e}"
+    return text
+
+
+def format_param(kind: str, value: Any) -> str:
+    match kind:
+        case "int":
+            return f"{value} : i64"
+        case "ints":
+            return f"array<i64: {', '.join(map(str, value))}>" if value else "array<i64>"
+        case "float":
+            return f"{format_float(value)} : f64"
+        case "bool":
+            return "true" if value else "false"
+    return string_literal(value)
+
+
+def format_command(c: Command) -> str:
+    """One command in the dialect's syntax, with its parameters, waits and signals."""
+    spec = OPS[c.op]
+    text = c.describe()
+    attrs = [f"{k} = {format_param(kind, c.params[k])}" for k, (kind, default) in spec.params.items()
+             if k != "kind" and c.params[k] != default]
+    if c.waits:
+        attrs.append(f"waits = [{', '.join(map(symbol, c.waits))}]")
+    if c.signals:
+        attrs.append(f"signals = [{', '.join(map(symbol, c.signals))}]")
+    return f"{text} {{{', '.join(attrs)}}}" if attrs else text
+
+
+def format_init(data: bytes, dtype: str) -> str:
+    """Constant buffer contents: `dense<...> : tensor<NxT>` or a side-car reference."""
+    np_dtype = DTYPES[dtype]
+    count = len(data) // np_dtype.itemsize
+    type_text = f"tensor<{count}x{dtype}>"
+    head = data[: np_dtype.itemsize]
+    values = np.frombuffer(head, np_dtype)
+    if count and head * count == data and np.all(np.isfinite(values)):  # a splat: one value
+        return f"dense<{_literal(values[0], np_dtype)}> : {type_text}"
+    if len(data) <= weights.INLINE_LIMIT:
+        values = np.frombuffer(data, np_dtype)
+        if np.all(np.isfinite(values)):
+            return f"dense<[{', '.join(_literal(v, np_dtype) for v in values)}]> : {type_text}"
+    elif (writer := weights.active_writer()) is not None:
+        return f"#graph.extern<{string_literal(writer.name)}, {writer.put(data)}, {len(data)}> : {type_text}"
+    elif isinstance(data, weights.ExternBytes):
+        return f"#graph.extern<{string_literal(data.path)}, {data.offset}, {len(data)}> : {type_text}"
+    return f'dense<"0x{data.hex().upper()}"> : {type_text}'
+
+
+def _literal(value: Any, dtype: np.dtype) -> str:
+    return format_float(value, dtype) if dtype.kind == "f" else str(int(value))
+
+
+def format_buffer(b: Buffer) -> str:
+    core = f"({b.core})" if b.core is not None else ""
+    text = f"npu.buffer {symbol(b.name)} : {b.space}{core}[{b.size}]"
+    if b.offset is not None:
+        text += f" at {b.offset}"
+    if b.init is not None:
+        text += " = " + format_init(b.init, b.init_dtype)
+    if b.live is not None:
+        text += f" attributes {{npu.live = array<i64: {b.live[0]}, {b.live[1]}>}}"
+    return text
+
+
+def format_phases(phases: tuple[str, ...]) -> str:
+    """The `npu.phases` attribute of the program header."""
+    return f"npu.phases = [{', '.join(map(string_literal, phases))}]"
+
+
+def format_body(program: Program, indent: str = "") -> str:
+    """The program's body, `{` to `}`, its lines indented by `indent` plus two spaces."""
+    inner, deeper = indent + "  ", indent + "    "
+    lines = [inner + format_buffer(b) for b in program.buffers.values()]
+    for keyword, ios in (("input", program.inputs), ("output", program.outputs)):
+        lines += [f"{inner}npu.{keyword} {string_literal(io.name)} {symbol(io.buffer)} : "
+                  f"{''.join(f'{d}x' for d in io.shape)}{io.dtype}" for io in ios]
+    for s in program.semaphores.values():
+        lines.append(f"{inner}npu.semaphore {symbol(s.name)} core {s.core}" + (f" init {s.init}" if s.init else ""))
+    for core in sorted(program.cores):
+        lines.append(f"{inner}npu.core {core} {{")
+        lines += [deeper + format_command(c) for c in program.cores[core]]
+        lines.append(inner + "}")
+    return "{\n" + "".join(line + "\n" for line in lines) + indent + "}"
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+class TextError(ValueError):
+    """A syntax error at character `pos` of the parsed text."""
+
+    def __init__(self, message: str, pos: int):
+        super().__init__(message)
+        self.message, self.pos = message, pos
+
+
+@dataclass
+class Locations:
+    """Where each part of a parsed program starts: character offsets into `text`."""
+
+    text: str
+    program: int = 0
+    buffers: dict[str, int] = field(default_factory=dict)
+    semaphores: dict[str, int] = field(default_factory=dict)
+    ios: dict[tuple[str, str], int] = field(default_factory=dict)
+    cores: dict[int, int] = field(default_factory=dict)
+    commands: dict[int, list[int]] = field(default_factory=dict)
+
+    def line_col(self, pos: int) -> tuple[int, int]:
+        """1-based line and column of offset `pos` of `text`."""
+        starts = self._line_starts()
+        line = bisect.bisect_right(starts, pos)
+        return line, pos - starts[line - 1] + 1
+
+    def _line_starts(self) -> list[int]:
+        if not hasattr(self, "_starts"):
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
+
+
+_WS = re.compile(r"(?:\s+|//[^\n]*)+")
+_NAME = r'@(?:([A-Za-z_][\w$.\-]*)|"((?:[^"\\]|\\.)*)")'
+_SYM = re.compile(_NAME)
+_TILE = re.compile(_NAME + r"\s*\[\s*(\d+)\s*\]\s*:\s*((?:\d+\s*x\s*)*)([A-Za-z]\w*)"
+                   r"(?:\s*strides\s*\[\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\])?")
+_KEYWORD = re.compile(r"[A-Za-z_][\w$.]*")
+_INT = re.compile(r"\d+")
+_NUMBER = re.compile(r"-?(?:0x[0-9a-fA-F]+|\d+(\.\d*)?(?:[eE][-+]?\d+)?)")
+_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_SHAPE = re.compile(r"((?:\d+x)*)([A-Za-z]\w*)")
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return re.sub(r'\\(n|t|"|\\|[0-9a-fA-F]{2})',
+                  lambda m: _ESCAPES.get(m.group(1)) or chr(int(m.group(1), 16)), text)
+
+
+class _Symbol(str):
+    """A symbol reference (`@name`) among attribute values."""
+
+
+class _Scanner:
+    def __init__(self, text: str, pos: int = 0):
+        self.text, self.pos = text, pos
+
+    def error(self, message: str, pos: int | None = None) -> TextError:
+        return TextError(message, self.pos if pos is None else pos)
+
+    def skip(self) -> int:
+        m = _WS.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+        return self.pos
+
+    def match(self, regex: re.Pattern[str]) -> re.Match[str] | None:
+        self.skip()
+        m = regex.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+        return m
+
+    def expect(self, regex: re.Pattern[str], what: str) -> re.Match[str]:
+        m = self.match(regex)
+        if m is None:
+            raise self.error(f"Expected {what}")
+        return m
+
+    def punct(self, text: str) -> bool:
+        self.skip()
+        if self.text.startswith(text, self.pos):
+            self.pos += len(text)
+            return True
+        return False
+
+    def expect_punct(self, text: str) -> None:
+        if not self.punct(text):
+            raise self.error(f"Expected '{text}'")
+
+    def keyword(self, word: str) -> bool:
+        self.skip()
+        m = _KEYWORD.match(self.text, self.pos)
+        if m and m.group() == word:
+            self.pos = m.end()
+            return True
+        return False
+
+    def integer(self) -> int:
+        return int(self.expect(_INT, "integer literal").group())
+
+    def symbol(self) -> str:
+        m = self.expect(_SYM, "symbol reference")
+        return m.group(1) if m.group(1) is not None else _unescape(m.group(2))
+
+    def string(self) -> str:
+        return _unescape(self.expect(_STRING, "string literal").group(1))
+
+    def shape(self) -> tuple[tuple[int, ...], str]:
+        start = self.skip()
+        m = self.expect(_SHAPE, "a shape and element type (e.g. 4x16xf16)")
+        dtype = m.group(2)
+        if dtype not in DTYPES:
+            raise self.error(f"unsupported npu element type {dtype} (expected {_or(DTYPES)})", start)
+        return tuple(int(d) for d in m.group(1).split("x")[:-1]), dtype
+
+    def tile(self) -> Tile:
+        start = self.skip()
+        m = _TILE.match(self.text, start)
+        if m is None:
+            self._tile_error()
+        self.pos = m.end()
+        dtype = m.group(5)
+        if dtype not in DTYPES:
+            raise self.error(f"unsupported npu element type {dtype} (expected {_or(DTYPES)})",
+                             m.start(5))
+        shape = tuple(int(d) for d in re.split(r"\s*x\s*", m.group(4))[:-1])
+        strides = (contiguous_strides(shape) if m.group(6) is None
+                   else tuple(int(s) for s in m.group(6).split(",")))
+        name = m.group(1) if m.group(1) is not None else _unescape(m.group(2))
+        return Tile(name, int(m.group(3)), shape, strides, dtype)
+
+    def _tile_error(self) -> None:
+        """Say exactly what is wrong with a tile the fast expression did not match."""
+        self.symbol()
+        self.expect_punct("[")
+        self.integer()
+        self.expect_punct("]")
+        self.expect_punct(":")
+        self.shape()
+        if self.keyword("strides"):
+            self.expect_punct("[")
+            self.expect(re.compile(r"-?\d+"), "integer literal")
+        raise self.error("Expected a tile: @buffer[byte offset] : SHAPExTYPE (strides [...])?")
+
+    def value(self) -> Any:
+        """An attribute value: integer, float, bool, string, symbol, array<i64: ...> or [list]."""
+        start = self.skip()
+        text = self.text
+        if text.startswith("array<", start):
+            self.pos = start + len("array<")
+            self.expect(re.compile(r"i64\b"), "'i64' (parameters are array<i64: ...>)")
+            values: list[int] = []
+            if self.punct(":"):
+                values.append(self._signed())
+                while self.punct(","):
+                    values.append(self._signed())
+            self.expect_punct(">")
+            return tuple(values)
+        if text.startswith('"', start):
+            return self.string()
+        if text.startswith("@", start):
+            return _Symbol(self.symbol())
+        if text.startswith("[", start):
+            self.pos = start + 1
+            items = []
+            if not self.punct("]"):
+                items.append(self.value())
+                while self.punct(","):
+                    items.append(self.value())
+                self.expect_punct("]")
+            return items
+        if self.keyword("true"):
+            return True
+        if self.keyword("false"):
+            return False
+        m = self.expect(_NUMBER, "an attribute value")
+        literal = m.group()
+        number: Any
+        if literal.lstrip("-").lower().startswith("0x"):
+            number = int(literal, 16)
+        elif m.group(1) is not None or "e" in literal.lower():
+            number = float(literal)
+        else:
+            number = int(literal)
+        if self.punct(":"):
+            type_start = self.skip()
+            t = self.expect(_KEYWORD, "a type").group()
+            if t == "i1":
+                return bool(number)
+            if t.startswith("f"):
+                return float(number)
+            if not t.startswith(("i", "si", "ui")) and t != "index":
+                raise self.error(f"unexpected type {t}", type_start)
+        return number
+
+    def _signed(self) -> int:
+        m = self.expect(re.compile(r"-?\d+"), "integer literal")
+        return int(m.group())
+
+    def attr_dict(self) -> dict[str, tuple[Any, int, int]]:
+        """`{key = value, ...}`: each value with the offsets where it and its key start."""
+        self.expect_punct("{")
+        items: dict[str, tuple[Any, int, int]] = {}
+        if self.punct("}"):
+            return items
+        while True:
+            key_start = self.skip()
+            key = self.string() if self.text.startswith('"', key_start) else \
+                self.expect(_KEYWORD, "attribute name").group()
+            if key in items:
+                raise self.error(f"attribute '{key}' is given twice", key_start)
+            self.expect_punct("=")
+            at = self.skip()
+            items[key] = (self.value(), at, key_start)
+            if not self.punct(","):
+                break
+        self.expect_punct("}")
+        return items
+
+
+def _or(names: Any) -> str:
+    names = list(names)
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def find_block_end(content: str | bytes, start: int) -> int:
+    """The offset just past the `}` matching the `{` at `start` (strings and `//` comments
+    skipped), or -1."""
+    pattern = _BLOCK_BYTES if isinstance(content, bytes) else _BLOCK
+    depth = 0
+    for m in pattern.finditer(content, start):  # type: ignore[arg-type]
+        c = m.group()[:1]
+        if c in ("{", b"{"):
+            depth += 1
+        elif c in ("}", b"}"):
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return -1
+
+
+_BLOCK = re.compile(r'[{}]|"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+_BLOCK_BYTES = re.compile(rb'[{}]|"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+
+
+def parse_body(text: str, name: str = "main", target: str = "stcp920", pos: int = 0,
+               phases: tuple[str, ...] = ()) -> tuple[Program, Locations, int]:
+    """Parse the body `{ ... }` starting at `text[pos]`: the program, where its parts are,
+    and the offset just past the closing `}`. Raises `TextError`."""
+    s = _Scanner(text, pos)
+    program = Program(name=name, target=target, phases=tuple(phases))
+    where = Locations(text, program=pos)
+    s.expect_punct("{")
+    while not s.punct("}"):
+        start = s.skip()
+        if start >= len(text):
+            raise s.error("Expected '}' to close npu.program")
+        m = s.expect(_KEYWORD, "an npu op (npu.buffer, npu.semaphore, npu.input, npu.output or npu.core)")
+        op = m.group()
+        statement = _STATEMENTS.get(op)
+        if statement is None:
+            if op.startswith("npu.") and op[4:] in OPS:
+                raise s.error(f"'{op}' expects parent op 'npu.core'", start)
+            raise s.error(f"unexpected '{op}' in npu.program: expected npu.buffer, npu.semaphore, "
+                          "npu.input, npu.output or npu.core", start)
+        statement(s, program, where, start)
+    return program, where, s.pos
+
+
+def parse_phases(s_text: str, pos: int) -> tuple[tuple[str, ...], int]:
+    """`phases ["...", ...]` (the generic form's spelling of npu.phases), if present at `pos`."""
+    s = _Scanner(s_text, pos)
+    if not s.keyword("phases"):
+        return (), pos
+    value = s.value()
+    if not isinstance(value, list) or not all(isinstance(v, str) and not isinstance(v, _Symbol) for v in value):
+        raise s.error("phases must be a list of strings", pos)
+    return tuple(value), s.pos
+
+
+def _buffer(s: _Scanner, program: Program, where: Locations, start: int) -> None:
+    name = s.symbol()
+    s.expect_punct(":")
+    space_at = s.skip()
+    m = _KEYWORD.match(s.text, space_at)
+    if m is None or m.group() not in SPACES:
+        raise s.error("Expected `l1`, `wb`, `llb`, or `ddr`.", space_at)
+    space = m.group()
+    s.pos = m.end()
+    core = None
+    if s.punct("("):
+        core = s.integer()
+        s.expect_punct(")")
+    s.expect_punct("[")
+    size = s.integer()
+    s.expect_punct("]")
+    offset = s.integer() if s.keyword("at") else None
+    init, init_dtype = None, "f16"
+    if s.punct("="):
+        init, init_dtype = _init(s)
+    live = None
+    if s.keyword("attributes"):
+        attrs = s.attr_dict()
+        for key, (value, at, key_at) in attrs.items():
+            if key != "npu.live":
+                raise s.error(f"unknown attribute '{key}' on npu.buffer (it takes npu.live)", key_at)
+            if not (isinstance(value, tuple) and len(value) == 2):
+                raise s.error("npu.live must be array<i64: first, last>", at)
+            live = (value[0], value[1])
+    if name in program.buffers:
+        raise s.error(f"buffer @{name} is defined twice", start)
+    program.buffers[name] = Buffer(name, space, size, core, offset, init, init_dtype, live)
+    where.buffers[name] = start
+
+
+def _init(s: _Scanner) -> tuple[bytes, str]:
+    """`dense<...> : tensor<...>` or `#graph.extern<"file", offset, nbytes> : tensor<...>`."""
+    start = s.skip()
+    if s.keyword("dense"):
+        s.expect_punct("<")
+        value = None if s.punct(">") else s.value()
+        if value is not None:
+            s.expect_punct(">")
+        shape, dtype = _tensor_type(s)
+        return _dense_bytes(s, value, shape, dtype, start), dtype
+    if s.punct("#graph.extern"):
+        s.expect_punct("<")
+        path = s.string()
+        s.expect_punct(",")
+        offset = s.integer()
+        s.expect_punct(",")
+        nbytes = s.integer()
+        s.expect_punct(">")
+        shape, dtype = _tensor_type(s)
+        expected = int(np.prod(shape)) * DTYPES[dtype].itemsize
+        if nbytes != expected:
+            raise s.error(f"#graph.extern holds {nbytes} bytes but tensor<{'x'.join(map(str, shape))}x{dtype}> "
+                          f"needs {expected}", start)
+        try:
+            return weights.read_bytes(path, offset, nbytes), dtype
+        except (OSError, ValueError) as err:
+            raise s.error(str(err), start) from None
+    raise s.error("Expected buffer contents: dense<...> or #graph.extern<...>")
+
+
+def _tensor_type(s: _Scanner) -> tuple[tuple[int, ...], str]:
+    s.expect_punct(":")
+    if not s.keyword("tensor"):
+        raise s.error("Expected tensor type")
+    s.expect_punct("<")
+    shape = s.shape()
+    s.expect_punct(">")
+    return shape
+
+
+def _dense_bytes(s: _Scanner, value: Any, shape: tuple[int, ...], dtype: str, at: int) -> bytes:
+    np_dtype = DTYPES[dtype]
+    count = int(np.prod(shape))
+    if isinstance(value, str) and not isinstance(value, _Symbol):
+        if not re.fullmatch(r"0x(?:[0-9a-fA-F]{2})*", value):
+            raise s.error("a dense hex string is \"0x\" and hex digits", at)
+        data = bytes.fromhex(value[2:])
+        if len(data) == np_dtype.itemsize:
+            data *= count
+        if len(data) != count * np_dtype.itemsize:
+            raise s.error(f"dense hex holds {len(data)} bytes, the tensor needs {count * np_dtype.itemsize}", at)
+        return data
+    flat: list[Any] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, (int, float)) and not isinstance(v, _Symbol):
+            flat.append(v)
+        else:
+            raise s.error(f"unexpected dense element {v!r}", at)
+
+    walk([] if value is None else value)
+    if len(flat) == 1 and not isinstance(value, list):
+        flat *= count
+    if len(flat) != count:
+        raise s.error(f"dense literal has {len(flat)} elements, the tensor needs {count}", at)
+    return np.array(flat, dtype=np.float64 if np_dtype.kind == "f" else np.int64).astype(np_dtype).tobytes()
+
+
+def _semaphore(s: _Scanner, program: Program, where: Locations, start: int) -> None:
+    name = s.symbol()
+    if not s.keyword("core"):
+        raise s.error("Expected 'core'")
+    core = s.integer()
+    init = s.integer() if s.keyword("init") else 0
+    if name in program.semaphores:
+        raise s.error(f"semaphore @{name} is defined twice", start)
+    program.semaphores[name] = Semaphore(name, core, init)
+    where.semaphores[name] = start
+
+
+def _io(kind: str) -> Callable[[_Scanner, Program, Locations, int], None]:
+    def parse(s: _Scanner, program: Program, where: Locations, start: int) -> None:
+        name = s.string()
+        buffer = s.symbol()
+        s.expect_punct(":")
+        shape, dtype = s.shape()
+        (program.inputs if kind == "input" else program.outputs).append(IOSpec(name, buffer, shape, dtype))
+        where.ios[(kind, name)] = start
+
+    return parse
+
+
+def _core(s: _Scanner, program: Program, where: Locations, start: int) -> None:
+    core = s.integer()
+    if core in program.cores:
+        raise s.error(f"npu.core {core} is defined twice", start)
+    s.expect_punct("{")
+    stream: list[Command] = []
+    positions: list[int] = []
+    while not s.punct("}"):
+        at = s.skip()
+        if at >= len(s.text):
+            raise s.error(f"Expected '}}' to close npu.core {core}")
+        m = _KEYWORD.match(s.text, at)
+        spec = OPS.get(m.group()[4:]) if m is not None and m.group().startswith("npu.") else None
+        if spec is None:
+            what = m.group() if m is not None else s.text[at:at + 1]
+            if what in _STATEMENTS:
+                raise s.error(f"'{what}' expects parent op 'npu.program'", at)
+            raise s.error(f"Expected an npu command ({', '.join('npu.' + op for op in OPS)}), got '{what}'", at)
+        command = _fast_command(s, spec, at)
+        if command is None:
+            s.pos = m.end()  # type: ignore[union-attr]
+            command = _command(s, spec, at)
+        stream.append(command)
+        positions.append(at)
+    program.cores[core] = stream
+    where.cores[core] = start
+    where.commands[core] = positions
+
+
+def _command(s: _Scanner, spec: OpSpec, start: int) -> Command:
+    params: dict[str, Any] = {}
+    if "kind" in spec.params:
+        params["kind"] = s.expect(_KEYWORD, f"the kind of npu.{spec.op}").group()
+    tiles: dict[str, Tile] = {}
+    for i, slot in enumerate(spec.ins):
+        if i:
+            s.expect_punct(",")
+        tiles[slot] = s.tile()
+    while spec.optional:
+        at = s.skip()
+        m = _KEYWORD.match(s.text, at)
+        if m is None or m.group() not in spec.optional:
+            break
+        s.pos = m.end()
+        tiles[m.group()] = s.tile()
+    if spec.outs:
+        s.expect_punct("->")
+    for i, slot in enumerate(spec.outs):
+        if i:
+            s.expect_punct(",")
+        tiles[slot] = s.tile()
+    sync: dict[str, tuple[str, ...]] = {"waits": (), "signals": ()}
+    s.skip()
+    if s.text.startswith("{", s.pos):
+        for key, (value, at, key_at) in s.attr_dict().items():
+            if key in sync:
+                if not isinstance(value, list) or not all(isinstance(v, _Symbol) for v in value):
+                    raise s.error(f"{key} must be a list of semaphores [@a, @b]", at)
+                sync[key] = tuple(value)
+            elif key not in spec.params or key == "kind":
+                raise s.error(f"npu.{spec.op} has no parameter '{key}'", key_at)
+            else:
+                params[key] = _param(s, spec, key, value, at)
+    try:
+        params = spec.fill(params)
+    except ValueError as err:
+        raise s.error(str(err), start) from None
+    return Command(spec.op, tiles, params, sync["waits"], sync["signals"])
+
+
+# A command as the printer writes it (one line, single spaces, bare names) is read by one
+# regular expression made from its OpSpec; anything else takes the general path above, which
+# accepts any spacing and says exactly what is wrong.
+_TILE_TEXT = r"(@[A-Za-z_][\w$.\-]*\[\d+\] : (?:\d+x)*(?:f16|f32|i32|i64)(?: strides \[-?\d+(?:, -?\d+)*\])?)"
+_ATTR_ITEM = re.compile(
+    r'([A-Za-z_]\w*) = (?:\[((?:@[A-Za-z_][\w$.\-]*(?:, (?=@))?)*)\]|(array<i64(?:: (-?\d+(?:, -?\d+)*))?>)'
+    r'|"([^"\\\n]*)"|(true|false)|(-?\d+) : i64|(-?\d+\.\d*(?:e[-+]?\d+)?) : f64)(?:, |$)')
+
+
+def _command_regex(spec: OpSpec) -> re.Pattern[str]:
+    text = rf"npu\.{spec.op}\b" + (r" ([A-Za-z_]\w*)" if "kind" in spec.params else "")
+    if spec.ins:
+        text += " " + ", ".join([_TILE_TEXT] * len(spec.ins))
+    text += "".join(rf"(?: {slot} {_TILE_TEXT})?" for slot in spec.optional)
+    if spec.outs:
+        text += " -> " + ", ".join([_TILE_TEXT] * len(spec.outs))
+    return re.compile(text + r"(?: \{([^\n{}]*)\})?[ \t]*(?=\n|$)")
+
+
+_COMMAND_REGEX = {op: _command_regex(spec) for op, spec in OPS.items()}
+_tiles: dict[str, Tile] = {}
+
+
+_TILE_PARTS = re.compile(r"@([^\[]+)\[(\d+)\] : ((?:\d+x)*)(\w+)(?: strides \[([^\]]*)\])?")
+
+
+def _tile_of(text: str) -> Tile:
+    """The tile a `_TILE_TEXT` match spells (memoised: programs repeat their tiles)."""
+    t = _tiles.get(text)
+    if t is None:
+        if len(_tiles) > 1 << 18:
+            _tiles.clear()
+        name, offset, dims, dtype, strides = _TILE_PARTS.match(text).groups()  # type: ignore[union-attr]
+        shape = tuple(map(int, dims[:-1].split("x"))) if dims else ()
+        t = _tiles[text] = Tile(name, int(offset), shape,
+                                contiguous_strides(shape) if strides is None else tuple(map(int, strides.split(", "))),
+                                dtype)
+    return t
+
+
+def _fast_command(s: _Scanner, spec: OpSpec, start: int) -> Command | None:
+    """The command at `start` if it is in the printer's form, else None."""
+    m = _COMMAND_REGEX[spec.op].match(s.text, start)
+    if m is None:
+        return None
+    groups = m.groups()
+    i = 1 if "kind" in spec.params else 0
+    tiles: dict[str, Tile] = {}
+    for slot in spec.slots:
+        if groups[i] is not None:
+            tiles[slot] = _tile_of(groups[i])
+        i += 1
+    key = (spec.op, groups[0] if "kind" in spec.params else None, groups[i])
+    attrs = _attrs.get(key)
+    if attrs is None:
+        attrs = _fast_attrs(spec, key[1], groups[i] or "")
+        if attrs is None:
+            return None
+        if len(_attrs) > 1 << 16:
+            _attrs.clear()
+        _attrs[key] = attrs
+    s.pos = m.end()
+    return Command(spec.op, tiles, dict(attrs[0]), attrs[1], attrs[2])
+
+
+_attrs: dict[tuple[str, str | None, str | None], tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _fast_attrs(spec: OpSpec, kind: str | None, attrs: str
+                ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]] | None:
+    """(parameters with defaults, waits, signals) of an attribute dict in the printer's form."""
+    params: dict[str, Any] = {} if kind is None else {"kind": kind}
+    sync: dict[str, tuple[str, ...]] = {"waits": (), "signals": ()}
+    pos = 0
+    while pos < len(attrs):
+        a = _ATTR_ITEM.match(attrs, pos)
+        if a is None:
+            return None
+        pos = a.end()
+        key, syms, array, ints, string, boolean, integer, real = a.groups()
+        if key in sync:
+            if syms is None:
+                return None
+            sync[key] = tuple(syms.replace("@", "").split(", ")) if syms else ()
+            continue
+        param = spec.params.get(key)
+        if param is None or key == "kind":
+            return None
+        kind_of = param[0]
+        if kind_of == "ints" and array is not None:
+            params[key] = tuple(int(v) for v in ints.split(", ")) if ints else ()
+        elif kind_of == "str" and string is not None:
+            params[key] = string
+        elif kind_of == "bool" and boolean is not None:
+            params[key] = boolean == "true"
+        elif kind_of == "int" and integer is not None:
+            params[key] = int(integer)
+        elif kind_of == "float" and (real is not None or integer is not None):
+            params[key] = float(real if real is not None else integer)
+        else:
+            return None
+    try:
+        return spec.fill(params), sync["waits"], sync["signals"]
+    except ValueError:
+        return None
+
+
+_PARAM_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,), "ints": (tuple,), "float": (int, float), "str": (str,), "bool": (bool,),
+}
+
+
+def _param(s: _Scanner, spec: OpSpec, key: str, value: Any, at: int) -> Any:
+    kind = spec.params[key][0]
+    ok = isinstance(value, _PARAM_TYPES[kind]) and not isinstance(value, _Symbol)
+    if kind in ("int", "float") and isinstance(value, bool):
+        ok = False
+    if not ok:
+        expected = {"int": "an integer (e.g. 2 : i64)", "ints": "array<i64: ...>", "float": "a float (e.g. 0.5 : f64)",
+                    "str": "a string", "bool": "true or false"}[kind]
+        raise s.error(f"npu.{spec.op} parameter '{key}' must be {expected}", at)
+    return value
+
+
+_STATEMENTS: dict[str, Callable[[_Scanner, Program, Locations, int], None]] = {
+    "npu.buffer": _buffer,
+    "npu.semaphore": _semaphore,
+    "npu.input": _io("input"),
+    "npu.output": _io("output"),
+    "npu.core": _core,
+}
+
+__all__ = [
+    "Locations", "TextError", "find_block_end", "format_body", "format_buffer",
+    "format_command", "format_init", "format_phases", "parse_body", "parse_phases",
+]

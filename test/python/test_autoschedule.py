@@ -1,0 +1,176 @@
+"""Automatic scheduling (graph_schedule_level 1-3): random small networks always get a
+schedule that verifies, keeps the graph's results and runs on the emulator without a
+hazard; the decision cache is hit on a second compile; the emitted script gives back the
+same schedule."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stc_mlir import reference
+from stc_mlir.autoschedule import AutoScheduleError, auto_schedule, check_level
+from stc_mlir.autoschedule.cost import Estimator
+from stc_mlir.dialects import schedule as s
+import io
+
+from stc_mlir.ir import print_module as _print
+from stc_mlir.passes.schedule_verify import verify_function
+from stc_mlir import target as targets
+
+from lowering_helpers import f16, function, lower_and_run
+from test_lowering_random import LAYERS, ROWS, network, rows_network
+
+F = np.float16
+
+
+def print_module(module) -> str:
+    out = io.StringIO()
+    _print(module, out)
+    return out.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@st.composite
+def graphs(draw):
+    batch = draw(st.sampled_from([1, 2, 4, 8, 16]))
+    channels = draw(st.sampled_from([4, 8, 16]))
+    if draw(st.booleans()):
+        layers = draw(st.lists(st.sampled_from(LAYERS), min_size=1, max_size=6))
+        size = draw(st.sampled_from([(12, 10), (32, 32)]))
+        return (batch, 4, *size), network(layers, channels)
+    layers = draw(st.lists(st.sampled_from(ROWS), min_size=1, max_size=6))
+    return (batch, draw(st.sampled_from([12, 64])), 16), rows_network(layers, 8 * channels)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(graphs(), st.sampled_from([1, 2, 3]))
+def test_levels_verify_and_match_the_reference(params, level):
+    shape, net = params
+    module = function({"x": (shape, F)}, net)
+    x = f16(*shape)
+    want = reference.run(module, {"x": x})
+    (decided,) = auto_schedule(module, level, use_cache=False)
+    f = module.body.block.first_op
+    verify_function(f, targets.load("stcp920"))
+    assert all(isinstance(op, s.ScheduledItem) for op in f.body.block.ops if op.name.startswith("schedule."))
+    got = reference.run(module, {"x": x})
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert decided.estimate > 0
+    lower_and_run(module, {"x": x}, max_ulps=2)
+
+
+def _chain(batch: int = 16):
+    from stc_mlir.dialects import graph as g
+
+    rng = np.random.default_rng(0)  # the same weights every time: the IR texts compare
+
+    def body(b, x):
+        w = b.const((rng.standard_normal((64, 64)) * 0.1).astype(F))
+        y = b(g.MatmulOp.make(x, w))
+        y = b(g.ReluOp.make(y))
+        y = b(g.AddOp.make(y, x))
+        return b(g.MatmulOp.make(y, b.const((rng.standard_normal((64, 32)) * 0.1).astype(F))))
+
+    return function({"x": ((batch, 128, 64), F)}, body)
+
+
+def test_cache_is_hit_and_gives_the_same_schedule(cache_dir):
+    first, second = _chain(), _chain()
+    (a,) = auto_schedule(first, 3)
+    (b,) = auto_schedule(second, 3)
+    assert not a.cache_hit and b.cache_hit
+    assert list(cache_dir.glob("*.json"))
+    assert print_module(first) == print_module(second)
+    (c,) = auto_schedule(_chain(batch=8), 3)  # another graph: another key
+    assert not c.cache_hit
+
+
+def test_a_corrupt_cache_entry_is_ignored(cache_dir):
+    auto_schedule(_chain(), 3)
+    for entry in cache_dir.glob("*.json"):
+        entry.write_text("{not json")
+    (again,) = auto_schedule(_chain(), 3)
+    assert not again.cache_hit
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_emitted_script_gives_the_same_schedule(tmp_path, level):
+    found = _chain()
+    (decided,) = auto_schedule(found, level, use_cache=False)
+    path = tmp_path / "sched.py"
+    path.write_text(decided.script(file=str(path)))
+    spec = importlib.util.spec_from_file_location("sched", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    again = _chain()
+    from stc_mlir.graph_schedule import IRModule
+
+    module.schedule(IRModule(again), batch=16)
+    assert print_module(again) == print_module(found)
+
+
+def test_level_0_is_the_default_schedule():
+    from stc_mlir.schedules.default import default_schedule
+
+    a, b = _chain(), _chain()
+    auto_schedule(a, 0)
+    default_schedule(b)
+    assert print_module(a) == print_module(b)
+    with pytest.raises(AutoScheduleError, match="level 0 makes no groups"):
+        auto_schedule(_chain(), 0)[0].script()
+
+
+def test_bad_level_and_scheduled_input():
+    with pytest.raises(AutoScheduleError, match="must be 0, 1, 2 or 3, got 7"):
+        check_level(7)
+    module = _chain()
+    auto_schedule(module, 2)
+    with pytest.raises(AutoScheduleError, match="already scheduled"):
+        auto_schedule(module, 3)
+
+
+def test_an_op_too_big_for_any_batch_split_is_reported():
+    from stc_mlir.dialects import graph as g
+
+    module = function({"x": ((1, 4096, 1024), F)}, lambda b, x: b(g.ReluOp.make(x)))
+    with pytest.raises(AutoScheduleError, match=r"needs .* bytes of L1 per core even with one sample"):
+        auto_schedule(module, 3, use_cache=False)
+
+
+def test_level_3_estimate_is_not_above_level_2():
+    estimates = {}
+    for level in (1, 2, 3):
+        (d,) = auto_schedule(_chain(), level, use_cache=False)
+        estimates[level] = d.estimate
+    assert estimates[3] <= estimates[2] <= estimates[1]
+
+
+def test_estimator_counts_weights_once_per_sub_group():
+    module = _chain()
+    auto_schedule(module, 3, use_cache=False)
+    est = Estimator(targets.load("stcp920")).function(module.body.block.first_op)
+    assert est.cycles == pytest.approx(sum(c for _, c in est.items), abs=len(est.items))
+    assert all(c >= 0 for _, c in est.items)
+
+
+def test_pipeline_and_model_compile_take_levels(tmp_path):
+    from stc_mlir import models
+    from stc_mlir.model import from_onnx
+
+    proto = models.build("resnet50", batch=2, image_size=32)
+    path = tmp_path / "r.onnx"
+    path.write_bytes(proto.SerializeToString())
+    model = from_onnx(str(path))
+    out = model.compile(str(tmp_path / "r.stcobj"), graph_schedule_level=3)
+    assert (tmp_path / "r.stcobj").exists() and out.endswith("r.stcobj")

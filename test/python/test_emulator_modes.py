@@ -1,0 +1,96 @@
+"""Emulator run modes: timing-only runs give the full run's report without values; tiles
+derived once (fp32 copies, im2col columns) never outlive a write; BLAS threads are chosen
+explicitly."""
+
+import numpy as np
+import pytest
+
+from stc_mlir import compare, kernels, models
+from stc_mlir.emulator import EmulatorError, HazardError, run, tile
+from stc_mlir.emulator.builder import ProgramBuilder
+from stc_mlir.emulator.examples import conv_by_rows, matmul_by_rows
+from stc_mlir.emulator.simulator import THREADS_VARIABLE, blas_threads
+from stc_mlir.frontend import import_onnx
+from stc_mlir.emulator import program_from_module
+from stc_mlir.pipeline import Pipeline
+
+RNG = np.random.default_rng(7)
+
+
+def f16(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float16)
+
+
+def _same_report(program, inputs):
+    outputs, full = run(program, inputs)
+    none, timing = run(program, inputs, numerics=False)
+    assert none == {} and outputs
+    assert timing.as_dict() == full.as_dict()
+    assert timing.timeline == full.timeline
+    return outputs, full
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_timing_only_gives_the_same_report_hand_written(chunks):
+    x, w = f16(2, 8, 16, 12), f16(12, 8, 3, 3, scale=0.2)
+    _same_report(conv_by_rows(x.shape, w, cores=4, out_chunks=chunks), {"x": x})
+    a, m = f16(64, 48), f16(48, 40, scale=0.3)
+    _same_report(matmul_by_rows(a.shape, m), {"a": a})
+
+
+def test_timing_only_gives_the_same_report_compiled_model():
+    proto = models.build("mobilenetv2", batch=1, image_size=32)
+    inputs = models.example_inputs("mobilenetv2", proto)
+    program = program_from_module(Pipeline().run(import_onnx(proto)))
+    outputs, _ = _same_report(program, inputs)
+    golden = compare.onnxruntime_outputs(proto, inputs)
+    assert compare.cosine(golden[0], next(iter(outputs.values()))) >= compare.MIN_COSINE
+
+
+def _racy():
+    b = ProgramBuilder("racy")
+    x, y = b.input("x", (256,)), b.output("y", (256,))
+    t = tile(b.buffer("t", "l1", 512, core=0), (256,))
+    s, d = b.semaphore("s"), b.semaphore("d")
+    b.add(0, "dma", src=x, dst=t, signals=[s])
+    b.add(0, "unary", signals=[d], input=t, output=t, kind="relu")  # no wait on the load
+    b.add(0, "dma", waits=[d], src=t, dst=y)
+    return b.build()
+
+
+def test_timing_only_finds_the_same_hazards():
+    errors = []
+    for numerics in (True, False):
+        with pytest.raises(HazardError) as info:
+            run(_racy(), {"x": f16(256)}, numerics=numerics)
+        errors.append((info.value.kind, str(info.value), info.value.report.as_dict()))
+    assert errors[0] == errors[1] and errors[0][0] == "race"
+
+
+def test_a_tile_rewritten_in_place_is_read_again_fresh():
+    """The fp32 copy of `t` made for the first command must not serve the second: the
+    first one overwrote `t` in place."""
+    b = ProgramBuilder("in-place")
+    x, y = b.input("x", (4, 64)), b.output("y", (4, 64))
+    t = tile(b.buffer("t", "l1", 512, core=0), (4, 64))
+    s = [b.semaphore(f"s{i}") for i in range(3)]
+    b.add(0, "dma", src=x, dst=t, signals=[s[0]])
+    b.add(0, "unary", waits=[s[0]], signals=[s[1]], input=t, output=t, kind="exp")
+    b.add(0, "binary", waits=[s[1]], signals=[s[2]], lhs=t, rhs=t, output=t, kind="add")
+    b.add(0, "dma", waits=[s[2]], src=t, dst=y)
+    value = f16(4, 64)
+    out, _ = run(b.build(), {"x": value})
+    e = kernels.unary("exp", value).astype(np.float16)
+    np.testing.assert_array_equal(out["y"], kernels.binary("add", e, e).astype(np.float16))
+
+
+def test_blas_threads_are_chosen_explicitly(monkeypatch):
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    assert blas_threads() == 1 and blas_threads(3) == 3
+    monkeypatch.setenv(THREADS_VARIABLE, "2")
+    assert blas_threads() == 2
+    monkeypatch.setenv(THREADS_VARIABLE, "many")
+    with pytest.raises(EmulatorError, match="STC_EMULATOR_THREADS='many'"):
+        blas_threads()
+    with pytest.raises(EmulatorError, match="at least one"):
+        run(_racy(), {"x": f16(256)}, threads=0)

@@ -1,0 +1,2 @@
+"""A pass plugin that does not import."""
+def broken(:

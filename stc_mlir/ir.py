@@ -103,6 +103,7 @@ class _LocatingParser(Parser):
     def __init__(self, ctx: Context, text: str, name: str):
         super().__init__(ctx, text, name)
         self.op_spans: dict[Operation, Span] = {}
+        self.value_names: dict[SSAValue, str] = {}
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
@@ -110,14 +111,22 @@ class _LocatingParser(Parser):
         self.op_spans[op] = start
         return op
 
+    def _register_ssa_definition(self, name: str, values, span: Span) -> None:
+        super()._register_ssa_definition(name, values, span)
+        for i, value in enumerate(values):  # `%0` gives no name hint: keep the source's name
+            if not value.name_hint:
+                self.value_names[value] = f"%{name}" if len(values) == 1 else f"%{name}#{i}"
+
 
 class Locations:
     """Where the ops of a parsed module start, as `file:line:col` (`?` for ops made later)."""
 
-    def __init__(self, name: str, spans: Mapping[Operation, Span] | None = None, line_offset: int = 0):
+    def __init__(self, name: str, spans: Mapping[Operation, Span] | None = None, line_offset: int = 0,
+                 value_names: Mapping[SSAValue, str] | None = None):
         self.name = name
         self._spans = dict(spans or {})
         self._line_offset = line_offset
+        self.value_names = dict(value_names or {})
 
     def __call__(self, op: Operation | None) -> str:
         while op is not None and op not in self._spans:  # ops made by passes: their parent's place
@@ -148,20 +157,13 @@ def parse_for_opt(data: bytes | str, name: str, ctx: Context, implicit_module: b
     parser = _LocatingParser(ctx, text, name)
     module = parser.parse_module(implicit_module)
     if check_ssa:
-        check_dominance(module, Locations(name, parser.op_spans, line_offset))
+        check_dominance(module, Locations(name, parser.op_spans, line_offset, parser.value_names))
     return module
 
 
 def parse_ir(text: str | bytes, name: str = "<string>", *, verify: bool = True,
              ctx: Context | None = None, implicit_module: bool = True) -> ModuleOp:
     """Parse (and by default verify) IR text; `IRError` with file:line:col on any failure."""
-    module, _ = parse_with_locations(text, name, verify=verify, ctx=ctx, implicit_module=implicit_module)
-    return module
-
-
-def parse_with_locations(text: str | bytes, name: str = "<string>", *, verify: bool = True,
-                         ctx: Context | None = None,
-                         implicit_module: bool = True) -> tuple[ModuleOp, Locations]:
     if isinstance(text, bytes):
         text = decode(text, name)
     parser = _LocatingParser(ctx or make_context(), text, name)
@@ -169,16 +171,22 @@ def parse_with_locations(text: str | bytes, name: str = "<string>", *, verify: b
         module = parser.parse_module(implicit_module)
     except ParseError as err:
         raise IRError(_one_line_parse_error(err)) from None
-    locations = Locations(name, parser.op_spans)
     if verify:
-        verify_module(module, locations)
-    return module, locations
+        verify_module(module, Locations(name, parser.op_spans, value_names=parser.value_names))
+    return module
 
 
 def _one_line_parse_error(err: ParseError) -> str:
     loc = err.span.get_location()
     # xDSL 0.74 forgets an f-string prefix in one message
     message = err.msg.replace("{first_char}", repr(str(err.span.text)[:1]))
+    undefined = re.match(r"values used but not defined: \[(%[^],]+)", message)
+    if undefined:  # xDSL points at the end of the region: point at the first use instead
+        content = err.span.input.content
+        function = max(content.rfind("func.func", 0, err.span.start), 0)  # names are per function
+        use = re.compile(re.escape(undefined.group(1)) + r"(?![\w$.-])").search(content, function)
+        if use is not None:
+            loc = Span(use.start(), use.end(), err.span.input, err.span.line_offset).get_location()
     if message[:1].isspace() or not message:  # xDSL appends context to an empty message
         message = f"unexpected {str(err.span.text)[:20]!r}" if err.span.text else "unexpected end of file"
         message += f" ({err.msg.strip()})" if err.msg.strip() else ""
@@ -260,8 +268,10 @@ def _underlined(text: str) -> str:
     return _first_line(text)
 
 
-def value_name(value: SSAValue) -> str:
-    """`%name` as printed in the source (or what the value is when it has no name)."""
+def value_name(value: SSAValue, locations: Locations | None = None) -> str:
+    """`%name` as written in the source (or what the value is when it has no name)."""
+    if locations is not None and value in locations.value_names:
+        return locations.value_names[value]
     if value.name_hint:
         return f"%{value.name_hint}"
     if isinstance(value, OpResult):
@@ -292,7 +302,7 @@ def check_dominance(module: Operation, locations: Locations | None = None) -> No
         for number, value in enumerate(user.operands):
             problem = _dominance_problem(value, user, index_in, dominance, where)
             if problem is not None:
-                raise DominanceError(f"{where(user)}: {user.name} operand #{number} {value_name(value)}: {problem}")
+                raise DominanceError(f"{where(user)}: {user.name} operand #{number} {value_name(value, where)}: {problem}")
 
 
 def _dominance_problem(value: SSAValue, user: Operation, index_in, dominance, where: Locations) -> str | None:

@@ -16,7 +16,9 @@ a `StcobjError` naming the file, the field (`buffers[3].size`) and the values.
 Version 1 manifest (JSON):
   format "stcobj", version 1, name str, target str (a target name or path)
   buffers     [{name, space: l1|wb|llb|ddr, size > 0, core: int|null, offset: int >= 0|null,
-                init_dtype: f16|f32|i32|i64|null}]          (init_dtype: has data/<name>.bin)
+                init_dtype: f16|f32|i32|i64|null,           (init_dtype: has data/<name>.bin)
+                live: [first, last] phase (optional)}]
+  phases      [str] (optional: the schedule item of each phase)
   semaphores  [[name, core, init >= 0]]
   inputs, outputs [[name, buffer, shape: [int > 0], dtype]]
   cores       {"<core>": [[op, {slot: [buffer, offset, shape, strides, dtype]}, {param: value},
@@ -232,7 +234,12 @@ def validate_manifest(manifest: Mapping[str, Any], target, where: str = "<manife
         dtype = c.get(b, "init_dtype", field)
         if dtype is not None:
             c.choice(dtype, f"{field}.init_dtype", tuple(DTYPES))
+        if b.get("live") is not None:  # optional: the phases the buffer is used in
+            first, last = c.array(b["live"], f"{field}.live", 2)
+            c.integer(last, f"{field}.live[1]", c.integer(first, f"{field}.live[0]", 0))
         buffers[name] = b
+    for i, phase in enumerate(c.array(manifest.get("phases", []), "phases")):  # optional
+        c.string(phase, f"phases[{i}]")
     semaphores = set()
     for i, s in enumerate(c.array(c.get(manifest, "semaphores", "semaphores"), "semaphores")):
         field = f"semaphores[{i}]"

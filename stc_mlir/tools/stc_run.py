@@ -383,8 +383,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_output_file(args.report_json, "--report-json")
         check_output_file(args.trace, "--trace")
         check_output_dir(args.dump_ir, "--dump-ir")
-        if args.batch is not None and args.batch < 1:
-            raise UserError(f"--batch must be >= 1, got {args.batch}")
         from stc_mlir import target
 
         target.load(args.target)  # a bad --target is reported before any work

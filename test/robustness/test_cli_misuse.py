@@ -81,7 +81,7 @@ CASES = [
     ("stc-run", ["resnet50", "--option", "dynamic_batch=3"], r"dynamic_batch is true or false"),
     ("stc-run", ["resnet50", "--option", "bogus=1"], r"unknown option\(s\) bogus for model 'resnet50'"),
     ("stc-run", ["resnet50", "--shape", "x=1x3"], r"--shape applies to ONNX files"),
-    ("stc-run", ["resnet50", "--batch", "0"], r"--batch must be >= 1, got 0"),
+    ("stc-run", ["resnet50", "--batch", "0"], r"batch must be a positive integer, got 0"),
     ("stc-run", ["{d}/small.onnx", "--batch", "1000000000"],
      r"@main needs at least [\d,]+ bytes of DDR \(inputs 8,000,000,000, .*\), more than the 4,294,967,296-byte DDR "
      r"of stcp920; use a batch of at most [\d,]+"),

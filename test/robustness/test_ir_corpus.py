@@ -97,3 +97,27 @@ def test_unterminated_literal_does_not_hang_stc_opt(tmp_path):
     assert done.returncode == 1
     assert "End of file reached before closing string literal" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name", ["grüppe", 'q"uote', "back\\slash", "new\nline", "tab\t", "nul\x00", "🚀 rocket",
+                                  "a:b/c"])
+def test_group_names_round_trip_whatever_their_characters(name):
+    from io import StringIO
+
+    from stc_mlir.graph_schedule import Group, GroupOps, IRModule, ListItems, ListOps
+
+    mod = IRModule(ir.parse_ir(NET_FOR_NAMES))
+    ops = ListOps(mod["main"])
+    GroupOps([Group([mod["main"].params[0]], ops["exp"][0], name=name)])(mod)
+    out = StringIO()
+    ir.print_module(mod.module, out)
+    again = IRModule(ir.parse_ir(out.getvalue()))
+    assert [op.group_name.data for op in ListItems(again["main"])] == [name]
+
+
+NET_FOR_NAMES = """func.func @main(%x: tensor<2x4xf16>) -> tensor<2x4xf16> {
+  %r = graph.relu %x : tensor<2x4xf16>
+  %e = graph.exp %r : tensor<2x4xf16>
+  func.return %e : tensor<2x4xf16>
+}
+"""

@@ -98,6 +98,9 @@ MANIFEST_CASES = [
     ("unknown semaphore", _set("cores.0.0.4", ["bogus"]), r"\(signals\): unknown semaphore \"bogus\""),
     ("semaphore not a string", _set("cores.0.0.4", [[1]]), r"\(signals\): unknown semaphore a list"),
     ("waits not a list", _set("cores.0.2.3", 5), r"\(waits\): expected a list, got 5"),
+    ("live reversed", _set("buffers.0.live", [3, 1]), r"buffers\[0\].live\[1\]: 1 is below the minimum 3"),
+    ("live not a pair", _set("buffers.0.live", [1]), r"buffers\[0\].live: expected 2 entries, got 1"),
+    ("phases not strings", _set("phases", [1]), r"phases\[0\]: expected a non-empty string, got 1"),
 ]
 
 

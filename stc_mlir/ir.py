@@ -234,7 +234,13 @@ def verify_module(module: Operation, locations: Locations | None = None) -> None
         op, message = _first_failing_op(module)
         if op is None:
             raise IRError(f"{where(None)}: {_first_line(str(err))}") from None
-        raise IRError(f"{where(op)}: {op.name}: {message.removeprefix(op.name + ': ')}") from None
+        message = message.removeprefix(op.name + ": ")
+        if _LOCATED.match(message):  # the op's verifier located it more precisely (npu.program's body)
+            raise IRError(message) from None
+        raise IRError(f"{where(op)}: {op.name}: {message}") from None
+
+
+_LOCATED = re.compile(r"^[^\s:][^:\n]*:\d+:\d+: ")
 
 
 def _first_line(text: str) -> str:

@@ -145,6 +145,22 @@ def bad_axis(text: str, rng: random.Random, n: int) -> Iterator[tuple[str, str]]
         yield text[:m.start(1)] + "99" + text[m.end(1):], r"99"
 
 
+_OFFSET = re.compile(r"\] at (\d+)")  # an allocated npu buffer: `ddr[1024] at 2048`
+_CORE = re.compile(r"\b(?:l1|wb)\((\d+)\)")  # a per-core npu buffer: `l1(3)[128]`
+
+
+def huge_offset(text: str, rng: random.Random, n: int) -> Iterator[tuple[str, str]]:
+    """An npu buffer placed beyond the end of its memory."""
+    for m in _pick(rng, list(_OFFSET.finditer(text)), n):
+        yield text[:m.start(1)] + "99999999999" + text[m.end(1):], r"99,?999,?999,?999|beyond|exceed"
+
+
+def bad_core(text: str, rng: random.Random, n: int) -> Iterator[tuple[str, str]]:
+    """A per-core npu buffer on a core the target does not have."""
+    for m in _pick(rng, list(_CORE.finditer(text)), n):
+        yield text[:m.start(1)] + "9" + text[m.end(1):], r"\b9\b"
+
+
 def invalid_utf8(text: str, rng: random.Random, n: int) -> Iterator[tuple[bytes, str]]:
     data = text.encode()
     for pos in sorted(rng.sample(range(len(data)), min(n, len(data)))):
@@ -160,6 +176,8 @@ MUTATORS: dict[str, tuple[Callable, int]] = {
     "self-use": (self_use, 2),
     "use-before-def": (use_before_def, 2),
     "bad-axis": (bad_axis, 2),
+    "huge-offset": (huge_offset, 3),
+    "bad-core": (bad_core, 3),
     "invalid-utf8": (invalid_utf8, 1),
 }
 

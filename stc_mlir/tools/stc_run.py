@@ -285,7 +285,7 @@ def _mlir_job(args, path: str) -> Job:
     if args.shape or args.option:
         raise UserError(f"{'--shape' if args.shape else '--option'} does not apply to IR: its shapes are fixed")
     with _stage(PROGRESS, f"parse {path}"):
-        module = ir.parse_file(path)
+        module = ir.read_ir(path)
     if module_level(module) == "npu":
         _refuse(args, f"{path} (an npu program)", output=True)
         program = _program(args, module)

@@ -103,6 +103,9 @@ CASES = [
     ("stc-import", ["nosuchmodel"], r"'nosuchmodel' is neither an ONNX file nor a built-in model"),
     ("stc-import", ["{d}/big.onnx"], r"initializer 'w' has 1 of 16 values outside fp16's range"),
     ("stc-import", ["resnet50", "--batch", "0"], r"--batch must be >= 1, got 0"),
+    ("stc-import", ["{d}/small.onnx", "-o", "{d}/out"], r"-o .*out: is a directory; give a file name"),
+    ("stc-import", ["{d}/small.onnx", "-o", "{d}/x.mlir", "--weights", "{d}/out"], r"--weights .*out: is a directory"),
+    ("stc-import", ["resnet50", "--option", "image_size=big"], r"--option image_size=big: resnet50's image_size takes an integer"),
 ]
 
 MAINS = {"stc-run": stc_run.main, "stc-opt": stc_opt.main, "stc-import": stc_import.main}

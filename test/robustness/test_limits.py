@@ -89,3 +89,12 @@ def test_fp16_overflow_in_inputs():
         executor.set_input({"a": x})
     x[3, 3] = 65504.0
     executor.set_input({"a": x})  # the largest fp16 is fine
+
+
+@pytest.mark.parametrize("value", ["abc", None, np.array(["1"]), [{"a": 1}]])
+def test_set_input_refuses_what_is_not_numbers(value):
+    from stc_mlir.executor import ExecutorError
+
+    executor = Executor(matmul_by_rows((16, 8), np.ones((8, 4)), cores=2))
+    with pytest.raises(ExecutorError, match=r"set_input: input 'a' must hold numbers, got an array of"):
+        executor.set_input({"a": value})

@@ -24,8 +24,8 @@ from importlib.metadata import entry_points
 from xdsl.passes import ModulePass
 
 from stc_mlir import universe
-from stc_mlir.passes import registry
 from stc_mlir.errors import StcError
+from stc_mlir.passes import registry
 
 ENTRY_POINT_GROUP = "stc_mlir.passes"
 BUILTIN = tuple(universe.PASSES)
@@ -91,8 +91,9 @@ _SOURCES: dict[str, str] = {}
 
 def register(passes: Mapping[str, PassFactory], source: str, taken: Mapping[str, object] = {}) -> list[str]:
     """Add `passes` from `source` to stc-mlir's registries (`stc_mlir.passes.registry.PASSES`,
-    which the pipeline's required_pass reads, and `universe.PASSES`, stc-opt's); a name registered already (ours, xDSL's in `taken`, another
-    plugin's) is an error. Returns the names."""
+    which the pipeline's required_pass reads, and `universe.PASSES`, stc-opt's); a name
+    registered already (ours, xDSL's in `taken`, another plugin's) is an error. Returns the
+    names."""
     for name, factory in passes.items():
         if _SOURCES.get(name) == source:
             continue

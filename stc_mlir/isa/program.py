@@ -332,12 +332,10 @@ def command(
 # ----------------------------------------------------------------------------- JSON form
 
 
-def _tile_json(t: Tile) -> list[Any]:
-    return [t.buffer, t.offset, list(t.shape), list(t.strides), t.dtype]
-
-
-def _tile_from_json(v: list[Any]) -> Tile:
-    return Tile(v[0], v[1], tuple(v[2]), tuple(v[3]), v[4])
+@functools.lru_cache(maxsize=1 << 16)
+def _tile_json(t: Tile) -> tuple[Any, ...]:
+    """[buffer, offset, shape, strides, dtype] (tuples: json writes them as lists)."""
+    return (t.buffer, t.offset, t.shape, t.strides, t.dtype)
 
 
 def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
@@ -358,9 +356,7 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
         "outputs": [[io.name, io.buffer, list(io.shape), io.dtype] for io in program.outputs],
         "cores": {
             str(core): [
-                [c.op, {s: _tile_json(t) for s, t in c.tiles.items()},
-                 {k: list(v) if isinstance(v, tuple) else v for k, v in c.params.items()},
-                 list(c.waits), list(c.signals)]
+                [c.op, {s: _tile_json(t) for s, t in c.tiles.items()}, c.params, c.waits, c.signals]
                 for c in stream
             ]
             for core, stream in program.cores.items()
@@ -377,11 +373,20 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
         buffers[b["name"]] = Buffer(b["name"], b["space"], b["size"], b["core"], b["offset"],
                                     init, b["init_dtype"] or "f16", live)  # type: ignore[arg-type]
     cores = {}
+    known: dict[tuple[Any, ...], Tile] = {}  # programs repeat their tiles: build each once
+
+    def tile_of(v: list[Any]) -> Tile:
+        key = (v[0], v[1], *v[2], None, *v[3], v[4])
+        t = known.get(key)
+        if t is None:
+            t = known[key] = Tile(v[0], v[1], tuple(v[2]), tuple(v[3]), v[4])
+        return t
+
     for core, stream in manifest["cores"].items():
         cmds = []
         for op, tiles, params, waits, signals in stream:
             spec = OPS[op]
-            cmds.append(Command(op, {s: _tile_from_json(t) for s, t in tiles.items()},
+            cmds.append(Command(op, {s: tile_of(t) for s, t in tiles.items()},
                                 spec.fill(params), tuple(waits), tuple(signals)))
         cores[int(core)] = cmds
     return Program(

@@ -17,7 +17,8 @@ The body of an `npu.program` (docs/npu.md):
 every buffer, semaphore, input/output, core and command starts (`Locations`), so parse errors
 (`TextError`, with the offset) and verifier errors point at the right line. A big program is
 tens of thousands of commands: both run over plain strings and regular expressions (a command
-is a few regex matches), about 100x faster than building and parsing one xDSL op per command.
+in the printer's form is one match), ~25x faster than xDSL parsing one op per command
+(ResNet-50 b16, 29,828 commands: 0.8 s against 20.6 s of CPU).
 
 Buffer contents: a splat or a constant of at most `weights.INLINE_LIMIT` bytes prints inline
 (`dense<...>`); a larger one goes to the active `weights.WeightWriter` and prints as
@@ -27,7 +28,6 @@ writer, names the file it was read from (`weights.ExternBytes`) or prints as hex
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,11 +38,8 @@ import numpy as np
 from stc_mlir import weights
 from stc_mlir.isa.program import (
     DTYPES, OPS, SPACES, Buffer, Command, IOSpec, OpSpec, Program, Semaphore, Tile,
-    contiguous_strides, format_tile, symbol,
+    contiguous_strides, symbol,
 )
-
-ELEMENT_TYPES = ", ".join(DTYPES)
-
 
 # ----------------------------------------------------------------------------- printing
 
@@ -68,6 +65,8 @@ def format_param(kind: str, value: Any) -> str:
         case "ints":
             return f"array<i64: {', '.join(map(str, value))}>" if value else "array<i64>"
         case "float":
+            if not np.isfinite(value):  # MLIR spells inf and nan by their bits
+                return f"0x{np.array(value, np.float64).view(np.uint64).item():016X} : f64"
             return f"{format_float(value)} : f64"
         case "bool":
             return "true" if value else "false"
@@ -167,17 +166,6 @@ class Locations:
     cores: dict[int, int] = field(default_factory=dict)
     commands: dict[int, list[int]] = field(default_factory=dict)
 
-    def line_col(self, pos: int) -> tuple[int, int]:
-        """1-based line and column of offset `pos` of `text`."""
-        starts = self._line_starts()
-        line = bisect.bisect_right(starts, pos)
-        return line, pos - starts[line - 1] + 1
-
-    def _line_starts(self) -> list[int]:
-        if not hasattr(self, "_starts"):
-            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
-        return self._starts
-
 
 _WS = re.compile(r"(?:\s+|//[^\n]*)+")
 _NAME = r'@(?:([A-Za-z_][\w$.\-]*)|"((?:[^"\\]|\\.)*)")'
@@ -189,6 +177,7 @@ _INT = re.compile(r"\d+")
 _NUMBER = re.compile(r"-?(?:0x[0-9a-fA-F]+|\d+(\.\d*)?(?:[eE][-+]?\d+)?)")
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _SHAPE = re.compile(r"((?:\d+x)*)([A-Za-z]\w*)")
+_FLOAT_BITS = {"f16": (np.uint16, np.float16), "f32": (np.uint32, np.float32), "f64": (np.uint64, np.float64)}
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
 
 
@@ -340,6 +329,8 @@ class _Scanner:
             t = self.expect(_KEYWORD, "a type").group()
             if t == "i1":
                 return bool(number)
+            if t in _FLOAT_BITS and literal.lstrip("-").lower().startswith("0x"):
+                return float(np.array(number, _FLOAT_BITS[t][0]).view(_FLOAT_BITS[t][1]))
             if t.startswith("f"):
                 return float(number)
             if not t.startswith(("i", "si", "ui")) and t != "index":

@@ -1,11 +1,11 @@
 """npu-allocate: give every buffer of an npu program its offset, by live range.
 
-Buffers carry the range of phases they are live in (`Buffer.live`, printed as `npu.live =
-array<i64: first, last>`; set by convert-schedule-to-npu; without it a buffer lives for the
-whole program) and the program the schedule item of each phase (`Program.phases`, printed as
-`npu.phases`). The pass works on the `npu.program`'s `Program` directly. Phases are separated by cluster
-barriers, so two buffers whose phase ranges do not overlap may share bytes: every use of
-the first is ordered before every use of the second.
+The pass replaces the `npu.program`'s `Program` by the placed one. Buffers carry the range
+of phases they are live in (`Buffer.live`, printed as `npu.live = array<i64: first, last>`;
+set by convert-schedule-to-npu; without it a buffer lives for the whole program) and the
+program the schedule item of each phase (`Program.phases`, printed as `npu.phases`). Phases
+are separated by cluster barriers, so two buffers whose phase ranges do not overlap may
+share bytes: every use of the first is ordered before every use of the second.
 
 Per memory instance (DDR, the LLB, each core's L1 and weight buffer) buffers are placed
 one by one, each at the lowest 64-byte aligned offset where it overlaps no placed buffer

@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
     p.add_argument("--allow-fp16-overflow", action="store_true",
                    help="go on (with a warning) when weights are beyond fp16's range (they become inf)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
 
@@ -126,14 +127,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             fp16_range.check_model(*read_onnx(model), allow=args.allow_fp16_overflow)
         module = import_onnx(model, shape=dict(args.shape) or None, dtype=args.dtype)
         n_ops = sum(1 for _ in module.walk()) - 3
-        print(f"stc-import: imported {stem}: {n_ops} ops in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+        _note(args, f"imported {stem}: {n_ops} ops in {time.perf_counter() - t0:.2f} s")
         if args.output or not args.run:
             _write(module, args, stem, print_module)
         if args.run:
-            return _run(model, module, args.model)
+            return _run(model, module, args)
         return 0
 
     return run_cli("stc-import", body)
+
+
+def _note(args, text: str) -> None:
+    """A progress line on stderr (not with -q)."""
+    if not args.quiet:
+        print(f"stc-import: {text}", file=sys.stderr)
 
 
 def _write(module, args, stem: str, print_module) -> None:
@@ -143,7 +150,7 @@ def _write(module, args, stem: str, print_module) -> None:
         base = os.path.splitext(args.output)[0] if args.output else stem
         path = args.weights or base + ".weights.bin"
         GraphExternalizeWeights(file=path).apply(None, module)  # type: ignore[arg-type]
-        print(f"stc-import: weights written to {path}", file=sys.stderr)
+        _note(args, f"weights written to {path}")
     if args.output:
         with open(args.output, "w") as f:
             print_module(module, f)
@@ -151,7 +158,7 @@ def _write(module, args, stem: str, print_module) -> None:
         print_module(module, sys.stdout)
 
 
-def _run(model, module, spec: str) -> int:
+def _run(model, module, args) -> int:
     """Interpret the module on example inputs; compare with onnxruntime when it is installed."""
     from stc_mlir import compare, models, reference
     from stc_mlir.frontend.onnx_importer import load_model as read_onnx
@@ -159,13 +166,13 @@ def _run(model, module, spec: str) -> int:
     proto, _ = read_onnx(model)
     f = reference.find_function(module)
     arg_shapes = {n: a.type for n, a in zip(reference.input_names(f), f.args)}
-    if spec in models.names():
-        inputs = models.example_inputs(spec, proto)
+    if args.model in models.names():
+        inputs = models.example_inputs(args.model, proto)
     else:
         inputs = compare.random_inputs(arg_shapes)
     t0 = time.perf_counter()
     outputs = reference.run(module, inputs)
-    print(f"stc-import: reference interpreter: {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+    _note(args, f"reference interpreter: {time.perf_counter() - t0:.2f} s")
     golden = compare.onnxruntime_outputs(proto, inputs)
     names = reference.output_names(f)
     ok = True

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from stc_mlir.progress import print_progress
+from stc_mlir.progress import ConsoleProgress
 from stc_mlir.progress import timed as _stage
 from stc_mlir.tools.diagnostics import UserError, check_model_options, check_output_dir, check_output_file, run_cli
 from stc_mlir.tools.stc_import import _parse_shape, list_models, parse_option
@@ -43,9 +43,6 @@ below the cosine similarity threshold (0.999). Progress goes to stderr, the repo
 The emulation uses --threads BLAS threads (default $STC_EMULATOR_THREADS, else 1); the rest
 of stc-run runs BLAS single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
 """
-
-
-PROGRESS = print_progress("stc-run")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-fp16-overflow", action="store_true",
                    help="go on (with a warning) when weights are beyond fp16's range (they become inf)")
     p.add_argument("--list-models", action="store_true", help="list the built-in models and exit")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (stage times; on a terminal, live progress of long steps)")
     return p
 
 
@@ -149,7 +148,7 @@ def _pipeline(args, schedule, batch: int | None):
     if args.emit_schedule and (level == 0 or (schedule is not None and schedule != "default")):
         raise UserError("--emit-schedule writes the schedule found by --level 1-3 (without --schedule)")
     pipeline = Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
-                        disabled_pass=args.disabled_pass, target=args.target, progress=PROGRESS,
+                        disabled_pass=args.disabled_pass, target=args.target, progress=args.progress,
                         dump_ir=args.dump_ir)
     if args.export_netron:  # the scheduled graph, right after it is verified
         from stc_mlir.viz.netron import ExportNetron
@@ -170,7 +169,7 @@ def _emit_schedule(args, pipeline) -> None:
             f.write(pipeline.decided[0].script(file=args.emit_schedule))
     except OSError as e:
         raise UserError(f"--emit-schedule: cannot write '{args.emit_schedule}': {e.strerror}") from None
-    print(f"stc-run: wrote the level {pipeline.level} schedule to {args.emit_schedule}", file=sys.stderr)
+    _note(args, f"wrote the level {pipeline.level} schedule to {args.emit_schedule}")
 
 
 def _program(args, module):
@@ -180,7 +179,7 @@ def _program(args, module):
     program = program_from_module(module)
     if args.output:
         stcobj.save(program, args.output)
-        print(f"stc-run: wrote {args.output}", file=sys.stderr)
+        _note(args, f"wrote {args.output}")
     return program
 
 
@@ -236,9 +235,9 @@ def _builtin_job(args, name: str) -> Job:
     schedule, batch = select_schedule(name, batch, args.schedule if args.level is None else args.schedule or "default")
     pipeline = _pipeline(args, schedule, batch)
     if callable(schedule):
-        print(f"stc-run: {name} at batch {batch}: using the built-in manual schedule {schedule.__name__} "
-              f"(--schedule default for the default one)", file=sys.stderr)
-    with _stage(PROGRESS, f"build and import {name}"):
+        _note(args, f"{name} at batch {batch}: using the built-in manual schedule {schedule.__name__} "
+                    f"(--schedule default for the default one)")
+    with _stage(args.progress, f"build and import {name}"):
         try:
             proto = models.build(name, batch=batch, **options)
         except (ValueError, TypeError) as e:
@@ -266,7 +265,7 @@ def _onnx_job(args, path: str) -> Job:
     if args.option:
         raise UserError("--option applies to built-in models, not to an ONNX file")
     pipeline = _pipeline(args, args.schedule, args.batch)
-    with _stage(PROGRESS, f"import {path}"):
+    with _stage(args.progress, f"import {path}"):
         model = from_onnx(path, shape=dict(args.shape) or None, allow_fp16_overflow=args.allow_fp16_overflow)
         module = model.graph_module(args.batch)
     module = pipeline.run(module)
@@ -284,7 +283,7 @@ def _mlir_job(args, path: str) -> Job:
 
     if args.shape or args.option:
         raise UserError(f"{'--shape' if args.shape else '--option'} does not apply to IR: its shapes are fixed")
-    with _stage(PROGRESS, f"parse {path}"):
+    with _stage(args.progress, f"parse {path}"):
         module = ir.read_ir(path)
     if module_level(module) == "npu":
         _refuse(args, f"{path} (an npu program)", output=True)
@@ -340,10 +339,10 @@ def _report(job: Job, report) -> None:
     print(f"  MAC utilisation {100 * d['mac_utilization']:.1f}%")
 
 
-def _check(job: Job, outputs: dict) -> bool:
+def _check(job: Job, outputs: dict, progress: ConsoleProgress) -> bool:
     from stc_mlir import compare
 
-    with _stage(PROGRESS, f"golden outputs from {job.golden_name}"):
+    with _stage(progress, f"golden outputs from {job.golden_name}"):
         assert job.golden is not None
         golden = job.golden(job.inputs)
     ok = True
@@ -368,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for var in BLAS_THREADS:
         os.environ.setdefault(var, "1")
     args = build_parser().parse_args(argv)
+    args.progress = ConsoleProgress("stc-run", quiet=args.quiet)
 
     def body() -> int:
         from stc_mlir.emulator import run
@@ -391,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
         _load_pass_plugins(args.load_pass_plugin)
         job = make(args, spec)
-        with _stage(PROGRESS, "emulate"):
+        with _stage(args.progress, "emulate"):
             outputs, report = run(job.program, job.inputs, trace=args.trace,
                                   numerics=not args.timing_only, threads=args.threads)
         _report(job, report)
@@ -399,18 +399,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             with open(args.report_json, "w") as f:
                 json.dump(report.as_dict(), f, indent=1)
         if args.trace:
-            print(f"stc-run: trace written to {args.trace}", file=sys.stderr)
+            _note(args, f"trace written to {args.trace}")
         if args.plot:
             from stc_mlir.viz.plots import write_plots
 
-            with _stage(PROGRESS, f"plots into {args.plot}"):
+            with _stage(args.progress, f"plots into {args.plot}"):
                 written = write_plots(report, args.plot, fmt=args.plot_format)
-            print(f"stc-run: wrote {', '.join(p.name for p in written)} in {args.plot}", file=sys.stderr)
-        if args.check and not _check(job, outputs):
+            _note(args, f"wrote {', '.join(p.name for p in written)} in {args.plot}")
+        if args.check and not _check(job, outputs, args.progress):
             return 1
         return 0
 
-    return run_cli("stc-run", body)
+    return run_cli("stc-run", lambda: _showing_progress(args.progress, body))
+
+
+def _showing_progress(progress: ConsoleProgress, body: Callable[[], int]) -> int:
+    """Run `body` with `progress` installed (live steps on a terminal), then stop it."""
+    with progress:
+        return body()
+
+
+def _note(args, text: str) -> None:
+    """An informational line on stderr (not with -q)."""
+    if not args.quiet:
+        print(f"stc-run: {text}", file=sys.stderr)
 
 
 if __name__ == "__main__":

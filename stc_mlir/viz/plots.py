@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from stc_mlir.emulator.report import UNITS, Report
+from stc_mlir.progress import steps
 
 FORMATS = ("png", "svg")
 UNIT_COLOURS = {"dma_in": "#4c78a8", "dma_out": "#72b7b2", "matrix": "#e45756", "vector": "#f58518",
@@ -68,12 +69,14 @@ def write_plots(report: Report, directory: str | os.PathLike[str], *, fmt: str =
     if items:
         plots += [("items_roofline", lambda r: items_roofline(r, items)), ("items_ddr", lambda r: items_ddr(items))]
     written = []
-    for name, draw in plots:
-        fig = draw(report)
-        path = out / f"{name}.{fmt}"
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        written.append(path)
+    with steps("plots", total=len(plots)) as advance:
+        for name, draw in plots:
+            fig = draw(report)
+            path = out / f"{name}.{fmt}"
+            fig.savefig(path, dpi=110, bbox_inches="tight")
+            plt.close(fig)
+            written.append(path)
+            advance()
     return written
 
 

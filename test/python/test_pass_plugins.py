@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from stc_mlir import ir, pass_plugins, reference, universe
+from stc_mlir.passes import registry
 from stc_mlir.pipeline import compile_module
+from stc_mlir.tools import stc_run
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = ROOT / "test" / "tools" / "Inputs"
@@ -47,10 +49,11 @@ class {cls}(ModulePass):
 
 @pytest.fixture
 def clean_registry():
-    before = dict(universe.PASSES)
+    saved = [(table, dict(table)) for table in (universe.PASSES, registry.PASSES)]
     yield
-    universe.PASSES.clear()
-    universe.PASSES.update(before)
+    for table, entries in saved:
+        table.clear()
+        table.update(entries)
     pass_plugins._SOURCES.clear()
 
 
@@ -104,3 +107,20 @@ def test_installed_package_passes_come_from_the_entry_point_group(tmp_path):
     helped = subprocess.run([*run, "--help"], env=env, capture_output=True, text=True)
     assert "plugin passes (--load-pass-plugin, entry points 'stc_mlir.passes'):" in helped.stdout
     assert "my-drop-relu" in helped.stdout.split("positional arguments")[0]
+
+
+def test_stc_run_runs_a_plugin_pass_at_the_stage_its_name_says(tmp_path, capsys, clean_registry):
+    """graph-* passes run after the pipeline's graph passes, before the schedule."""
+    plugin = tmp_path / "drop_relu.py"
+    plugin.write_text(PASS_SOURCE.format(cls="DropRelu", name="graph-test-drop-relu"))
+    src = tmp_path / "m.mlir"
+    src.write_text(PROGRAM)
+    dump = tmp_path / "ir"
+    code = stc_run.main([str(src), "--load-pass-plugin", str(plugin), "--required-pass", "graph-test-drop-relu",
+                         "--dump-ir", str(dump), "-q"])
+    assert code == 0
+    stages = sorted(p.name for p in dump.iterdir())
+    assert stages[3] == "03-graph-test-drop-relu.mlir" and stages[4] == "04-schedule.mlir"
+    assert "graph.relu" in (dump / stages[2]).read_text() and "graph.relu" not in (dump / stages[3]).read_text()
+    assert stc_run.main([str(src), "--load-pass-plugin", str(tmp_path / "none.py")]) == 1
+    assert "--load-pass-plugin: no such file" in capsys.readouterr().err

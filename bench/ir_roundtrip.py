@@ -1,0 +1,120 @@
+"""IR round trip at every level: print + parse + verify of the graph, schedule and npu IR.
+
+For ResNet-50 224 b16 and BERT-base S128 b8 with their manual schedules (`--size small`:
+ResNet-50 32x32 and a 2-layer BERT S32, for a quick look), the model is imported, compiled
+to schedule level, then to an allocated npu program; at each level the module is printed
+to a file with its weights in a side-car file (as `stc-opt -o` writes it), parsed back
+(`stc_mlir.ir.parse_file`) and verified, and the parsed npu program is checked to equal the
+compiled one. Prints seconds per step and the text and weight-file sizes, one row per model
+and level, side by side in one run:
+
+    python bench/ir_roundtrip.py [--size small|full] [--models resnet50,bert-base] [--json rows.json]
+
+Targets (issue 11): npu level of ResNet-50 b16 print + parse + verify <= 5 s, text <= 10 MB;
+graph level kilobytes. Wall times on a shared machine are noisy: the CPU seconds column
+(process time of the three steps) is the steadier figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from stc_mlir import ir, models, weights  # noqa: E402
+from stc_mlir.dialects.npu import program_from_module  # noqa: E402
+from stc_mlir.frontend import import_onnx  # noqa: E402
+from stc_mlir.pipeline import Pipeline, module_level  # noqa: E402
+from stc_mlir.schedules import SCHEDULES  # noqa: E402
+
+CONFIGS = {
+    # name: (batch, small options, full options); the batch is the manual schedule's
+    "resnet50": (16, {"image_size": 32}, {}),
+    "bert-base": (8, {"seq_len": 32, "num_layers": 2}, {}),
+}
+
+
+class _Clock:
+    """Wall and CPU seconds of a block."""
+
+    def __enter__(self) -> _Clock:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+def round_trip(module, path: str) -> dict:
+    """Print `module` to `path` (weights beside it), parse it back, verify it."""
+    with _Clock() as printing, weights.writing_to(weights.weights_file_for(path)), open(path, "w") as f:
+        ir.print_module(module, f)
+    with _Clock() as parsing:
+        parsed = ir.parse_file(path)
+    with _Clock() as verifying:
+        parsed.verify()
+    weight_file = weights.weights_file_for(path)
+    return {
+        "print_s": printing.wall, "parse_s": parsing.wall, "verify_s": verifying.wall,
+        "total_s": printing.wall + parsing.wall + verifying.wall,
+        "cpu_s": printing.cpu + parsing.cpu + verifying.cpu,
+        "text_mb": os.path.getsize(path) / 1e6,
+        "weights_mb": os.path.getsize(weight_file) / 1e6 if os.path.exists(weight_file) else 0.0,
+        "parsed": parsed,
+    }
+
+
+def measure(name: str, batch: int, options: dict, directory: str) -> list[dict]:
+    proto = models.build(name, batch=batch, **options)
+    module = import_onnx(proto)
+    rows = []
+
+    def level(label: str, mod) -> None:
+        row = round_trip(mod, os.path.join(directory, f"{name}.{label}.mlir"))
+        parsed = row.pop("parsed")
+        assert module_level(parsed) == module_level(mod)
+        if label == "npu":
+            assert program_from_module(parsed) == program_from_module(mod), "the npu program changed in the round trip"
+        rows.append({"model": name, "batch": batch, "level": label, **row})
+        print(f"{name:10} {batch:5} {label:9} {row['print_s']:8.2f} {row['parse_s']:8.2f} {row['verify_s']:9.2f} "
+              f"{row['total_s']:8.2f} {row['cpu_s']:8.2f} {row['text_mb']:10.3f} {row['weights_mb']:11.1f}", flush=True)
+
+    level("graph", module)
+    with _Clock() as to_schedule:
+        Pipeline(SCHEDULES[name], batch=batch, stop_after="schedule-verify").run(module)
+    level("schedule", module)
+    with _Clock() as to_npu:
+        Pipeline(batch=batch).run(module)  # already scheduled: continues with the lowering
+    level("npu", module)
+    rows[-1]["compile_s"] = to_schedule.wall + to_npu.wall
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", choices=("small", "full"), default="full")
+    p.add_argument("--models", default=",".join(CONFIGS))
+    p.add_argument("--json", help="also write the rows as JSON")
+    args = p.parse_args()
+    print(f"{'model':10} {'batch':>5} {'level':9} {'print s':>8} {'parse s':>8} {'verify s':>9} {'total s':>8} "
+          f"{'CPU s':>8} {'text MB':>10} {'weights MB':>11}")
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        for name in args.models.split(","):
+            if name not in CONFIGS:
+                sys.exit(f"unknown model '{name}'; models: {', '.join(CONFIGS)}")
+            batch, small, full = CONFIGS[name]
+            rows += measure(name, batch, small if args.size == "small" else full, directory)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

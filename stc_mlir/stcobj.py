@@ -31,6 +31,7 @@ import json
 import math
 import os
 import zipfile
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,7 +70,6 @@ def save(program: Program | Any, path: str | os.PathLike[str]) -> None:
 def load(path: str | os.PathLike[str], target: Any = None) -> Program:
     """The `Program` stored in the `.stcobj` at `path`, checked against `target` (by default
     the target the file names)."""
-    from stc_mlir import target as targets
     from stc_mlir.isa.check import ProgramError, check_program
 
     where = os.fspath(path)
@@ -81,14 +81,12 @@ def load(path: str | os.PathLike[str], target: Any = None) -> Program:
             tgt = _target(manifest, target, where)
             validate_manifest(manifest, tgt, where)
             blobs = _read_blobs(zf, manifest, where)
-    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as err:
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as err:
         raise StcobjError(f"{where}: cannot read .stcobj: {err}") from None
     program = from_manifest(manifest, blobs)
     try:
         check_program(program, tgt, require_offsets=True)
     except ProgramError as err:
-        raise StcobjError(f"{where}: {err}") from None
-    except targets.TargetError as err:
         raise StcobjError(f"{where}: {err}") from None
     return program
 

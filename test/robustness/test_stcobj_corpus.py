@@ -104,6 +104,15 @@ MANIFEST_CASES = [
 ]
 
 
+def _flip(data: bytes, member: str) -> bytes:
+    """`data` (a zip archive) with bytes of `member`'s compressed contents flipped."""
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        start = zf.getinfo(member).header_offset + 60
+    return data[:start] + bytes(b ^ 0x5A for b in data[start:start + 60]) + data[start + 60:]
+
+
 def _write(path, manifest, blobs, drop=()):
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("manifest.json", manifest if isinstance(manifest, (str, bytes)) else json.dumps(manifest))
@@ -138,6 +147,7 @@ def test_broken_archives(good, tmp_path):
         "oversized weights": (lambda p: _write(p, manifest, {**blobs, "data/w.bin": bytes(4096)}),
                               r"data/w.bin holds 4,096 bytes but buffer @w has 64"),
         "truncated file": (lambda p: p.write_bytes(path.read_bytes()[:100]), r"cannot read .stcobj"),
+        "corrupt manifest": (lambda p: p.write_bytes(_flip(path.read_bytes(), "manifest.json")), r"cannot read .stcobj"),
     }
     for name, (make, message) in cases.items():
         broken = tmp_path / f"{name.replace(' ', '_')}.stcobj"

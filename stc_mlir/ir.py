@@ -37,6 +37,18 @@ class IRError(StcError):
     naming the file, line and column."""
 
 
+class IRSyntaxError(IRError, ParseError):
+    """Text that does not parse; also an xDSL `ParseError` (with its `span`), printed as one
+    `file:line:col: message` line."""
+
+    def __init__(self, err: ParseError):
+        ParseError.__init__(self, err.span, err.msg)
+        self.line = _one_line_parse_error(err)
+
+    def __str__(self) -> str:
+        return self.line
+
+
 class DominanceError(IRError, VerifyException):
     """A value used where its definition does not dominate the use (an SSA cycle, a use
     before the definition). A `VerifyException`, so `stc-opt --verify-diagnostics` prints it."""
@@ -170,7 +182,7 @@ def parse_ir(text: str | bytes, name: str = "<string>", *, verify: bool = True,
     try:
         module = parser.parse_module(implicit_module)
     except ParseError as err:
-        raise IRError(_one_line_parse_error(err)) from None
+        raise IRSyntaxError(err) from None
     if verify:
         verify_module(module, Locations(name, parser.op_spans, value_names=parser.value_names))
     return module

@@ -330,7 +330,7 @@ def gather(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
 
 def is_exact(*arrays: np.ndarray) -> bool:
     """Whether all operands are integer or bool (computed exactly, not through float32)."""
-    return all(not np.issubdtype(np.asarray(a).dtype, np.floating) for a in arrays)
+    return all(np.asarray(a).dtype.kind in "biu" for a in arrays)
 
 
 def cast(x: np.ndarray, dtype: np.dtype, saturate: bool = True) -> np.ndarray:
@@ -669,14 +669,15 @@ def roi_align(x: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, output
 
 
 def max_roi_pool(x: np.ndarray, rois: np.ndarray, pooled_shape: Sequence[int], spatial_scale: float) -> np.ndarray:
-    """ONNX MaxRoiPool (Caffe's ROIPooling): rounded box corners, floor/ceil bin edges."""
+    """ONNX MaxRoiPool (Caffe's ROIPooling): box corners rounded half away from zero,
+    floor/ceil bin edges."""
     x = _f32(x)
     ph_n, pw_n = pooled_shape
     _, c, h, w = x.shape
     out = np.zeros((len(rois), c, ph_n, pw_n), dtype=F32)
     for r, roi in enumerate(np.asarray(rois, dtype=np.float64)):
         b = int(roi[0])
-        x1, y1, x2, y2 = (int(np.round(v * spatial_scale)) for v in roi[1:])
+        x1, y1, x2, y2 = (int(np.floor(v * spatial_scale + 0.5)) for v in roi[1:])  # C's round
         rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
         for ph in range(ph_n):
             hs = min(max(int(np.floor(ph * rh / ph_n)) + y1, 0), h)

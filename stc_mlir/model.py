@@ -68,7 +68,7 @@ def _storage_dtype(elem_type: int) -> str:
     dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)) if elem_type else np.dtype(np.float32)
     if np.issubdtype(dtype, np.floating):
         return "float16"
-    return "int64" if dtype == np.int32 else dtype.name
+    return dtype.name
 
 
 class Model:

@@ -109,8 +109,8 @@ class BackendRep(base.BackendRep):
 
 def bounded_outputs(module, results: list[np.ndarray]) -> list[np.ndarray]:
     """The model outputs of a graph-level function's results: outputs that are a static
-    upper bound (`graph.valid_rows`) cut to their count, the count results dropped."""
-    from xdsl.dialects.builtin import StringAttr
+    upper bound (`graph.valid_count`) cut to their count, the count results dropped."""
+    from xdsl.dialects.builtin import IntegerAttr, StringAttr
 
     from stc_mlir import reference
 
@@ -121,15 +121,19 @@ def bounded_outputs(module, results: list[np.ndarray]) -> list[np.ndarray]:
     out = []
     for i, (name, value) in enumerate(zip(names, results)):
         attrs = f.res_attrs.data[i].data if f.res_attrs is not None else {}
-        count = attrs.get(reference.VALID_ROWS_ATTR)
+        count = attrs.get(reference.VALID_COUNT_ATTR)
         if isinstance(count, StringAttr):
             counts.add(count.data)
-            value = value[: int(by_name[count.data])]
+            axis = attrs.get(reference.VALID_AXIS_ATTR)
+            axis = axis.value.data if isinstance(axis, IntegerAttr) else 0
+            value = np.take(value, np.arange(int(np.asarray(by_name[count.data]).reshape(-1)[0])), axis=axis)
         out.append(value)
     return [v for n, v in zip(names, out) if n not in counts]
 
 
 def _static_shape(info: onnx.ValueInfoProto) -> tuple[int, ...] | None:
+    if not info.type.HasField("tensor_type"):
+        return ()  # a sequence or optional: the import refuses it when the model is prepared
     tt = info.type.tensor_type
     if not tt.HasField("shape"):
         return None
@@ -259,13 +263,15 @@ def node_cases(op_types: Sequence[str] | None = None) -> dict[str, str]:
 
 
 def backend_test(backend: type[Backend], names: Sequence[str], module_name: str | None = None,
-                 exclude: Mapping[str, str] | None = None):
-    """ONNX's `BackendTest` for exactly the node cases `names`, minus `exclude` (case -> reason)."""
+                 exclude: Mapping[str, str] | None = None, tolerance: float | None = None):
+    """ONNX's `BackendTest` for exactly the node cases `names`, minus `exclude` (case ->
+    reason); `tolerance` replaces every case's rtol and atol (float16 end to end)."""
     import re
 
     from onnx.backend.test import BackendTest
 
-    runner = BackendTest(backend, module_name)
+    kwargs = {name: {"rtol": tolerance, "atol": tolerance} for name in names} if tolerance else None
+    runner = BackendTest(backend, module_name, test_kwargs=kwargs)
     runner.include("^(" + "|".join(re.escape(n) for n in sorted(names)) + ")_cpu$")
     for name in exclude or {}:
         runner.exclude("^" + re.escape(name) + "_cpu$")

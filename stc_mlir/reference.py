@@ -26,9 +26,11 @@ class InterpreterError(StcError):
 
 
 NAME_ATTR = "graph.name"
-VALID_ROWS_ATTR = "graph.valid_rows"
+VALID_COUNT_ATTR = "graph.valid_count"
+VALID_AXIS_ATTR = "graph.valid_axis"
 """On a function result that is a static upper bound of a data-dependent shape: the name
-of the result holding how many leading rows are valid (NonMaxSuppression)."""
+of the result holding how many leading entries along `graph.valid_axis` (default 0) are
+valid (NonMaxSuppression's rows, TopK with a k computed at run time)."""
 
 
 def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:

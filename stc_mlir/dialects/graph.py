@@ -917,20 +917,34 @@ class PReluOp(GraphOp):
         return [x]
 
 
-@irdl_op_definition
-class SumOp(GraphOp):
-    """Sum of any number of tensors (ONNX Sum); canonicalised to a chain of adds."""
+class VariadicOp(GraphOp, ABC):
+    """An op of one or more tensors of one element type (`make` takes them as a list)."""
 
-    name = "graph.sum"
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
 
     @classmethod
-    def infer(cls, types, p):
+    def make(cls, inputs, **props):  # type: ignore[override]
+        return super().make(list(inputs), **props)
+
+    @classmethod
+    def element_type(cls, types) -> Attribute:
+        """The operands' common element type; ShapeError if there is none."""
         if not types:
             raise ShapeError("needs at least one operand")
-        element_type = _same_element_type(cls.name, types)
+        return _same_element_type(cls.name, types)
+
+
+@irdl_op_definition
+class SumOp(VariadicOp):
+    """Sum of any number of tensors (ONNX Sum); canonicalised to a chain of adds."""
+
+    name = "graph.sum"
+
+    @classmethod
+    def infer(cls, types, p):
+        element_type = cls.element_type(types)
         return [tensor(broadcast_shapes(*(shape_of(t) for t in types)), element_type)]
 
 
@@ -1509,22 +1523,13 @@ class TransposeOp(GraphOp):
 
 
 @irdl_op_definition
-class ConcatOp(GraphOp):
+class ConcatOp(VariadicOp):
     name = "graph.concat"
-    inputs = var_operand_def(TensorType)
-    output = result_def(TensorType)
     axis = prop_def(IntegerAttr)
-    traits = traits_def(Pure())
-
-    @classmethod
-    def make(cls, inputs, **props):  # type: ignore[override]
-        return super().make(list(inputs), **props)
 
     @classmethod
     def infer(cls, types, p):
-        if not types:
-            raise ShapeError("needs at least one operand")
-        element_type = _same_element_type(cls.name, types)
+        element_type = cls.element_type(types)
         first = shape_of(types[0])
         axis = _axis(p["axis"], len(first))  # type: ignore[arg-type]
         for t in types[1:]:
@@ -1746,24 +1751,15 @@ def einsum_shape(equation: str, shapes: Sequence[Shape]) -> Shape:
 
 
 @irdl_op_definition
-class EinsumOp(GraphOp):
+class EinsumOp(VariadicOp):
     """Einstein summation (numpy.einsum semantics) of operands of one element type."""
 
     name = "graph.einsum"
-    inputs = var_operand_def(TensorType)
-    output = result_def(TensorType)
     equation = prop_def(StringAttr)
-    traits = traits_def(Pure())
-
-    @classmethod
-    def make(cls, inputs, **props):  # type: ignore[override]
-        return super().make(list(inputs), **props)
 
     @classmethod
     def infer(cls, types, p):
-        if not types:
-            raise ShapeError("needs at least one operand")
-        element_type = _same_element_type(cls.name, types)
+        element_type = cls.element_type(types)
         return [tensor(einsum_shape(str(p["equation"]), [shape_of(t) for t in types]), element_type)]
 
 

@@ -74,8 +74,8 @@ class Importer:
         self.block = Block()
         self.builder = Builder(InsertPoint.at_end(self.block))
         self.node: onnx.NodeProto | None = None
-        self.valid_rows: dict[str, str] = {}
-        """Data-dependent outputs: tensor name -> the name of its valid row count."""
+        self.bounded: dict[str, tuple[str, int]] = {}
+        """Data-dependent outputs: tensor name -> (name of its valid count, the axis it counts)."""
         self.notes: list[str] = []
         """What the import dropped or changed on the way (inference-only no-ops)."""
 

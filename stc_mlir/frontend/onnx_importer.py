@@ -18,15 +18,14 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Region
 
 from stc_mlir.dialects import graph as g
 from stc_mlir.frontend import onnx_ops, onnx_patterns
-from stc_mlir.frontend.onnx_context import (  # noqa: F401  (re-exported)
-    DTYPES, MAX_OPSET, MIN_OPSET, Importer, OnnxImportError, RuntimeValueError,
-)
-from stc_mlir.reference import NAME_ATTR, VALID_ROWS_ATTR
+from stc_mlir.frontend.onnx_context import Importer, OnnxImportError, RuntimeValueError  # noqa: F401  (re-exported)
+from stc_mlir.reference import NAME_ATTR, VALID_AXIS_ATTR, VALID_COUNT_ATTR
+
 
 def load_model(model_or_path: onnx.ModelProto | str | os.PathLike) -> tuple[onnx.ModelProto, str]:
     """Read an ONNX file (with its external data) with errors that name the file."""
@@ -80,8 +79,9 @@ def import_onnx(
     `values` fixes model inputs to constant values (they stop being arguments): what a
     runtime that knows them does for inputs that determine shapes (see RuntimeValueError).
     `notes` (a list) receives what the import folded away (training-mode no-ops...).
-    An output whose row count depends on the data (NonMaxSuppression) is a static upper
-    bound with a `graph.valid_rows` result attribute naming the result holding the count.
+    An output whose size depends on the data (NonMaxSuppression, TopK with a k computed at
+    run time) is a static upper bound with a `graph.valid_count` result attribute naming
+    the result holding the count (and `graph.valid_axis` if it does not count rows).
     """
     model, source = load_model(model_or_path)
     imp = Importer(model, dtype, source)
@@ -108,6 +108,10 @@ def import_onnx(
         if info.name in imp.known:
             continue  # old exporters list initializers as inputs too
         imp.graph_inputs.add(info.name)
+        if not info.type.HasField("tensor_type"):
+            kind = info.type.WhichOneof("value") or "untyped"
+            raise OnnxImportError(f"{source}: input '{info.name}' has type {kind.removesuffix('_type')}, "
+                                  "not tensor; only tensors are supported")
         elem = info.type.tensor_type.elem_type
         try:
             np_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem) if elem else np.dtype(np.float32)
@@ -138,12 +142,13 @@ def import_onnx(
     results = [imp.value(o.name) for o in graph.output]
     names = [o.name for o in graph.output]
     extra = {}
-    for name in names:
-        count = imp.valid_rows.get(name)
-        if count is not None:
-            extra[name] = f"{name}.count"
-            results.append(imp.value(count))
-            names.append(extra[name])
+    for name in list(names):
+        if name in imp.bounded:
+            count, axis = imp.bounded[name]
+            extra[name] = (count, axis)
+            if count not in names:
+                results.append(imp.value(count))
+                names.append(count)
     imp.builder.insert(func.ReturnOp(*results))
     function = func.FuncOp(
         "main", ([a.type for a in imp.block.args], [r.type for r in results]), Region(imp.block),
@@ -152,11 +157,14 @@ def import_onnx(
     return ModuleOp([function])
 
 
-def _name_attrs(names: Sequence[str], valid_rows: Mapping[str, str] | None = None):
+def _name_attrs(names: Sequence[str], bounded: Mapping[str, tuple[str, int]] | None = None):
     attrs = []
     for n in names:
         d = {NAME_ATTR: StringAttr(n)}
-        if valid_rows and n in valid_rows:
-            d[VALID_ROWS_ATTR] = StringAttr(valid_rows[n])
+        if bounded and n in bounded:
+            count, axis = bounded[n]
+            d[VALID_COUNT_ATTR] = StringAttr(count)
+            if axis:
+                d[VALID_AXIS_ATTR] = IntegerAttr(axis, 64)
         attrs.append(DictionaryAttr(d))
     return ArrayAttr(attrs)

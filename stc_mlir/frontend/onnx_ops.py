@@ -19,9 +19,12 @@ import numpy as np
 import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
+from xdsl.builder import Builder, InsertPoint
+from xdsl.ir import Block
 
+from stc_mlir import kernels, reference
 from stc_mlir.dialects import graph as g
-from stc_mlir.frontend.onnx_context import FIRST_FULL_OPSET, WIDENED_FLOATS, Importer
+from stc_mlir.frontend.onnx_context import FIRST_FULL_OPSET, WIDENED_FLOATS, Importer, is_float
 from stc_mlir.frontend.onnx_patterns import DOMAIN
 
 Converter = Callable[[Importer, onnx.NodeProto, dict], list]
@@ -113,6 +116,10 @@ def convert(imp: Importer, node: onnx.NodeProto) -> None:
         imp.bind(node.output[0], np.array(np.prod(imp.shape(node.input[0])), dtype=np.int64))
         return
     inputs = [n for n in node.input if n]
+    for name in inputs:
+        if name in imp.bounded:
+            raise imp.error(f"input '{name}' has a data-dependent size (a static upper bound plus a "
+                            "valid count); only model outputs may be such bounds")
     if node.domain != DOMAIN and all(imp.is_known(n) for n in inputs):
         _fold(imp, node, attrs)
         return
@@ -121,7 +128,12 @@ def convert(imp: Importer, node: onnx.NodeProto) -> None:
         raise imp.error(
             f"unsupported operator '{node.op_type}' (supported: {', '.join(sorted(CONVERTERS))})"
         )
-    results = fn(imp, node, attrs)
+    try:
+        results = fn(imp, node, attrs)
+    except KeyError as e:  # a required attribute the converter reads
+        raise imp.error(f"missing attribute {e}") from None
+    except (IndexError, ValueError, TypeError) as e:  # malformed attributes or inputs
+        raise imp.error(f"cannot convert: {type(e).__name__}: {e}") from None
     for name, value in zip(node.output, results):
         if name:
             imp.bind(name, value if isinstance(value, np.ndarray) else _result(value))
@@ -186,11 +198,6 @@ def _fold(imp: Importer, node: onnx.NodeProto, attrs: dict) -> None:
 
 def _fold_with_kernels(imp: Importer, node: onnx.NodeProto, attrs: dict) -> None:
     """Fold through the converter and the reference interpreter, in a scratch block."""
-    from xdsl.builder import Builder, InsertPoint
-    from xdsl.ir import Block
-
-    from stc_mlir import reference
-
     saved = imp.builder, imp.constants
     imp.builder, imp.constants = Builder(InsertPoint.at_end(Block())), {}
     try:
@@ -198,6 +205,8 @@ def _fold_with_kernels(imp: Importer, node: onnx.NodeProto, attrs: dict) -> None
         ops = list(imp.builder.insertion_point.block.ops)
         env: dict = {}
         reference.run_ops(ops, env)
+    except (IndexError, ValueError, reference.InterpreterError) as e:  # out-of-range constant indices...
+        raise imp.error(f"cannot fold constant node: {type(e).__name__}: {e}") from None
     finally:
         imp.builder, imp.constants = saved
     for name, value in zip(node.output, results):
@@ -291,7 +300,7 @@ def _clip(imp: Importer, node, a):
         lo, hi = a.get("min", -np.inf), a.get("max", np.inf)
         return [imp.emit(g.ClipOp, x, min=float(lo), max=float(hi))]
     bounds = [node.input[i] if _has(node, i) else None for i in (1, 2)]
-    floating = g._is_float(x.type.element_type)
+    floating = is_float(g.numpy_dtype(x.type.element_type))
     if floating and all(b is None or imp.is_known(b) for b in bounds):
         lo = _scalar(imp.known[bounds[0]]) if bounds[0] else -np.inf
         hi = _scalar(imp.known[bounds[1]]) if bounds[1] else np.inf
@@ -356,11 +365,51 @@ def _window(imp: Importer, node, a, kernel, spatial_dims: tuple[int, ...] = (2,)
 
 @converter("Conv")
 def _conv(imp: Importer, node, a):
-    kernel = a.get("kernel_shape") or imp.shape(node.input[1])[2:]
-    window = _window(imp, node, a, kernel)
+    kernel = tuple(a.get("kernel_shape") or imp.shape(node.input[1])[2:])
+    window = _window(imp, node, a, kernel, (2, 3))
     bias = imp.value(node.input[2]) if _has(node, 2) else None
+    group = int(a.get("group", 1))
+    if len(kernel) == 3:
+        return [_conv3d(imp, node, kernel, window, bias, group)]
     return [imp.emit(g.Conv2DOp, imp.value(node.input[0]), imp.value(node.input[1]), bias,
-                     group=int(a.get("group", 1)), **window)]
+                     group=group, **window)]
+
+
+def _conv3d(imp: Importer, node, kernel, window, bias, group):
+    """A 3-D convolution as one 2-D convolution: the kd depth taps of every output depth
+    are gathered into the channels, (N, C, D, H, W) -> (N * Do, C * kd, H, W), and the
+    weight (O, C/g, kd, kh, kw) read as (O, C/g * kd, kh, kw); depth padding gathers a
+    zero slice appended to the input. Intermediate tensors stay 4-D (the npu's tiles)."""
+    x = imp.value(node.input[0])
+    n, c, depth, h, w = imp.shape(node.input[0])
+    weight = imp.const(node.input[1], "Conv3d weight")
+    kd = kernel[0]
+    (sd, *s_hw), (dd, *d_hw), p = window["strides"], window["dilations"], window["pads"]
+    d_out = kernels.window_output_size(depth, kd, sd, p[0], p[3], dd)
+    taps = np.arange(d_out)[:, None] * sd - p[0] + np.arange(kd)[None, :] * dd  # (Do, kd) input depths
+    taps = np.where((taps < 0) | (taps >= depth), depth, taps).astype(np.int64)  # `depth`: the zero slice
+    dtype = g.numpy_dtype(x.type.element_type)
+
+    def op(cls, *operands, **props):
+        return _result(imp.emit(cls, *operands, **props))
+
+    def constant(array):
+        return imp.builder.insert(g.ConstantOp.from_numpy(array)).output
+
+    flat = op(g.ReshapeOp, x, shape=(n, c, depth, h * w))
+    padded = op(g.ConcatOp, [flat, constant(np.zeros((n, c, 1, h * w), dtype=dtype))], axis=2)
+    windows = op(g.GatherOp, padded, constant(taps.reshape(-1)), axis=2)  # (N, C, Do * kd, HW)
+    windows = op(g.ReshapeOp, windows, shape=(n, c, d_out, kd * h * w))
+    folded = op(g.TransposeOp, windows, perm=(0, 2, 1, 3))
+    folded = op(g.ReshapeOp, folded, shape=(n * d_out, c * kd, h, w))
+    o = weight.shape[0]
+    w2 = constant(weight.reshape(o, weight.shape[1] * kd, *weight.shape[3:]).astype(dtype))
+    out = op(g.Conv2DOp, folded, w2, bias, group=group, strides=tuple(s_hw),
+             pads=(p[1], p[2], p[4], p[5]), dilations=tuple(d_hw))
+    ho, wo = g.shape_of(out.type)[2:]
+    out = op(g.ReshapeOp, out, shape=(n, d_out, o, ho * wo))
+    out = op(g.TransposeOp, out, perm=(0, 2, 1, 3))
+    return op(g.ReshapeOp, out, shape=(n, o, d_out, ho, wo))
 
 
 @converter("MatMul")
@@ -487,8 +536,6 @@ def _pool2d(imp: Importer, op_type: str, x, kernel, strides, pads, dilations, ce
 def _dilated_avg_pool(imp: Importer, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad):
     """A dilated average pool (AveragePool-19) as a depthwise conv with a kernel of ones
     divided by the per-position count of the window elements it averages (a constant)."""
-    from stc_mlir import kernels
-
     n, c, h, w = g.shape_of(x.type)
     ext = []
     for size, k, s, d, begin, end in zip((h, w), kernel, strides, dilations, pads[:2], pads[2:]):
@@ -554,12 +601,21 @@ def _arg_reduce(imp: Importer, node, a):
 
 @converter("TopK")
 def _topk(imp: Importer, node, a):
-    if imp.opset < 10:
-        k = int(a["k"])
-    else:
-        k = _ints(imp.const(node.input[1], "TopK k"))[0]
+    """A known k gives exact shapes; a k computed at run time sorts the whole axis (the
+    static upper bound) and the outputs carry k as their valid count."""
     axis = int(a.get("axis", -1))
-    op = imp.emit(g.TopKOp, imp.value(node.input[0]), k=k, axis=axis, largest=bool(a.get("largest", 1)))
+    largest = bool(a.get("largest", 1))
+    x = imp.value(node.input[0])
+    if imp.opset < 10 or imp.is_known(node.input[1]):
+        k = int(a["k"]) if imp.opset < 10 else _ints(imp.known[node.input[1]])[0]
+        return list(imp.emit(g.TopKOp, x, k=k, axis=axis, largest=largest).results)
+    shape = imp.shape(node.input[0])
+    op = imp.emit(g.TopKOp, x, k=shape[axis], axis=axis, largest=largest)
+    count = node.output[0] + ".count"
+    imp.bind(count, _result(imp.emit(g.ReshapeOp, imp.value(node.input[1]), shape=())))
+    for name in node.output:
+        if name:
+            imp.bounded[name] = (count, axis % len(shape))
     return list(op.results)
 
 
@@ -825,5 +881,5 @@ def _nms(imp: Importer, node, a):
                   center_point_box=bool(a.get("center_point_box", 0)))
     count_name = node.output[0] + ".count"
     imp.bind(count_name, op.count)
-    imp.valid_rows[node.output[0]] = count_name
+    imp.bounded[node.output[0]] = (count_name, 0)
     return [op.selected]

@@ -32,8 +32,9 @@ from stc_mlir.models.bert import (
 
 VOCAB_SIZE = 32000
 VOCABULARY = Vocabulary(VOCAB_SIZE, first_word=9, cls=3, sep=4, pad=5)
-# HuggingFace subtracts 1e30 * mask from the scores (65500 for a float16 model).
+# HuggingFace subtracts 1e30 * mask from the scores of a float32 model (65500 for float16).
 MASK_SCALE = 1e30
+FP16_MASK_SCALE = 65500.0
 
 
 def build(
@@ -44,10 +45,13 @@ def build(
     hidden_size: int = HIDDEN,
     num_heads: int = HEADS,
     intermediate_size: int = INTERMEDIATE,
+    mask_scale: float = MASK_SCALE,
     dynamic_batch: bool = False,
     seed: int = 0,
     opset: int = 14,
 ) -> onnx.ModelProto:
+    """`mask_scale` is what masked scores lose: 1e30 as a float32 export writes it (beyond
+    fp16's range), 65500 as HuggingFace writes it for a float16 model."""
     shape = check_transformer_options(
         "xlnet", seq_len, num_layers, hidden_size, num_heads, intermediate_size
     )
@@ -57,6 +61,7 @@ def build(
                          "encodings are folded for a static batch)")
     n = symbolic_or_static(batch, False)
     b = _XLNetBuilder(seed, batch=n, seq_len=seq_len, shape=shape)
+    b.mask_scale = float(mask_scale)
     input_ids = b.add_input("input_ids", TensorProto.INT64, [n, seq_len])
     attention_mask = b.add_input("attention_mask", TensorProto.INT64, [n, seq_len])
     token_type_ids = b.add_input("token_type_ids", TensorProto.INT64, [n, seq_len])
@@ -81,6 +86,8 @@ def build(
 
 
 class _XLNetBuilder(_BertBuilder):
+    mask_scale = MASK_SCALE
+
     def relative_position_encodings(self) -> np.ndarray:
         """pos_emb [2S, B, d]: sin / cos of the distances S .. -S+1 (attn_type 'bi')."""
         d = self.shape.hidden
@@ -160,7 +167,7 @@ class _XLNetBuilder(_BertBuilder):
         scores = self.node("Add", [scores, segment], scope=scope)
         scores = self.node("Mul", [scores, self.scalar(1.0 / float(np.sqrt(head_size)))], scope=scope)
         masked = self.node("Einsum", [mask], scope=scope, equation="ijbn->bnij")
-        masked = self.node("Mul", [masked, self.scalar(MASK_SCALE)], scope=scope)
+        masked = self.node("Mul", [masked, self.scalar(self.mask_scale)], scope=scope)
         scores = self.node("Sub", [scores, masked], scope=scope)
         probs = self.node("Softmax", [scores], scope=scope, axis=3)
         context = self.node("Einsum", [probs, value], scope=scope, equation="bnij,jbnd->ibnd")

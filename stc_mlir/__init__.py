@@ -3,13 +3,15 @@
     import stc_mlir
     model = stc_mlir.from_onnx("model.onnx")                  # stc_mlir.model.from_onnx
     executor = stc_mlir.Executor.load_from_stcobj(model.compile())
+    module = stc_mlir.read_ir("model.mlir")                   # stc_mlir.ir: parsed and verified
 
 The names are loaded on first use, so `import stc_mlir` stays cheap.
 """
 
 __version__ = "0.1.0"
 
-_LAZY = {"Executor": "stc_mlir.executor", "from_onnx": "stc_mlir.model", "Model": "stc_mlir.model"}
+_LAZY = {"Executor": "stc_mlir.executor", "from_onnx": "stc_mlir.model", "Model": "stc_mlir.model",
+         "read_ir": "stc_mlir.ir"}
 _SUBMODULES = ("model", "executor")  # `stc_mlir.model.from_onnx` without importing stc_mlir.model first
 
 

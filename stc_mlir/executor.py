@@ -63,9 +63,13 @@ class Executor:
         if unknown:
             raise ExecutorError(f"unknown input(s) {', '.join(map(repr, unknown))}; "
                                 f"the model's inputs are {', '.join(map(repr, names))}")
-        fp16_range.check_arrays(inputs, [io.name for io in self.program.inputs if io.dtype == "f16"],
+        arrays = {name: np.asarray(value) for name, value in inputs.items()}
+        for name, a in arrays.items():
+            if a.dtype.kind not in "biuf":
+                raise ExecutorError(f"set_input: input '{name}' must hold numbers, got an array of {a.dtype}")
+        fp16_range.check_arrays(arrays, [io.name for io in self.program.inputs if io.dtype == "f16"],
                                 allow=allow_fp16_overflow, where="set_input")
-        self.inputs.update({name: np.asarray(value) for name, value in inputs.items()})
+        self.inputs.update(arrays)
 
     def __call__(self, trace: str | os.PathLike[str] | None = None, check_hazards: bool = True,
                  threads: int | None = None) -> list[np.ndarray]:

@@ -40,6 +40,7 @@ Misuse raises `ScheduleError` naming the group or op (as `ops['kind'][i]`) invol
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -58,7 +59,7 @@ from stc_mlir.passes.schedule_verify import SPAN_ATTR, ScheduleVerifyError, item
 
 __all__ = [
     "FuseTargetOps", "Function", "GetNPUSubFunctions", "Group", "GroupOps", "IRModule", "ListItems", "ListOps",
-    "NPUMemScope", "Schedule", "ScheduleError", "ScheduleInfo", "ScheduleVerifyError", "SetSpanName",
+    "NPUMemScope", "Schedule", "ScheduleError", "ScheduleInfo", "ScheduleTypeError", "ScheduleVerifyError", "SetSpanName",
     "SplitGroups",
 ]
 
@@ -69,6 +70,21 @@ class ScheduleError(StcError):
 
 class ScheduleIndexError(ScheduleError, IndexError):
     """An index past the end of an op list or a group's sub-groups."""
+
+
+class ScheduleTypeError(ScheduleError, TypeError):
+    """An argument of the wrong type given to the schedule API; the message names it."""
+
+
+def _kind(x: object) -> str:
+    return "None" if x is None else f"{type(x).__name__} {x!r:.60}"
+
+
+def _sequence(x: object, what: str, of: str) -> list:
+    """`x` as a list, if it is a list or tuple (of `of`); else `ScheduleTypeError` naming `what`."""
+    if not isinstance(x, list | tuple):
+        raise ScheduleTypeError(f"{what}: expected a list of {of}, got {_kind(x)}")
+    return list(x)
 
 
 # ----------------------------------------------------------------------------- handles
@@ -111,6 +127,11 @@ class IRModule:
     """The module handle of the seeds: `mod["main"]` is the function `@main`."""
 
     def __init__(self, module: ModuleOp):
+        if isinstance(module, IRModule):
+            module = module.module
+        if not isinstance(module, ModuleOp):
+            raise ScheduleTypeError(f"IRModule(module): expected a builtin.module (ModuleOp, e.g. from "
+                                    f"stc_mlir.ir.read_ir), got {_kind(module)}")
         self.module = module
 
     @staticmethod
@@ -121,6 +142,8 @@ class IRModule:
         return [Function(op) for op in self.module.ops if isinstance(op, func.FuncOp)]
 
     def __getitem__(self, name: str) -> Function:
+        if not isinstance(name, str):
+            raise ScheduleTypeError(f"IRModule[name]: a function name is a string such as 'main', got {_kind(name)}")
         for f in self.functions():
             if f.name == name:
                 return f
@@ -195,6 +218,8 @@ class OpList(list):
         self.kind = kind
 
     def __getitem__(self, index):  # type: ignore[override]
+        if not isinstance(index, int | slice) or isinstance(index, bool):
+            raise ScheduleTypeError(f"ListOps(...)['{self.kind}'][index]: index must be an integer, got {_kind(index)}")
         try:
             return super().__getitem__(index)
         except IndexError:
@@ -205,6 +230,11 @@ class OpList(list):
 
 class OpIndex(dict):
     """`ListOps`'s result: op kind (ours or the Relay name) -> ops in DFS post-order."""
+
+    def __getitem__(self, key: str) -> OpList:
+        if not isinstance(key, str):
+            raise ScheduleTypeError(f"ListOps(...)[kind]: an op kind is a string such as 'relu', got {_kind(key)}")
+        return super().__getitem__(key)
 
     def __missing__(self, key: str) -> OpList:
         kind = RELAY_NAMES.get(key, key)
@@ -277,6 +307,8 @@ class Group:
     """
 
     def __init__(self, first, second, name: str | None = None):
+        if name is not None and not isinstance(name, str):
+            raise ScheduleTypeError(f"Group(name=...): expected a string, got {_kind(name)}")
         if isinstance(first, list | tuple):
             self.inputs, self.output = list(first), second
         else:
@@ -438,7 +470,7 @@ class GroupOps:
     PREFIX = "group"
 
     def __init__(self, groups: Sequence[Group]):
-        self.groups = list(groups)
+        self.groups = _sequence(groups, f"{type(self).__name__}(groups)", "Group")
 
     def __call__(self, mod: IRModule | ModuleOp):
         module = _module_op(mod)
@@ -595,6 +627,8 @@ class SplitGroups:
     """Cut each group into `factor` sub-groups along the batch: `{group: factor}`."""
 
     def __init__(self, factors: Mapping[Group | s.GroupOp, int]):
+        if not isinstance(factors, Mapping):
+            raise ScheduleTypeError(f"SplitGroups(factors): expected a dict {{group: split factor}}, got {_kind(factors)}")
         self.factors = dict(factors)
 
     def __call__(self, mod: IRModule | ModuleOp):
@@ -674,8 +708,14 @@ class Schedule:
 
     def __init__(self, infos: Sequence[ScheduleInfo], target: str | targets.Target = "stcp920",
                  verify: bool = True):
-        self.infos = list(infos)
-        self.target = target
+        self.infos = _sequence(infos, "Schedule(infos)", "ScheduleInfo")
+        if not isinstance(target, str | os.PathLike | targets.Target):
+            raise ScheduleTypeError(f"Schedule(target=...): expected a target name, a .toml path or a Target, "
+                                    f"got {_kind(target)}")
+        try:
+            self.target = targets.load(target)
+        except targets.TargetError as e:
+            raise ScheduleError(f"Schedule(target=...): {e}") from None
         self.verify = verify
 
     def __call__(self, mod: IRModule | ModuleOp):
@@ -696,7 +736,7 @@ class Schedule:
             seen[op] = i
             try:
                 bind = s.CoreBindAttr.of(info.core_bind)
-            except VerifyException as e:
+            except (VerifyException, TypeError, ValueError) as e:
                 raise ScheduleError(f"{what} ({_where(op)}): {e}") from None
             items.append(op)
             placements.append((_scope(info.mem_scope, what), bind))

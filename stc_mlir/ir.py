@@ -24,8 +24,8 @@ from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.utils.lexer import Span, Token
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
 
 from stc_mlir import weights
 from stc_mlir.dialects.registry import DIALECTS
@@ -35,6 +35,18 @@ from stc_mlir.errors import StcError
 class IRError(StcError):
     """IR that cannot be read: undecodable, unparsable or invalid. The message is one line
     naming the file, line and column."""
+
+
+class IRSyntaxError(IRError, ParseError):
+    """Text that does not parse; also an xDSL `ParseError` (with its `span`), printed as one
+    `file:line:col: message` line."""
+
+    def __init__(self, err: ParseError):
+        ParseError.__init__(self, err.span, err.msg)
+        self.line = _one_line_parse_error(err)
+
+    def __str__(self) -> str:
+        return self.line
 
 
 class DominanceError(IRError, VerifyException):
@@ -59,7 +71,25 @@ def _guard_lexer() -> None:
     )
 
 
+_lex_string_literal = MLIRLexer._lex_string_literal
+
+
+def _lex_utf8_string_literal(self: MLIRLexer, start_pos: int):
+    """xDSL 0.74 lexes a string with escaped non-ASCII bytes as a bytes literal, although its
+    own printer escapes every non-ASCII character: `"gr\\C3\\BCppe"` (a name `grüppe`) would
+    not parse back as a string. Valid UTF-8 is a string literal, as in MLIR."""
+    token = _lex_string_literal(self, start_pos)
+    if token.kind is MLIRTokenKind.BYTES_LIT:
+        try:
+            StringLiteral.from_span(token.span).bytes_contents.decode("utf-8")
+        except UnicodeDecodeError:
+            return token
+        return Token(MLIRTokenKind.STRING_LIT, token.span)
+    return token
+
+
 _guard_lexer()
+MLIRLexer._lex_string_literal = _lex_utf8_string_literal  # type: ignore[method-assign]
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -85,6 +115,7 @@ class _LocatingParser(Parser):
     def __init__(self, ctx: Context, text: str, name: str):
         super().__init__(ctx, text, name)
         self.op_spans: dict[Operation, Span] = {}
+        self.value_names: dict[SSAValue, str] = {}
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
@@ -92,14 +123,22 @@ class _LocatingParser(Parser):
         self.op_spans[op] = start
         return op
 
+    def _register_ssa_definition(self, name: str, values, span: Span) -> None:
+        super()._register_ssa_definition(name, values, span)
+        for i, value in enumerate(values):  # `%0` gives no name hint: keep the source's name
+            if not value.name_hint:
+                self.value_names[value] = f"%{name}" if len(values) == 1 else f"%{name}#{i}"
+
 
 class Locations:
     """Where the ops of a parsed module start, as `file:line:col` (`?` for ops made later)."""
 
-    def __init__(self, name: str, spans: Mapping[Operation, Span] | None = None, line_offset: int = 0):
+    def __init__(self, name: str, spans: Mapping[Operation, Span] | None = None, line_offset: int = 0,
+                 value_names: Mapping[SSAValue, str] | None = None):
         self.name = name
         self._spans = dict(spans or {})
         self._line_offset = line_offset
+        self.value_names = dict(value_names or {})
 
     def __call__(self, op: Operation | None) -> str:
         while op is not None and op not in self._spans:  # ops made by passes: their parent's place
@@ -130,36 +169,40 @@ def parse_for_opt(data: bytes | str, name: str, ctx: Context, implicit_module: b
     parser = _LocatingParser(ctx, text, name)
     module = parser.parse_module(implicit_module)
     if check_ssa:
-        check_dominance(module, Locations(name, parser.op_spans, line_offset))
+        check_dominance(module, Locations(name, parser.op_spans, line_offset, parser.value_names))
     return module
 
 
 def parse_ir(text: str | bytes, name: str = "<string>", *, verify: bool = True,
              ctx: Context | None = None, implicit_module: bool = True) -> ModuleOp:
     """Parse (and by default verify) IR text; `IRError` with file:line:col on any failure."""
-    module, _ = parse_with_locations(text, name, verify=verify, ctx=ctx, implicit_module=implicit_module)
-    return module
-
-
-def parse_with_locations(text: str | bytes, name: str = "<string>", *, verify: bool = True,
-                         ctx: Context | None = None,
-                         implicit_module: bool = True) -> tuple[ModuleOp, Locations]:
     if isinstance(text, bytes):
         text = decode(text, name)
     parser = _LocatingParser(ctx or make_context(), text, name)
     try:
         module = parser.parse_module(implicit_module)
     except ParseError as err:
-        raise IRError(_one_line_parse_error(err)) from None
-    locations = Locations(name, parser.op_spans)
+        raise IRSyntaxError(err) from None
     if verify:
-        verify_module(module, locations)
-    return module, locations
+        verify_module(module, Locations(name, parser.op_spans, value_names=parser.value_names))
+    return module
 
 
 def _one_line_parse_error(err: ParseError) -> str:
     loc = err.span.get_location()
-    return f"{loc.file}:{loc.line}:{loc.col}: {err.msg}"
+    # xDSL 0.74 forgets an f-string prefix in one message
+    message = err.msg.replace("{first_char}", repr(str(err.span.text)[:1]))
+    undefined = re.match(r"values used but not defined: \[(%[^],]+)", message)
+    if undefined:  # xDSL points at the end of the region: point at the first use instead
+        content = err.span.input.content
+        function = max(content.rfind("func.func", 0, err.span.start), 0)  # names are per function
+        use = re.compile(re.escape(undefined.group(1)) + r"(?![\w$.-])").search(content, function)
+        if use is not None:
+            loc = Span(use.start(), use.end(), err.span.input, err.span.line_offset).get_location()
+    if message[:1].isspace() or not message:  # xDSL appends context to an empty message
+        message = f"unexpected {str(err.span.text)[:20]!r}" if err.span.text else "unexpected end of file"
+        message += f" ({err.msg.strip()})" if err.msg.strip() else ""
+    return f"{loc.file}:{loc.line}:{loc.col}: {message}"
 
 
 def read_ir(path: str | os.PathLike[str], *, verify: bool = True) -> ModuleOp:
@@ -203,7 +246,13 @@ def verify_module(module: Operation, locations: Locations | None = None) -> None
         op, message = _first_failing_op(module)
         if op is None:
             raise IRError(f"{where(None)}: {_first_line(str(err))}") from None
-        raise IRError(f"{where(op)}: {op.name}: {message.removeprefix(op.name + ': ')}") from None
+        message = message.removeprefix(op.name + ": ")
+        if _LOCATED.match(message):  # the op's verifier located it more precisely (npu.program's body)
+            raise IRError(message) from None
+        raise IRError(f"{where(op)}: {op.name}: {message}") from None
+
+
+_LOCATED = re.compile(r"^[^\s:][^:\n]*:\d+:\d+: ")
 
 
 def _first_line(text: str) -> str:
@@ -237,8 +286,10 @@ def _underlined(text: str) -> str:
     return _first_line(text)
 
 
-def value_name(value: SSAValue) -> str:
-    """`%name` as printed in the source (or what the value is when it has no name)."""
+def value_name(value: SSAValue, locations: Locations | None = None) -> str:
+    """`%name` as written in the source (or what the value is when it has no name)."""
+    if locations is not None and value in locations.value_names:
+        return locations.value_names[value]
     if value.name_hint:
         return f"%{value.name_hint}"
     if isinstance(value, OpResult):
@@ -269,7 +320,7 @@ def check_dominance(module: Operation, locations: Locations | None = None) -> No
         for number, value in enumerate(user.operands):
             problem = _dominance_problem(value, user, index_in, dominance, where)
             if problem is not None:
-                raise DominanceError(f"{where(user)}: {user.name} operand #{number} {value_name(value)}: {problem}")
+                raise DominanceError(f"{where(user)}: {user.name} operand #{number} {value_name(value, where)}: {problem}")
 
 
 def _dominance_problem(value: SSAValue, user: Operation, index_in, dominance, where: Locations) -> str | None:

@@ -16,7 +16,9 @@ a `StcobjError` naming the file, the field (`buffers[3].size`) and the values.
 Version 1 manifest (JSON):
   format "stcobj", version 1, name str, target str (a target name or path)
   buffers     [{name, space: l1|wb|llb|ddr, size > 0, core: int|null, offset: int >= 0|null,
-                init_dtype: f16|f32|i32|i64|null}]          (init_dtype: has data/<name>.bin)
+                init_dtype: f16|f32|i32|i64|null,           (init_dtype: has data/<name>.bin)
+                live: [first, last] phase (optional)}]
+  phases      [str] (optional: the schedule item of each phase)
   semaphores  [[name, core, init >= 0]]
   inputs, outputs [[name, buffer, shape: [int > 0], dtype]]
   cores       {"<core>": [[op, {slot: [buffer, offset, shape, strides, dtype]}, {param: value},
@@ -29,6 +31,7 @@ import json
 import math
 import os
 import zipfile
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,7 +70,6 @@ def save(program: Program | Any, path: str | os.PathLike[str]) -> None:
 def load(path: str | os.PathLike[str], target: Any = None) -> Program:
     """The `Program` stored in the `.stcobj` at `path`, checked against `target` (by default
     the target the file names)."""
-    from stc_mlir import target as targets
     from stc_mlir.isa.check import ProgramError, check_program
 
     where = os.fspath(path)
@@ -79,14 +81,12 @@ def load(path: str | os.PathLike[str], target: Any = None) -> Program:
             tgt = _target(manifest, target, where)
             validate_manifest(manifest, tgt, where)
             blobs = _read_blobs(zf, manifest, where)
-    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as err:
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as err:
         raise StcobjError(f"{where}: cannot read .stcobj: {err}") from None
     program = from_manifest(manifest, blobs)
     try:
         check_program(program, tgt, require_offsets=True)
     except ProgramError as err:
-        raise StcobjError(f"{where}: {err}") from None
-    except targets.TargetError as err:
         raise StcobjError(f"{where}: {err}") from None
     return program
 
@@ -232,7 +232,12 @@ def validate_manifest(manifest: Mapping[str, Any], target, where: str = "<manife
         dtype = c.get(b, "init_dtype", field)
         if dtype is not None:
             c.choice(dtype, f"{field}.init_dtype", tuple(DTYPES))
+        if b.get("live") is not None:  # optional: the phases the buffer is used in
+            first, last = c.array(b["live"], f"{field}.live", 2)
+            c.integer(last, f"{field}.live[1]", c.integer(first, f"{field}.live[0]", 0))
         buffers[name] = b
+    for i, phase in enumerate(c.array(manifest.get("phases", []), "phases")):  # optional
+        c.string(phase, f"phases[{i}]")
     semaphores = set()
     for i, s in enumerate(c.array(c.get(manifest, "semaphores", "semaphores"), "semaphores")):
         field = f"semaphores[{i}]"

@@ -310,6 +310,19 @@ class YieldOp(IRDLOperation):
     assembly_format = "$value attr-dict `:` type($value)"
 
 
+
+def parse_name(parser: Parser, what: str) -> str:
+    """A quoted name; any characters (the printer escapes non-ASCII bytes, `"gr\\C3\\BCppe"`,
+    which xDSL 0.74's lexer reads as a bytes literal: decode it as UTF-8)."""
+    if (text := parser.parse_optional_str_literal()) is not None:
+        return text
+    at = parser._current_token.span
+    data = parser.parse_bytes_literal(f" ({what})")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        parser.raise_error(f"{what} is not valid UTF-8", at)
+
 @irdl_op_definition
 class GroupOp(ScheduledItem):
     """A single-output sub-DAG of graph ops (or sub-group `index` of `split`), see module doc."""
@@ -410,7 +423,7 @@ class GroupOp(ScheduledItem):
 
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
-        props: dict[str, Attribute] = {"name": StringAttr(parser.parse_str_literal("group name"))}
+        props: dict[str, Attribute] = {"name": StringAttr(parse_name(parser, "group name"))}
         if parser.parse_optional_punctuation("[") is not None:
             index = parser.parse_integer(allow_boolean=False, allow_negative=False)
             parser.parse_keyword("of")

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from stc_mlir.tools.diagnostics import UserError, run_cli
+from stc_mlir.tools.diagnostics import UserError, check_model_options, check_output_file, run_cli
 
 
 def _parse_shape(text: str) -> tuple[str, list[int]]:
@@ -95,6 +95,7 @@ def load_model(spec: str, batch: int, options: dict | None = None):
     if spec in models.names():
         if batch < 1:
             raise UserError(f"--batch must be >= 1, got {batch}")
+        check_model_options(spec, options or {}, models.options(spec))
         try:
             return models.build(spec, batch=batch, **(options or {})), spec
         except (ValueError, TypeError) as e:
@@ -112,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from stc_mlir.frontend import import_onnx
         from stc_mlir.ir import print_module
 
+        check_output_file(args.output, "-o")
+        check_output_file(args.weights, "--weights")
         if args.list_models:
             print(list_models())
             return 0

@@ -113,6 +113,8 @@ class Job:
 def _kind(spec: str) -> str:
     for ext in ("stcobj", "mlir", "onnx"):
         if spec.endswith("." + ext):
+            if os.path.isdir(spec):
+                raise UserError(f"{spec}: is a directory, not an .{ext} file")
             if not os.path.isfile(spec):
                 raise UserError(f"cannot open '{spec}': no such file")
             return ext
@@ -282,7 +284,7 @@ def _mlir_job(args, path: str) -> Job:
     if args.shape or args.option:
         raise UserError(f"{'--shape' if args.shape else '--option'} does not apply to IR: its shapes are fixed")
     with _stage(args.progress, f"parse {path}"):
-        module = ir.parse_file(path)
+        module = ir.read_ir(path)
     if module_level(module) == "npu":
         _refuse(args, f"{path} (an npu program)", output=True)
         program = _program(args, module)
@@ -381,8 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_output_file(args.report_json, "--report-json")
         check_output_file(args.trace, "--trace")
         check_output_dir(args.dump_ir, "--dump-ir")
-        if args.batch is not None and args.batch < 1:
-            raise UserError(f"--batch must be >= 1, got {args.batch}")
+        from stc_mlir import target
+
+        target.load(args.target)  # a bad --target is reported before any work
         spec = args.model if args.model is not None else DEFAULT_MODEL
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]

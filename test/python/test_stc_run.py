@@ -136,7 +136,7 @@ def test_bad_models(capsys, tmp_path):
     assert error(capsys, tmp_path / "junk.stcobj").startswith(f"{tmp_path / 'junk.stcobj'}: cannot read .stcobj")
     (tmp_path / "junk.mlir").write_text("func.func @main( {\n")
     message = error(capsys, tmp_path / "junk.mlir")
-    assert message.startswith("parse error: ") and "junk.mlir:1:18\n" in message
+    assert message == f"{tmp_path / 'junk.mlir'}:1:18: Expected argument or type"  # one line (stc_mlir.ir)
 
 
 @pytest.mark.parametrize(("argv", "message"), [

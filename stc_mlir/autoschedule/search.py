@@ -24,9 +24,10 @@ from xdsl.ir import SSAValue
 
 from stc_mlir import target as targets
 from stc_mlir.errors import StcError
+from stc_mlir.dialects.graph import GatherOp
 from stc_mlir.passes.schedule_verify import VIEW_OPS, fmt, nbytes
 
-from .cost import MOVEMENT_OPS, Estimator
+from .cost import MOVEMENT_OPS, Estimator, weight_bytes
 from .graph import GraphView, is_weight
 
 FILL = 0.92
@@ -109,7 +110,7 @@ class Search:
         if k not in self._op_terms:
             op = self.view.ops[k]
             view = self.view
-            weights = sum(nbytes(v.type) for v in op.operands if is_weight(v))
+            weights = weight_bytes(op)
             carried = view.carries(op.results[0]) or any(view.carries(v) for v in op.operands)
             acts = [(v, nbytes(v.type)) for v in op.operands if not is_weight(v)]
             self._op_terms[k] = (isinstance(op, VIEW_OPS), weights, self.est.compute(op), carried, acts,
@@ -134,7 +135,9 @@ class Search:
                     traffic[self.guess_place(v)] += size * frac
             if k == j - 1:
                 traffic[self.guess_place(view.ops[k].results[0])] += out_bytes * frac
-            noc = out_bytes * frac / cores if movement else 0.0
+            if isinstance(view.ops[k], GatherOp):
+                traffic["ddr"] += out_bytes * frac
+            noc = out_bytes * frac / cores if movement and not isinstance(view.ops[k], GatherOp) else 0.0
             imbalance = est.imbalance(view.ops[k], self.batch * frac, p, cores // p)
             total += est.phase(compute * (frac if carried else 1), cores, imbalance, ddr=traffic["ddr"],
                                llb=traffic["llb"], noc=noc, weights=weights)

@@ -88,20 +88,47 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
         elif view.ops:
             start = time.perf_counter()
             k = cache.key(f, t, level) if use_cache else None
-            segments = cache.load(k) if k is not None else None
-            result.cache_hit = segments is not None
-            if segments is None:
-                search = Search(view, t)
-                segments = search.search() if level == 3 else search.singles()
+            found = cache.load(k) if k is not None else None
+            result.cache_hit = found is not None
+            if found is None:
+                found = _decide(mod, function.name, view, level, t)
                 if k is not None:
-                    cache.store(k, segments)
+                    cache.store(k, *found)
+            segments, style = found
             result.search_seconds = time.perf_counter() - start
             result.segments = segments
-            result.built = build(mod, f, segments, level, t)
+            result.built = build(mod, f, segments, style, t)
             verify_function(f, t)
         result.estimate = Estimator(t).function(f).cycles
         out.append(result)
     return out
+
+
+def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Target) -> tuple[list[Segment], int]:
+    """(groups, how to order and place them: the level whose rules `build` applies).
+
+    Level 3 runs the search with two guesses of where group boundaries live (the whole value,
+    or the slice a sub-group hands over), builds those groups and level 2's on copies of the
+    module and keeps the one the estimator ranks first, so level 3 is never estimated worse
+    than level 2."""
+    search = Search(view, t)
+    if level < 3:
+        return search.singles(), level
+    best: tuple[float, list[Segment], int] | None = None
+    candidates = ((search.search(), 3), (Search(view, t, slices=True).search(), 3), (search.singles(), 2))
+    for segments, style in candidates:
+        trial = IRModule(mod.module.clone())
+        f = trial[name].op
+        try:
+            build(trial, f, segments, style, t)
+        except AutoScheduleError:
+            continue
+        cycles = Estimator(t).function(f).cycles
+        if best is None or cycles < best[0]:
+            best = (cycles, segments, style)
+    if best is None:
+        return search.search(), 3  # building it again raises the reason
+    return best[1], best[2]
 
 
 __all__ = ["CALIBRATION", "LEVELS", "AutoSchedule", "AutoScheduleError", "Calibration", "Estimator",

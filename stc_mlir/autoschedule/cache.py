@@ -4,7 +4,7 @@ graph for the same target and level skips the search.
 The key is a hash of the graph's structure (op names, properties, operand wiring and
 types; weight *values* are left out: they do not change the schedule), the target file's
 contents, the level and `VERSION` (bumped when the search changes). The value is the
-search's groups as JSON. The directory is `$STC_MLIR_CACHE_DIR`, else
+search's groups as JSON, with the level whose ordering and placement rules built them. The directory is `$STC_MLIR_CACHE_DIR`, else
 `~/.cache/stc-mlir/autoschedule`; a cache that cannot be read or written is ignored.
 """
 
@@ -47,19 +47,21 @@ def key(f: func.FuncOp, target: targets.Target, level: int) -> str:
     return h.hexdigest()
 
 
-def load(k: str) -> list[Segment] | None:
+def load(k: str) -> tuple[list[Segment], int] | None:
+    """(groups, build style) stored under key `k`, or None."""
     try:
         data = json.loads((directory() / f"{k}.json").read_text())
-        return [Segment(**seg) for seg in data["groups"]]
+        return [Segment(**seg) for seg in data["groups"]], int(data["style"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def store(k: str, segments: list[Segment]) -> None:
+def store(k: str, segments: list[Segment], style: int) -> None:
     try:
         directory().mkdir(parents=True, exist_ok=True)
         tmp = directory() / f"{k}.json.tmp{os.getpid()}"
-        tmp.write_text(json.dumps({"version": VERSION, "groups": [seg.as_dict() for seg in segments]}))
+        tmp.write_text(json.dumps({"version": VERSION, "style": style,
+                                   "groups": [seg.as_dict() for seg in segments]}))
         os.replace(tmp, directory() / f"{k}.json")
     except OSError:
         pass

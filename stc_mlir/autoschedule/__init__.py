@@ -115,7 +115,8 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
     if level < 3:
         return search.singles(), level
     best: tuple[float, list[Segment], int] | None = None
-    candidates = ((search.search(), 3), (Search(view, t, slices=True).search(), 3), (search.singles(), 2))
+    searches = _searches(view, t)
+    candidates = [(segments, 3) for segments in searches if segments is not None] + [(search.singles(), 2)]
     for segments, style in candidates:
         trial = IRModule(mod.module.clone())
         f = trial[name].op
@@ -129,6 +130,40 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
     if best is None:
         return search.search(), 3  # building it again raises the reason
     return best[1], best[2]
+
+
+POOL_OPS = 200
+"""Graphs with at least this many ops run their searches in a process pool (where it pays)."""
+_FORKED: tuple[GraphView, targets.Target] | None = None
+
+
+def _search(slices: bool) -> list[Segment] | None:
+    """One search (in a worker: on the graph inherited by fork); None if nothing fits."""
+    assert _FORKED is not None
+    view, t = _FORKED
+    try:
+        return Search(view, t, slices=slices).search()
+    except AutoScheduleError:
+        return None
+
+
+def _searches(view: GraphView, t: targets.Target) -> list[list[Segment] | None]:
+    """The search under both boundary guesses: side by side in two forked processes when the
+    graph is big and the machine has the cores, else one after the other. (Tuning a model zoo
+    across machines would hand candidates to an existing engine such as Ray instead.)"""
+    import multiprocessing
+    import os
+
+    global _FORKED
+    _FORKED = (view, t)
+    try:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        if len(view) >= POOL_OPS and cores > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(2) as pool:
+                return pool.map(_search, (False, True))
+        return [_search(False), _search(True)]
+    finally:
+        _FORKED = None
 
 
 __all__ = ["CALIBRATION", "LEVELS", "AutoSchedule", "AutoScheduleError", "Calibration", "Estimator",

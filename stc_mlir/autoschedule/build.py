@@ -4,7 +4,7 @@
 (`SplitGroups`), then decides what the seeds' steps 5-7 decide by hand:
 
 - **order** (level 3): a topological order that runs an item as soon as its inputs are
-  ready, the deepest item first, so a group's sub-groups interleave with their consumers
+  ready, the deepest item (longest chain of producers) first, so a group's sub-groups interleave with their consumers
   (the seeds' ResNet-50 listing: group_0 sub-groups 0, 1, their concat, group_1 sub-group
   0, then group_0 sub-groups 2, 3 ...) and results are consumed while they are in L1;
   levels 1-2 keep the block order;
@@ -126,14 +126,18 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
 
 
 def _ready_order(items: list[Operation]) -> list[Operation]:
-    """Run an item once its inputs are ready, the deepest (latest in block order) first."""
+    """Run an item once its inputs are ready, the deepest (longest chain of producers) first,
+    then in block order."""
     position = {op: i for i, op in enumerate(items)}
+    depth: dict[Operation, int] = {}
+    for op in items:
+        depth[op] = 1 + max((depth[v.owner] for v in op.operands if v.owner in depth), default=0)  # type: ignore[index]
     waiting = {op: len({v.owner for v in op.operands if v.owner in position}) for op in items}
     users: dict[Operation, list[Operation]] = {op: [] for op in items}
     for op in items:
         for producer in {v.owner for v in op.operands if v.owner in position}:
             users[producer].append(op)  # type: ignore[index]
-    ready = [(-position[op], position[op]) for op in items if waiting[op] == 0]
+    ready = [(-depth[op], position[op]) for op in items if waiting[op] == 0]
     heapq.heapify(ready)
     out = []
     while ready:
@@ -143,7 +147,7 @@ def _ready_order(items: list[Operation]) -> list[Operation]:
         for user in users[op]:
             waiting[user] -= 1
             if waiting[user] == 0:
-                heapq.heappush(ready, (-position[user], position[user]))
+                heapq.heappush(ready, (-depth[user], position[user]))
     return out
 
 

@@ -55,6 +55,9 @@ class Calibration:
     phase_cycles: float = 200.0
     first_load: float = 500.0
     """cycles before the first byte of a phase that loads from DDR or LLB arrives"""
+    item_cycles: float = 150.0
+    """per group item: handing its inputs and result over (not fitted; DeepFM's one group
+    against 22 one-op groups at the same phase costs)"""
 
     def phase(self, work: float, memory: float, chain: float, loads: float) -> float:
         return (self.bound * max(work, memory) + self.hidden * min(work, memory) + self.chain * chain
@@ -200,7 +203,7 @@ class Estimator:
         scope = op.mem_scope.data  # type: ignore[attr-defined]
         cores = len(bind.cores)
         if isinstance(op, s.GroupOp):
-            return self.group(op.body_ops(), dict(zip(op.body.block.args, op.inputs)), op.output, scope,
+            return self.c.item_cycles + self.group(op.body_ops(), dict(zip(op.body.block.args, op.inputs)), op.output, scope,
                               bind, where)
         moved = sum(nbytes(v.type) for v in op.operands if where.get(v, (s.NPUMemScope.DDR, ()))[0] == s.NPUMemScope.L1)
         if scope == s.NPUMemScope.L1:

@@ -142,7 +142,7 @@ class Search:
                 total += c
             else:
                 total += self._op_cost(k, i, j, n, p)
-        return total * n
+        return (total + self.est.c.item_cycles) * n
 
     def _op_cost(self, k: int, i: int, j: int, n: int, p: int) -> float:
         """One sub-group's cycles of op k inside the group ops[i:j]."""

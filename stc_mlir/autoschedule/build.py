@@ -30,6 +30,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 from stc_mlir import target as targets
+from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.dialects.schedule import NPUMemScope
 from stc_mlir.graph_schedule import (
@@ -73,7 +74,10 @@ def _handles(f: func.FuncOp) -> dict[SSAValue, str]:
     return names
 
 
-def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, target: targets.Target) -> Built:
+def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, target: targets.Target,
+          fill: float = FILL) -> Built:
+    """Make the schedule of `segments` in `f` by `level`'s rules; results fill at most `fill`
+    of L1 and LLB."""
     view = GraphView(f)
     handles = _handles(f)
     op_names = item_names(f.body.block)
@@ -104,7 +108,7 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
         for sub in grp:
             parts[sub] = seg.parts
     binds = _binds(items, parts, target) if level == 3 else {op: [list(range(target.cores))] for op in items}
-    scopes = _scopes(f, items, binds, PREFERENCE[level], target)
+    scopes = _scopes(f, items, binds, PREFERENCE[level], target, fill)
     infos = [ScheduleInfo(op, scopes[op], binds[op]) for op in items]
     Schedule(infos, target=target, verify=False)(mod)
     _repair(f, target)
@@ -215,10 +219,10 @@ def _assign(p: int, per_part: int, batch: int, known, target: targets.Target) ->
 
 
 def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list], preference,
-            target: targets.Target) -> dict[Operation, NPUMemScope]:
+            target: targets.Target, fill: float) -> dict[Operation, NPUMemScope]:
     """Each result in the first scope of `preference` that holds it for its whole life."""
-    l1 = target.memory["l1"].size * FILL
-    llb = target.memory["llb"].size * FILL
+    l1 = target.memory["l1"].size * fill
+    llb = target.memory["llb"].size * fill
     position = {op: i for i, op in enumerate(items)}
     n = len(items)
     results = set(f.body.block.last_op.operands)  # type: ignore[union-attr]
@@ -251,6 +255,8 @@ def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list]
         else:
             choices = preference
         for scope in choices:
+            if scope == NPUMemScope.L1 and _halo_across_items(op, binds):
+                continue
             if scope == NPUMemScope.L1:
                 own = 0 if isinstance(op, s.GroupOp) else per_core  # a group's share holds its output
                 span = range(i, end + 1)
@@ -273,6 +279,38 @@ def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list]
         else:
             scopes[op] = NPUMemScope.DDR
     return scopes
+
+
+def _windowed(op: Operation) -> bool:
+    """Whether an op reads rows around its output rows (a halo)."""
+    if isinstance(op, g.Conv2DOp):
+        return any(k > 1 for k in _shape(op.operands[1])[2:])
+    return isinstance(op, g.PoolOp) and any(k > 1 for k in op.props()["kernel"])  # type: ignore[union-attr]
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
+
+
+def _halo_across_items(op: Operation, binds: dict[Operation, list]) -> bool:
+    """A result a later item reads with a halo while one of the two spreads a sample over
+    several cores: kept in L1, the lowering would need rows from a neighbour's frame that
+    holds no margin for a consumer in another item (not supported), so it goes to LLB/DDR."""
+    spread = any(len(part) > 1 for part in binds[op])
+    for r in op.results:
+        for use in r.uses:
+            user = use.operation
+            if isinstance(user, s.SplitOp | s.ConcatOp):
+                if _halo_across_items(user, binds) if user in binds else False:
+                    return True
+                continue
+            if not isinstance(user, s.GroupOp):
+                continue
+            arg = user.body.block.args[use.index]
+            if any(_windowed(u.operation) for u in arg.uses) and (
+                    spread or any(len(part) > 1 for part in binds.get(user, [[0]]))):
+                return True
+    return False
 
 
 def _repair(f: func.FuncOp, target: targets.Target) -> None:

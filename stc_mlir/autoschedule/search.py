@@ -60,8 +60,10 @@ def divisors(n: int) -> list[int]:
 
 class Search:
     def __init__(self, view: GraphView, target: targets.Target, estimator: Estimator | None = None,
-                 slices: bool = False):
+                 slices: bool = False, fill: float = FILL):
         self.view, self.t = view, target
+        self.fill = fill
+        """share of L1 a sub-group may plan to use"""
         self.slices = slices
         """guess boundary places from the slice a sub-group hands over (else the whole value)"""
         self.est = estimator or Estimator(target)
@@ -95,7 +97,7 @@ class Search:
         return -(-self.view.peak(i, j, samples, p) // (self.t.cores // p))
 
     def fits(self, i: int, j: int, n: int, p: int) -> bool:
-        return self.share(i, j, n, p) <= self.l1 * FILL
+        return self.share(i, j, n, p) <= self.l1 * self.fill
 
     # --- costs
 
@@ -206,7 +208,7 @@ class Search:
                     # the smallest sub-group that could exist must fit, or longer runs will not
                     mixing = self.view.mixing(i, j) is not None
                     n_min = 1 if mixing else self.batch
-                    if self.share(i, j, n_min, 1) > self.l1 * FILL:
+                    if self.share(i, j, n_min, 1) > self.l1 * self.fill:
                         break
                     if not self.view.single_output(i, j):
                         continue

@@ -171,7 +171,7 @@ def _lowering_fails(trial: IRModule, name: str, t: targets.Target) -> str | None
     return None
 
 
-FALLBACK_FILLS = (FILL, 0.8, 0.7)
+FALLBACK_FILLS = (FILL, 0.86, 0.8, 0.7)
 """Shares of L1 / LLB the placement may fill, tried in turn until the allocator succeeds."""
 POOL_OPS = 200
 """Graphs with at least this many ops run their searches in a process pool (where it pays)."""

@@ -8,9 +8,10 @@
   (the seeds' ResNet-50 listing: group_0 sub-groups 0, 1, their concat, group_1 sub-group
   0, then group_0 sub-groups 2, 3 ...) and results are consumed while they are in L1;
   levels 1-2 keep the block order;
-- **core binds** (level 3): per sub-group, the parts the search chose, each part given the
-  cores that already hold its samples in L1 when an input is there (fewest NoC moves; the
-  seeds' "scheme 2"), else the nearest free cores; splits and concats take their consumer's
+- **core binds** (level 3): per sub-group, the parts the search chose; parts of several
+  cores get the cores that already hold their samples in L1 when an input is there (fewest
+  NoC moves; the seeds' "scheme 2"), else the nearest free cores; one core per part keeps
+  the cores in order; splits and concats take their consumer's
   bind; levels 1-2 use all cores as one part, as level 0;
 - **mem scopes** by liveness: each result, in item order, goes to the first scope of the
   level's preference (level 1: LLB, DDR; levels 2-3: L1, LLB, DDR) that holds it on every
@@ -183,7 +184,9 @@ def _binds(items: list[Operation], parts: dict[Operation, int], target: targets.
         batch = op.batch or 1
         per_part = cores // p
         known = next((holders[v] for v in op.operands if v in holders and s.batch_of(v.type) == batch), None)
-        chosen = _assign(p, per_part, batch, known, target)
+        # one core per part: the cores in order (the lowering's streamed groups need a
+        # sample's slices where its neighbours' are); several: the cores holding the samples
+        chosen = _assign(p, per_part, batch, known, target) if per_part > 1 else [[c] for c in range(cores)]
         binds[op] = chosen
         holders[op.output] = [tuple(chosen[i * p // batch]) for i in range(batch)]
     for op in items:  # splits and concats: their first consumer's bind when its parts divide them

@@ -115,8 +115,10 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
     the first, in the estimator's order, that the lowering takes (lowered and allocated on
     the copy: a footprint the allocator cannot honour is never compiled); if none does, the
     search again with less of L1 and LLB filled. A candidate estimated no better than level
-    2's one-op groups gives way to them (then level 1's), so level 3 is never estimated worse
-    than level 2 unless level 2 does not compile."""
+    2's one-op groups gives way to them, so level 3 is never estimated worse than level 2
+    unless level 2 does not compile. Levels 1-2 likewise fill less of L1 and LLB until the
+    lowering takes their one-op groups, and level 2 keeps level 1's placement (LLB) where
+    the estimator ranks it first: level N is never estimated worse than level N - 1."""
     reasons: list[str] = []
 
     def trial(segments: list[Segment], style: int, fill: float) -> tuple[float, IRModule] | None:
@@ -134,27 +136,32 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
             reasons.append(reason)
         return reason is None
 
-    fallback: list[tuple[list[Segment], int, float]] = []
-    for style in (2, 1) if level == 3 else (level,):
+    styles = (2, 1) if level >= 2 else (1,)
+    if level == 3:
+        try:
+            level2 = trial(Search(view, t).singles(), 2, FILL)
+        except AutoScheduleError as e:
+            reasons.append(str(e))
+            level2 = None
+        bar = level2[0] if level2 is not None else float("inf")
         for fill in FALLBACK_FILLS:
-            try:
-                fallback.append((Search(view, t, fill=fill).singles(), style, fill))
-            except AutoScheduleError as e:
-                reasons.append(str(e))
-    level2 = trial(*fallback[0]) if fallback and level == 3 else None
-    bar = level2[0] if level2 is not None else float("inf")
-    for fill in FALLBACK_FILLS if level == 3 else ():
-        found = [segments for segments in _searches(view, t, fill) if segments is not None]
-        made = [(trial(segments, 3, fill), segments) for segments in found]
-        for (cycles, copy), segments in sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0]):
-            if cycles >= bar:
-                break
+            found = [segments for segments in _searches(view, t, fill) if segments is not None]
+            made = [(trial(segments, 3, fill), segments) for segments in found]
+            for (cycles, copy), segments in sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0]):
+                if cycles >= bar:
+                    break
+                if lowers(copy):
+                    return segments, 3, fill
+    for fill in FALLBACK_FILLS:  # one-op groups; level 2 keeps level 1's placement if estimated faster
+        try:
+            singles = Search(view, t, fill=fill).singles()
+        except AutoScheduleError as e:
+            reasons.append(str(e))
+            continue
+        made = [(trial(singles, style, fill), style) for style in styles]
+        for (_, copy), style in sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0]):
             if lowers(copy):
-                return segments, 3, fill
-    for segments, style, fill in fallback:
-        made_one = trial(segments, style, fill)
-        if made_one is not None and lowers(made_one[1]):
-            return segments, style, fill
+                return singles, style, fill
     raise AutoScheduleError("no schedule found that the lowering takes: " + "; ".join(reasons[:3]))
 
 

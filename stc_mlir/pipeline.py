@@ -303,6 +303,9 @@ class Pipeline:
         level = module_level(module)
         if level == "npu":
             raise PipelineError("the module is already an npu program: there is nothing to compile")
+        if self.level != DEFAULT_LEVEL and level == "schedule":
+            raise PipelineError(f"the module is already scheduled: graph_schedule_level {self.level} applies to a "
+                                "graph-level module")
         if self.schedule is not None and level == "schedule":
             raise PipelineError("the module is already scheduled: a schedule function applies to a "
                                 "graph-level module (use the default schedule)")

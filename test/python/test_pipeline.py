@@ -185,6 +185,9 @@ def test_pipeline_schedules_automatically_at_levels_1_to_3(resnet_small, level, 
     with pytest.raises(PipelineError, match=f"^graph_schedule_level {level} applies only without a schedule "
                                             "function"):
         Pipeline("stc_mlir.schedules:resnet50_schedule", level=level)
+    with pytest.raises(PipelineError, match=f"already scheduled: graph_schedule_level {level} applies to a "
+                                            "graph-level module"):
+        Pipeline(level=level).run(module)
 
 
 @pytest.mark.parametrize(("options", "message"), [

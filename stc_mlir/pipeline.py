@@ -303,6 +303,9 @@ class Pipeline:
         level = module_level(module)
         if level == "npu":
             raise PipelineError("the module is already an npu program: there is nothing to compile")
+        if self.level != DEFAULT_LEVEL and level == "schedule":
+            raise PipelineError(f"the module is already scheduled: graph_schedule_level {self.level} applies to a "
+                                "graph-level module")
         if self.schedule is not None and level == "schedule":
             raise PipelineError("the module is already scheduled: a schedule function applies to a "
                                 "graph-level module (use the default schedule)")
@@ -342,8 +345,8 @@ def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, 
     `schedule` is a function `schedule(mod, batch=...)`, `"module:function"` or
     `"file.py:function"`, or None / "default" for the default schedule; `batch` is handed to
     the schedule function (None: the function's own default, which it checks against the
-    model). `level` is the graph_schedule_level (1-3: automatic scheduling, without a schedule function). `required_pass` / `disabled_pass`
-    add or remove passes by name. `progress(stage, seconds or None)` is called around each
+    model). `level` is the graph_schedule_level (1-3: automatic scheduling, without a
+    schedule function). `required_pass` / `disabled_pass` add or remove passes by name. `progress(stage, seconds or None)` is called around each
     stage. `dump_ir` is a directory that gets each stage's IR as `NN-stage.mlir` (weights in
     `weights.bin` beside them). `stop_after` ends after one of `STAGES`. Bad options raise
     `PipelineError` before any work is done."""

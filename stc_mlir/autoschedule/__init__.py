@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from stc_mlir import target as targets
+from stc_mlir.errors import StcError
 from stc_mlir.graph_schedule import GetNPUSubFunctions, IRModule
 from stc_mlir.passes.schedule_verify import is_scheduled, verify_function
 
@@ -31,7 +32,7 @@ from .build import Built, build
 from .cost import CALIBRATION, Calibration, Estimator
 from .emit import script
 from .graph import GraphView
-from .search import AutoScheduleError, Search, Segment
+from .search import FILL, AutoScheduleError, Search, Segment
 
 LEVELS = (0, 1, 2, 3)
 
@@ -88,20 +89,129 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
         elif view.ops:
             start = time.perf_counter()
             k = cache.key(f, t, level) if use_cache else None
-            segments = cache.load(k) if k is not None else None
-            result.cache_hit = segments is not None
-            if segments is None:
-                search = Search(view, t)
-                segments = search.search() if level == 3 else search.singles()
+            found = cache.load(k) if k is not None else None
+            result.cache_hit = found is not None
+            if found is None:
+                found = _decide(mod, function.name, view, level, t)
                 if k is not None:
-                    cache.store(k, segments)
+                    cache.store(k, *found)
+            segments, style, fill = found
             result.search_seconds = time.perf_counter() - start
             result.segments = segments
-            result.built = build(mod, f, segments, level, t)
+            result.built = build(mod, f, segments, style, t, fill)
             verify_function(f, t)
         result.estimate = Estimator(t).function(f).cycles
         out.append(result)
     return out
+
+
+def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Target
+            ) -> tuple[list[Segment], int, float]:
+    """(groups, how to order and place them: the level whose rules `build` applies, and the
+    share of L1 / LLB groups and results may fill).
+
+    Level 3 runs the search with two guesses of where group boundaries live (the whole value,
+    or the slice a sub-group hands over), builds the groups on copies of the module and keeps
+    the first, in the estimator's order, that the lowering takes (lowered and allocated on
+    the copy: a footprint the allocator cannot honour is never compiled); if none does, the
+    search again with less of L1 and LLB filled. A candidate estimated no better than level
+    2's one-op groups gives way to them, so level 3 is never estimated worse than level 2
+    unless level 2 does not compile. Levels 1-2 likewise fill less of L1 and LLB until the
+    lowering takes their one-op groups, and level 2 keeps level 1's placement (LLB) where
+    the estimator ranks it first: level N is never estimated worse than level N - 1."""
+    reasons: list[str] = []
+
+    def trial(segments: list[Segment], style: int, fill: float) -> tuple[float, IRModule] | None:
+        copy = IRModule(mod.module.clone())
+        try:
+            build(copy, copy[name].op, segments, style, t, fill)
+        except StcError as e:
+            reasons.append(str(e))
+            return None
+        return Estimator(t).function(copy[name].op).cycles, copy
+
+    def lowers(copy: IRModule) -> bool:
+        reason = _lowering_fails(copy, name, t)
+        if reason is not None:
+            reasons.append(reason)
+        return reason is None
+
+    styles = (2, 1) if level >= 2 else (1,)
+    if level == 3:
+        try:
+            level2 = trial(Search(view, t).singles(), 2, FILL)
+        except AutoScheduleError as e:
+            reasons.append(str(e))
+            level2 = None
+        bar = level2[0] if level2 is not None else float("inf")
+        for fill in FALLBACK_FILLS:
+            found = [segments for segments in _searches(view, t, fill) if segments is not None]
+            made = [(trial(segments, 3, fill), segments) for segments in found]
+            for (cycles, copy), segments in sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0]):
+                if cycles >= bar:
+                    break
+                if lowers(copy):
+                    return segments, 3, fill
+    for fill in FALLBACK_FILLS:  # one-op groups; level 2 keeps level 1's placement if estimated faster
+        try:
+            singles = Search(view, t, fill=fill).singles()
+        except AutoScheduleError as e:
+            reasons.append(str(e))
+            continue
+        made = [(trial(singles, style, fill), style) for style in styles]
+        for (_, copy), style in sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0]):
+            if lowers(copy):
+                return singles, style, fill
+    raise AutoScheduleError("no schedule found that the lowering takes: " + "; ".join(reasons[:3]))
+
+
+def _lowering_fails(trial: IRModule, name: str, t: targets.Target) -> str | None:
+    """Why the lowering or the allocator refuses the scheduled copy, or None."""
+    from stc_mlir.passes.lowering import lower
+    from stc_mlir.passes.npu_allocate import allocate
+
+    try:
+        lowered = lower(trial.module, t, name)
+        allocate(lowered.program, lowered.live, lowered.phase_items, t)
+    except Exception as e:  # noqa: BLE001 - any refusal (diagnostic or lowering bug) rules the candidate out
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+FALLBACK_FILLS = (FILL, 0.86, 0.8, 0.7)
+"""Shares of L1 / LLB the placement may fill, tried in turn until the allocator succeeds."""
+POOL_OPS = 200
+"""Graphs with at least this many ops run their searches in a process pool (where it pays)."""
+_FORKED: tuple[GraphView, targets.Target, float] | None = None
+
+
+def _search(slices: bool) -> list[Segment] | None:
+    """One search (in a worker: on the graph inherited by fork); None if nothing fits."""
+    assert _FORKED is not None
+    view, t, fill = _FORKED
+    try:
+        return Search(view, t, slices=slices, fill=fill).search()
+    except AutoScheduleError:
+        return None
+
+
+def _searches(view: GraphView, t: targets.Target, fill: float) -> list[list[Segment] | None]:
+    """The search under both boundary guesses: side by side in two forked processes when the
+    graph is big and the machine has the cores, else one after the other. (Tuning a model zoo
+    across machines would hand candidates to an existing engine such as Ray instead.)"""
+    import multiprocessing
+    import os
+
+    global _FORKED
+    _FORKED = (view, t, fill)
+    try:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        if len(view) >= POOL_OPS and cores > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(2) as pool:
+                return pool.map(_search, (False, True))
+        return [_search(False), _search(True)]
+    finally:
+        _FORKED = None
 
 
 __all__ = ["CALIBRATION", "LEVELS", "AutoSchedule", "AutoScheduleError", "Calibration", "Estimator",

@@ -4,13 +4,14 @@
 (`SplitGroups`), then decides what the seeds' steps 5-7 decide by hand:
 
 - **order** (level 3): a topological order that runs an item as soon as its inputs are
-  ready, the deepest item first, so a group's sub-groups interleave with their consumers
+  ready, the deepest item (longest chain of producers) first, so a group's sub-groups interleave with their consumers
   (the seeds' ResNet-50 listing: group_0 sub-groups 0, 1, their concat, group_1 sub-group
   0, then group_0 sub-groups 2, 3 ...) and results are consumed while they are in L1;
   levels 1-2 keep the block order;
-- **core binds** (level 3): per sub-group, the parts the search chose, each part given the
-  cores that already hold its samples in L1 when an input is there (fewest NoC moves; the
-  seeds' "scheme 2"), else the nearest free cores; splits and concats take their consumer's
+- **core binds** (level 3): per sub-group, the parts the search chose; parts of several
+  cores get the cores that already hold their samples in L1 when an input is there (fewest
+  NoC moves; the seeds' "scheme 2"), else the nearest free cores; one core per part keeps
+  the cores in order; splits and concats take their consumer's
   bind; levels 1-2 use all cores as one part, as level 0;
 - **mem scopes** by liveness: each result, in item order, goes to the first scope of the
   level's preference (level 1: LLB, DDR; levels 2-3: L1, LLB, DDR) that holds it on every
@@ -30,6 +31,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 from stc_mlir import target as targets
+from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.dialects.schedule import NPUMemScope
 from stc_mlir.graph_schedule import (
@@ -73,7 +75,10 @@ def _handles(f: func.FuncOp) -> dict[SSAValue, str]:
     return names
 
 
-def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, target: targets.Target) -> Built:
+def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, target: targets.Target,
+          fill: float = FILL) -> Built:
+    """Make the schedule of `segments` in `f` by `level`'s rules; results fill at most `fill`
+    of L1 and LLB."""
     view = GraphView(f)
     handles = _handles(f)
     op_names = item_names(f.body.block)
@@ -104,7 +109,7 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
         for sub in grp:
             parts[sub] = seg.parts
     binds = _binds(items, parts, target) if level == 3 else {op: [list(range(target.cores))] for op in items}
-    scopes = _scopes(f, items, binds, PREFERENCE[level], target)
+    scopes = _scopes(f, items, binds, PREFERENCE[level], target, fill)
     infos = [ScheduleInfo(op, scopes[op], binds[op]) for op in items]
     Schedule(infos, target=target, verify=False)(mod)
     _repair(f, target)
@@ -126,14 +131,18 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
 
 
 def _ready_order(items: list[Operation]) -> list[Operation]:
-    """Run an item once its inputs are ready, the deepest (latest in block order) first."""
+    """Run an item once its inputs are ready, the deepest (longest chain of producers) first,
+    then in block order."""
     position = {op: i for i, op in enumerate(items)}
+    depth: dict[Operation, int] = {}
+    for op in items:
+        depth[op] = 1 + max((depth[v.owner] for v in op.operands if v.owner in depth), default=0)  # type: ignore[index]
     waiting = {op: len({v.owner for v in op.operands if v.owner in position}) for op in items}
     users: dict[Operation, list[Operation]] = {op: [] for op in items}
     for op in items:
         for producer in {v.owner for v in op.operands if v.owner in position}:
             users[producer].append(op)  # type: ignore[index]
-    ready = [(-position[op], position[op]) for op in items if waiting[op] == 0]
+    ready = [(-depth[op], position[op]) for op in items if waiting[op] == 0]
     heapq.heapify(ready)
     out = []
     while ready:
@@ -143,7 +152,7 @@ def _ready_order(items: list[Operation]) -> list[Operation]:
         for user in users[op]:
             waiting[user] -= 1
             if waiting[user] == 0:
-                heapq.heappush(ready, (-position[user], position[user]))
+                heapq.heappush(ready, (-depth[user], position[user]))
     return out
 
 
@@ -175,7 +184,9 @@ def _binds(items: list[Operation], parts: dict[Operation, int], target: targets.
         batch = op.batch or 1
         per_part = cores // p
         known = next((holders[v] for v in op.operands if v in holders and s.batch_of(v.type) == batch), None)
-        chosen = _assign(p, per_part, batch, known, target)
+        # one core per part: the cores in order (the lowering's streamed groups need a
+        # sample's slices where its neighbours' are); several: the cores holding the samples
+        chosen = _assign(p, per_part, batch, known, target) if per_part > 1 else [[c] for c in range(cores)]
         binds[op] = chosen
         holders[op.output] = [tuple(chosen[i * p // batch]) for i in range(batch)]
     for op in items:  # splits and concats: their first consumer's bind when its parts divide them
@@ -211,10 +222,10 @@ def _assign(p: int, per_part: int, batch: int, known, target: targets.Target) ->
 
 
 def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list], preference,
-            target: targets.Target) -> dict[Operation, NPUMemScope]:
+            target: targets.Target, fill: float) -> dict[Operation, NPUMemScope]:
     """Each result in the first scope of `preference` that holds it for its whole life."""
-    l1 = target.memory["l1"].size * FILL
-    llb = target.memory["llb"].size * FILL
+    l1 = target.memory["l1"].size * fill
+    llb = target.memory["llb"].size * fill
     position = {op: i for i, op in enumerate(items)}
     n = len(items)
     results = set(f.body.block.last_op.operands)  # type: ignore[union-attr]
@@ -247,6 +258,8 @@ def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list]
         else:
             choices = preference
         for scope in choices:
+            if scope == NPUMemScope.L1 and _halo_across_items(op, binds):
+                continue
             if scope == NPUMemScope.L1:
                 own = 0 if isinstance(op, s.GroupOp) else per_core  # a group's share holds its output
                 span = range(i, end + 1)
@@ -269,6 +282,38 @@ def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list]
         else:
             scopes[op] = NPUMemScope.DDR
     return scopes
+
+
+def _windowed(op: Operation) -> bool:
+    """Whether an op reads rows around its output rows (a halo)."""
+    if isinstance(op, g.Conv2DOp):
+        return any(k > 1 for k in _shape(op.operands[1])[2:])
+    return isinstance(op, g.PoolOp) and any(k > 1 for k in op.props()["kernel"])  # type: ignore[union-attr]
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
+
+
+def _halo_across_items(op: Operation, binds: dict[Operation, list]) -> bool:
+    """A result a later item reads with a halo while one of the two spreads a sample over
+    several cores: kept in L1, the lowering would need rows from a neighbour's frame that
+    holds no margin for a consumer in another item (not supported), so it goes to LLB/DDR."""
+    spread = any(len(part) > 1 for part in binds[op])
+    for r in op.results:
+        for use in r.uses:
+            user = use.operation
+            if isinstance(user, s.SplitOp | s.ConcatOp):
+                if _halo_across_items(user, binds) if user in binds else False:
+                    return True
+                continue
+            if not isinstance(user, s.GroupOp):
+                continue
+            arg = user.body.block.args[use.index]
+            if any(_windowed(u.operation) for u in arg.uses) and (
+                    spread or any(len(part) > 1 for part in binds.get(user, [[0]]))):
+                return True
+    return False
 
 
 def _repair(f: func.FuncOp, target: targets.Target) -> None:

@@ -4,7 +4,8 @@ graph for the same target and level skips the search.
 The key is a hash of the graph's structure (op names, properties, operand wiring and
 types; weight *values* are left out: they do not change the schedule), the target file's
 contents, the level and `VERSION` (bumped when the search changes). The value is the
-search's groups as JSON. The directory is `$STC_MLIR_CACHE_DIR`, else
+search's groups as JSON, with the level whose ordering and placement rules built them and the share of L1 / LLB the
+placement filled. The directory is `$STC_MLIR_CACHE_DIR`, else
 `~/.cache/stc-mlir/autoschedule`; a cache that cannot be read or written is ignored.
 """
 
@@ -22,7 +23,7 @@ from stc_mlir.dialects import graph as g
 
 from .search import Segment
 
-VERSION = 1
+VERSION = 2
 
 
 def directory() -> Path:
@@ -47,19 +48,21 @@ def key(f: func.FuncOp, target: targets.Target, level: int) -> str:
     return h.hexdigest()
 
 
-def load(k: str) -> list[Segment] | None:
+def load(k: str) -> tuple[list[Segment], int, float] | None:
+    """(groups, build style, fill) stored under key `k`, or None."""
     try:
         data = json.loads((directory() / f"{k}.json").read_text())
-        return [Segment(**seg) for seg in data["groups"]]
+        return [Segment(**seg) for seg in data["groups"]], int(data["style"]), float(data["fill"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def store(k: str, segments: list[Segment]) -> None:
+def store(k: str, segments: list[Segment], style: int, fill: float) -> None:
     try:
         directory().mkdir(parents=True, exist_ok=True)
         tmp = directory() / f"{k}.json.tmp{os.getpid()}"
-        tmp.write_text(json.dumps({"version": VERSION, "groups": [seg.as_dict() for seg in segments]}))
+        tmp.write_text(json.dumps({"version": VERSION, "style": style, "fill": fill,
+                                   "groups": [seg.as_dict() for seg in segments]}))
         os.replace(tmp, directory() / f"{k}.json")
     except OSError:
         pass

@@ -5,8 +5,8 @@
 Each program is lowered and emulated; the cluster barriers cut the emulated time into
 phases, and `Lowered.phase_items` names the item of each phase. A group whose phases are
 one per op (the lowering's resident and streamed modes) gives one sample per op: the
-estimator's (compute, memory, weight) cycles next to the emulated phase. A least-squares fit
-of `bound`, `hidden`, `weights` and `phase_cycles` over all samples is printed, with the
+estimator's (compute, memory, chain, loads) features next to the emulated phase. A least-squares fit
+of `bound`, `hidden`, `chain`, `phase_cycles` and `first_load` over all samples is printed, with the
 error of the total before and after.
 """
 
@@ -72,12 +72,12 @@ def samples(module, inputs, target: targets.Target):
 
 
 def fit(data) -> Calibration:
-    a = np.array([[max(w, m), min(w, m), wt, 1.0] for (w, m, wt), _ in data])
-    b = np.array([e for _, e in data])
-    # relative errors matter: weight each phase by 1 / its size
-    scale = 1.0 / np.maximum(b, 1000.0)
-    x, *_ = np.linalg.lstsq(a * scale[:, None], b * scale, rcond=None)
-    return Calibration(*(round(float(v), 3) for v in x))
+    """Least squares on the cycles (big phases weigh most: the totals are what is ranked),
+    `bound` kept at 1: the larger of compute and memory is always paid in full."""
+    a = np.array([[min(w, m), chain, 1.0, loads] for (w, m, chain, loads), _ in data])
+    b = np.array([e - max(w, m) for (w, m, _, _), e in data])
+    x, *_ = np.linalg.lstsq(a, b, rcond=None)
+    return Calibration(1.0, *(round(float(v), 3) for v in x))
 
 
 def main(argv: list[str] | None = None) -> None:

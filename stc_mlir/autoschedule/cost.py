@@ -13,14 +13,17 @@ the granularity the search needs, without lowering anything:
   inputs are read from, and the result written to, where their `mem_scope` puts them: DDR
   and LLB at their shared bandwidth, L1 of other cores over NoC links, L1 of the same cores
   for free; movement ops (transpose, slice, concat, gather...) are DMAs of their result;
-- a phase takes max(compute, memory) + `overlap` x min(compute, memory) + `phase_cycles`:
-  loads and stores overlap the compute of other tiles but not entirely (the first tile's
-  load and the last tile's store do not), and every phase pays the barrier and the first
-  DMA's latency.
+- weights pass from core to core (each core's inbound engine receives all of them, in
+  chunks of at most half the weight buffer): the last core of the chain starts
+  (cores - 1) chunk transfers after the first;
+- a phase takes `bound` x max(compute, memory) + `hidden` x min(compute, memory) + `chain`
+  x the chain's start-up + `phase_cycles` (+ `first_load` when it loads from DDR or LLB): loads and stores overlap the compute of other
+  tiles but not entirely (the first tile's load and the last tile's store do not), and
+  every phase pays the barrier and the first DMA's latency.
 
-`overlap` and `phase_cycles` are the two calibrated figures (`CALIBRATION`, fitted by
-`stc_mlir.autoschedule.calibrate` against emulated phases); everything else comes from the
-target description.
+`bound`, `hidden`, `chain`, `phase_cycles` and `first_load` are fitted (`CALIBRATION`, by
+`python -m stc_mlir.autoschedule.calibrate`) against emulated phases; everything else comes
+from the target description.
 """
 
 from __future__ import annotations
@@ -43,17 +46,22 @@ from .graph import is_weight
 @dataclass(frozen=True)
 class Calibration:
     """The estimator's fitted figures (see the module doc): a phase takes
-    `bound` x max(compute, memory) + `hidden` x min(compute, memory) + `weights` x the
-    weights' DDR cycles + `phase_cycles`."""
+    `bound` x max(compute, memory) + `hidden` x min(compute, memory) + `chain` x the weight
+    chain's start-up + `phase_cycles`."""
 
     bound: float = 1.0
     hidden: float = 0.15
-    weights: float = 0.0
-    phase_cycles: float = 400.0
+    chain: float = 1.0
+    phase_cycles: float = 200.0
+    first_load: float = 500.0
+    """cycles before the first byte of a phase that loads from DDR or LLB arrives"""
+    item_cycles: float = 150.0
+    """per group item: handing its inputs and result over (not fitted; DeepFM's one group
+    against 22 one-op groups at the same phase costs)"""
 
-    def phase(self, work: float, memory: float, weight_cycles: float) -> float:
-        return (self.bound * max(work, memory) + self.hidden * min(work, memory) + self.weights * weight_cycles
-                + self.phase_cycles)
+    def phase(self, work: float, memory: float, chain: float, loads: float) -> float:
+        return (self.bound * max(work, memory) + self.hidden * min(work, memory) + self.chain * chain
+                + self.phase_cycles + self.first_load * loads)
 
 
 CALIBRATION = Calibration()
@@ -112,6 +120,13 @@ def vector_passes(op: Operation) -> list[tuple[str, int]]:
     return []
 
 
+def weight_bytes(op: Operation) -> int:
+    """Bytes of weights an op loads into the weight buffer (a gather's table stays in DDR)."""
+    if isinstance(op, g.GatherOp):
+        return 0
+    return sum(nbytes(v.type) for v in op.operands if is_weight(v))
+
+
 def rows(op: Operation) -> int:
     """Units of work one sample gives the cores to share (output rows)."""
     shape = _shape(op.results[0])
@@ -157,14 +172,18 @@ class Estimator:
         return _ceil(work, self.t.vector_elements)
 
     def features(self, compute: float, cores: int, imbalance: float, ddr: float = 0, llb: float = 0,
-                 noc: float = 0, weights: float = 0) -> tuple[float, float, float]:
-        """(compute, memory, weight) cycles of one op on `cores` cores: `compute` cycles in
+                 noc: float = 0, weights: float = 0) -> tuple[float, float, float, float]:
+        """(compute, memory, chain cycles, whether it loads from DDR/LLB) of one op on `cores` cores: `compute` cycles in
         all, `ddr` / `llb` bytes through the shared ports (`weights` of the DDR bytes are
-        weights), `noc` bytes into each core from other cores' L1."""
+        weights: every core's inbound engine receives all of them, passed on core to core,
+        so the last core starts `cores - 1` chunk transfers after the first), `noc` bytes
+        into each core from other cores' L1."""
         work = compute * imbalance / max(cores, 1)
-        memory = max(ddr / self.ddr_bw, llb / min(self.llb_bw, self.t.dma_bandwidth * cores),
-                     noc / self.t.dma_bandwidth)
-        return work, memory, weights / self.ddr_bw
+        engine = self.t.dma_bandwidth
+        memory = max(ddr / self.ddr_bw, llb / min(self.llb_bw, engine * cores),
+                     (noc + weights) / engine)
+        chunk = min(weights, self.t.memory["wb"].size / 2)
+        return work, memory, (cores - 1) * chunk / engine, float(ddr + llb > 0)
 
     def phase(self, *args, **kwargs) -> float:
         """Cycles of one op (the arguments of `features`)."""
@@ -184,7 +203,7 @@ class Estimator:
         scope = op.mem_scope.data  # type: ignore[attr-defined]
         cores = len(bind.cores)
         if isinstance(op, s.GroupOp):
-            return self.group(op.body_ops(), dict(zip(op.body.block.args, op.inputs)), op.output, scope,
+            return self.c.item_cycles + self.group(op.body_ops(), dict(zip(op.body.block.args, op.inputs)), op.output, scope,
                               bind, where)
         moved = sum(nbytes(v.type) for v in op.operands if where.get(v, (s.NPUMemScope.DDR, ()))[0] == s.NPUMemScope.L1)
         if scope == s.NPUMemScope.L1:
@@ -202,7 +221,7 @@ class Estimator:
 
     def group_phases(self, body: Sequence[Operation], args: dict[SSAValue, SSAValue], output: SSAValue,
                      scope: s.NPUMemScope, bind, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]]
-                     ) -> list[tuple[float, float, float]]:
+                     ) -> list[tuple[float, float, float, float]]:
         """The features of each phase (op) of a group body."""
         cores, parts = len(bind.cores), bind.parts
         phases = []
@@ -210,7 +229,7 @@ class Estimator:
         for o in _flatten(body):
             if isinstance(o, (g.ConstantOp, *VIEW_OPS)):
                 continue
-            weights = ddr = sum(nbytes(v.type) for v in o.operands if is_weight(v))
+            weights = ddr = weight_bytes(o)
             llb = noc = 0.0
             for v in o.operands:
                 src = args.get(v)
@@ -224,7 +243,9 @@ class Estimator:
                     llb += size
                 elif tuple(src_cores) != tuple(bind.cores):
                     noc += size / cores
-            if isinstance(o, MOVEMENT_OPS):
+            if isinstance(o, g.GatherOp):  # rows gathered straight from the table in DDR
+                ddr += nbytes(o.results[0].type)
+            elif isinstance(o, MOVEMENT_OPS):
                 noc += nbytes(o.results[0].type) / cores
             if o is last or output in o.results:
                 size = nbytes(o.results[0].type)

@@ -69,6 +69,11 @@ class GraphView:
                         last = max(last, user)
             self.escape.append(last)
         self._profiles: dict[tuple[int, int], Profile] = {}
+        self._values: dict[SSAValue, tuple[int, bool]] = {}
+        self.acts = [[v for v in op.operands if not is_weight(v)] for op in self.ops]
+        """each op's activation operands"""
+        self._kinds = ["view" if isinstance(op, VIEW_OPS) else "in_place" if isinstance(op, IN_PLACE_OPS) else ""
+                       for op in self.ops]
         self._mixing = [s.batch_mixing([op], self.batch) if self.batch else "no batch" for op in self.ops]
 
     def __len__(self) -> int:
@@ -89,11 +94,12 @@ class GraphView:
 
     def inputs(self, i: int, j: int) -> list[SSAValue]:
         """Activation values [i, j) reads from outside, in order of first use."""
-        inside = set(self.ops[i:j])
+        position = self.position
         seen: dict[SSAValue, None] = {}
-        for op in self.ops[i:j]:
-            for v in op.operands:
-                if not is_weight(v) and v.owner not in inside:
+        for k in range(i, j):
+            for v in self.acts[k]:
+                p = position.get(v.owner)  # type: ignore[arg-type]
+                if p is None or not i <= p < j:
                     seen.setdefault(v, None)
         return list(seen)
 
@@ -110,22 +116,28 @@ class GraphView:
     def peak(self, i: int, j: int, samples: int, parts: int = 1) -> int:
         return self.profile(i, j).peak(samples, self.batch or 1, parts)
 
+    def _info(self, v: SSAValue) -> tuple[int, bool]:
+        """(bytes, carries the batch) of a value, computed once."""
+        info = self._values.get(v)
+        if info is None:
+            info = self._values[v] = (nbytes(v.type), self.carries(v))
+        return info
+
     def _profile(self, i: int, j: int) -> Profile:
         ops = self.ops[i:j]
         n = len(ops)
+        acts = self.acts
         last: dict[SSAValue, int] = {}
-        for k, op in enumerate(ops):
-            for v in op.operands:
-                last[v] = k
+        for k in range(i, j):
+            for v in acts[k]:
+                last[v] = k - i
         output = ops[-1].results[0]
         last[output] = n
         root: dict[SSAValue, SSAValue] = {}
         start: dict[SSAValue, int] = {}
         end: dict[SSAValue, int] = {}
         inputs = set(self.inputs(i, j))
-
-        def size(v: SSAValue) -> int:
-            return nbytes(v.type)
+        info = self._info
 
         def alias(v: SSAValue, buffer: SSAValue, at: int) -> None:
             root[v] = buffer
@@ -139,26 +151,26 @@ class GraphView:
         for v in inputs:
             define(v, -1)
         for k, op in enumerate(ops):
-            if isinstance(op, VIEW_OPS) and op.operands[0] in root:
+            kind = self._kinds[i + k]
+            if kind == "view" and op.operands[0] in root:
                 alias(op.results[0], root[op.operands[0]], k)
                 continue
             result = op.results[0]
-            reusable = [
-                root[v] for v in op.operands
-                if isinstance(op, IN_PLACE_OPS) and v in root and root[v] not in inputs
-                and end[root[v]] <= k and size(root[v]) == size(result)
-                and self.carries(root[v]) == self.carries(result)
-            ]
-            if reusable:
-                alias(result, reusable[0], k)
-                continue
+            if kind == "in_place":
+                shape = info(result)
+                reusable = [root[v] for v in acts[i + k] if v in root and root[v] not in inputs
+                            and end[root[v]] <= k and info(root[v]) == shape]
+                if reusable:
+                    alias(result, reusable[0], k)
+                    continue
             for r in op.results:
                 define(r, k)
         carried, whole = [0] * (n + 3), [0] * (n + 3)  # differences, step k at index k + 1
         for b in set(root.values()):
-            into = carried if self.carries(b) else whole
-            into[start[b] + 1] += size(b)
-            into[end[b] + 2] -= size(b)
+            size, carries = info(b)
+            into = carried if carries else whole
+            into[start[b] + 1] += size
+            into[end[b] + 2] -= size
         return Profile(_running(carried)[1:n + 2], _running(whole)[1:n + 2])
 
 

@@ -24,9 +24,10 @@ from xdsl.ir import SSAValue
 
 from stc_mlir import target as targets
 from stc_mlir.errors import StcError
+from stc_mlir.dialects.graph import GatherOp
 from stc_mlir.passes.schedule_verify import VIEW_OPS, fmt, nbytes
 
-from .cost import MOVEMENT_OPS, Estimator
+from .cost import MOVEMENT_OPS, Estimator, weight_bytes
 from .graph import GraphView, is_weight
 
 FILL = 0.92
@@ -58,15 +59,24 @@ def divisors(n: int) -> list[int]:
 
 
 class Search:
-    def __init__(self, view: GraphView, target: targets.Target, estimator: Estimator | None = None):
+    def __init__(self, view: GraphView, target: targets.Target, estimator: Estimator | None = None,
+                 slices: bool = False, fill: float = FILL):
         self.view, self.t = view, target
+        self.fill = fill
+        """share of L1 a sub-group may plan to use"""
+        self.slices = slices
+        """guess boundary places from the slice a sub-group hands over (else the whole value)"""
         self.est = estimator or Estimator(target)
         self.l1 = target.memory["l1"].size
         self.llb = target.memory["llb"].size
         self.batch = view.batch or 1
         self.evaluated = 0
         self._op_terms: dict[int, tuple] = {}
-        self._places: dict[SSAValue, str] = {}
+        self._inner: dict[tuple[int, int, int], float] = {}
+        self._first_producer = [min([view.position.get(v.owner, -1) for v in acts] or [len(view)])  # type: ignore[arg-type]
+                                for acts in view.acts]
+        """per op: the position of its earliest activation producer (-1: a function argument)"""
+        self._places: dict[tuple[SSAValue, int], str] = {}
 
     # --- candidates
 
@@ -87,21 +97,25 @@ class Search:
         return -(-self.view.peak(i, j, samples, p) // (self.t.cores // p))
 
     def fits(self, i: int, j: int, n: int, p: int) -> bool:
-        return self.share(i, j, n, p) <= self.l1 * FILL
+        return self.share(i, j, n, p) <= self.l1 * self.fill
 
     # --- costs
 
-    def guess_place(self, v: SSAValue) -> str:
-        """Where a group boundary value will likely live (the placement decides later)."""
-        if v not in self._places:
-            size = nbytes(v.type)
+    def guess_place(self, v: SSAValue, n: int) -> str:
+        """Where a group boundary value will likely live when its group is cut n ways (the
+        placement decides later): a slice small enough stays in L1 or LLB until its
+        consumer, which the interleaved order runs soon after (with `slices`; else the whole
+        value decides)."""
+        key = (v, n)
+        if key not in self._places:
+            piece = nbytes(v.type) / n if self.view.carries(v) and self.slices else nbytes(v.type)
             if v in self.view.results or v.owner not in self.view.position:
-                self._places[v] = "ddr"
-            elif size / self.t.cores <= self.l1 / 4:
-                self._places[v] = "l1"
+                self._places[key] = "ddr"
+            elif piece / self.t.cores <= self.l1 / 4:
+                self._places[key] = "l1"
             else:
-                self._places[v] = "llb" if size <= self.llb / 2 else "ddr"
-        return self._places[v]
+                self._places[key] = "llb" if piece <= self.llb / 2 else "ddr"
+        return self._places[key]
 
     def _terms(self, k: int) -> tuple:
         """What the cost of op k needs, computed once: (skip, weights, compute, carried, inputs
@@ -109,7 +123,7 @@ class Search:
         if k not in self._op_terms:
             op = self.view.ops[k]
             view = self.view
-            weights = sum(nbytes(v.type) for v in op.operands if is_weight(v))
+            weights = weight_bytes(op)
             carried = view.carries(op.results[0]) or any(view.carries(v) for v in op.operands)
             acts = [(v, nbytes(v.type)) for v in op.operands if not is_weight(v)]
             self._op_terms[k] = (isinstance(op, VIEW_OPS), weights, self.est.compute(op), carried, acts,
@@ -119,26 +133,41 @@ class Search:
     def cost(self, i: int, j: int, n: int, p: int) -> float:
         """Estimated cycles of ops[i:j] as n sub-groups on p parts of the cores."""
         self.evaluated += 1
+        total = 0.0
+        first = self._first_producer
+        for k in range(i, j):
+            if first[k] >= i and k != j - 1:  # reads nothing from outside, not the output
+                key = (k, n, p)
+                c = self._inner.get(key)
+                if c is None:
+                    c = self._inner[key] = self._op_cost(k, i, j, n, p)
+                total += c
+            else:
+                total += self._op_cost(k, i, j, n, p)
+        return (total + self.est.c.item_cycles) * n
+
+    def _op_cost(self, k: int, i: int, j: int, n: int, p: int) -> float:
+        """One sub-group's cycles of op k inside the group ops[i:j]."""
         view, est = self.view, self.est
+        skip, weights, compute, carried, acts, out_bytes, movement = self._terms(k)
+        if skip:
+            return 0.0
         frac = 1 / n
         cores = self.t.cores
-        inside = set(view.ops[i:j])
-        total = 0.0
-        for k in range(i, j):
-            skip, weights, compute, carried, acts, out_bytes, movement = self._terms(k)
-            if skip:
-                continue
-            traffic = {"ddr": float(weights), "llb": 0.0, "l1": 0.0}
-            for v, size in acts:
-                if v.owner not in inside:
-                    traffic[self.guess_place(v)] += size * frac
-            if k == j - 1:
-                traffic[self.guess_place(view.ops[k].results[0])] += out_bytes * frac
-            noc = out_bytes * frac / cores if movement else 0.0
-            imbalance = est.imbalance(view.ops[k], self.batch * frac, p, cores // p)
-            total += est.phase(compute * (frac if carried else 1), cores, imbalance, ddr=traffic["ddr"],
-                               llb=traffic["llb"], noc=noc, weights=weights)
-        return total * n
+        traffic = {"ddr": float(weights), "llb": 0.0, "l1": 0.0}
+        for v, size in acts:
+            at = view.position.get(v.owner)  # type: ignore[arg-type]
+            if at is None or not i <= at < j:
+                traffic[self.guess_place(v, n)] += size * frac
+        if k == j - 1:
+            traffic[self.guess_place(view.ops[k].results[0], n)] += out_bytes * frac
+        gather = isinstance(view.ops[k], GatherOp)
+        if gather:
+            traffic["ddr"] += out_bytes * frac
+        noc = out_bytes * frac / cores if movement and not gather else 0.0
+        imbalance = est.imbalance(view.ops[k], self.batch * frac, p, cores // p)
+        return est.phase(compute * (frac if carried else 1), cores, imbalance, ddr=traffic["ddr"],
+                         llb=traffic["llb"], noc=noc, weights=weights)
 
     def best(self, i: int, j: int, one_part: bool = False, fewest: bool = False) -> Segment | None:
         """The cheapest fitting (split, parts) of ops[i:j], or None. `fewest`: the fewest
@@ -179,7 +208,7 @@ class Search:
                     # the smallest sub-group that could exist must fit, or longer runs will not
                     mixing = self.view.mixing(i, j) is not None
                     n_min = 1 if mixing else self.batch
-                    if self.share(i, j, n_min, 1) > self.l1 * FILL:
+                    if self.share(i, j, n_min, 1) > self.l1 * self.fill:
                         break
                     if not self.view.single_output(i, j):
                         continue

@@ -27,9 +27,14 @@
 // O2:      schedule.group "add_0" {{.*}}mem_scope = #schedule.mem_scope<L1>
 // O2:      schedule.group "matmul_1" {{.*}}mem_scope = #schedule.mem_scope<DDR>
 
-// Level 3: the search; two samples per core (8 batch parts, no spatial halos), results in L1.
-// O3:      schedule.group "matmul_0" {{.*}}mem_scope = #schedule.mem_scope<L1>, core_bind = #schedule.core_bind<[0, 1, 2, 3, 4, 5, 6, 7]>
-// O3:      schedule.group "matmul_1" {{.*}}mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0, 1, 2, 3, 4, 5, 6, 7]>
+// Level 3: the search; the whole chain one group (its footprint fits), two samples per core
+// (8 batch parts, no spatial halos), the result to DDR.
+// O3:      schedule.group "group_0" (%{{.*}} = %x : tensor<16x64x128xf16>) -> tensor<16x64x32xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0, 1, 2, 3, 4, 5, 6, 7]>}
+// O3-NEXT:   graph.matmul
+// O3-NEXT:   graph.relu
+// O3-NEXT:   graph.add
+// O3-NEXT:   graph.matmul
+// O3-NEXT:   schedule.yield
 // O3:      func.return
 
 // LEVEL: schedule-auto: level must be 0, 1, 2 or 3, got 5

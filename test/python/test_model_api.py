@@ -113,10 +113,11 @@ def test_compile_checks_its_config_first(tmp_path, resnet_proto):
     model = from_onnx(resnet_proto)
     with pytest.raises(ModelError, match=f"compile: unknown config key 'opt_level'; valid keys: {', '.join(CONFIG_KEYS)}"):
         model.compile(tmp_path / "x.stcobj", opt_level=3)
-    with pytest.raises(PipelineError, match="graph_schedule_level 3 needs automatic scheduling"):
-        model.compile(tmp_path / "x.stcobj", graph_schedule_level=3)
-    with pytest.raises(PipelineError, match="graph_schedule_level 1 needs automatic scheduling"):
-        model.compile(tmp_path / "x.stcobj", **{"tb.graph_schedule_level": 1})  # TensorTurbo's spelling
+    with pytest.raises(PipelineError, match="graph_schedule_level must be 0, 1, 2 or 3, got 4"):
+        model.compile(tmp_path / "x.stcobj", graph_schedule_level=4)
+    with pytest.raises(PipelineError, match="graph_schedule_level 1 applies only without a schedule function"):
+        model.compile(tmp_path / "x.stcobj", schedule="stc_mlir.schedules:resnet50_schedule",
+                      **{"tb.graph_schedule_level": 1})  # TensorTurbo's spelling
     with pytest.raises(PipelineError, match="disabled_pass: unknown pass 'FuseLargeOps'"):
         model.compile(tmp_path / "x.stcobj", disabled_pass=["FuseLargeOps"])
     with pytest.raises(PipelineError, match="schedule 'x' is not MODULE:FUNCTION"):

@@ -173,11 +173,21 @@ def test_pipeline_loads_a_schedule_from_a_file(tmp_path, resnet_small):
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
-def test_pipeline_refuses_automatic_scheduling_levels(level):
-    with pytest.raises(PipelineError, match=f"^graph_schedule_level {level} needs automatic scheduling, which is "
-                                            "not implemented yet; use level 0 with a manual or the default "
-                                            "schedule$"):
-        Pipeline(level=level)
+def test_pipeline_schedules_automatically_at_levels_1_to_3(resnet_small, level, tmp_path, monkeypatch):
+    monkeypatch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path))
+    module, inputs = resnet_small
+    want = reference.run(Pipeline(stop_after="graph-fuse-conv-add-relu").run(module.clone()), inputs)
+    pipeline = Pipeline(level=level, stop_after="schedule-verify")
+    pipeline.run(module)
+    assert module_level(module) == "schedule" and pipeline.decided[0].level == level
+    for got, expected in zip(reference.run(module, inputs), want):
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(PipelineError, match=f"^graph_schedule_level {level} applies only without a schedule "
+                                            "function"):
+        Pipeline("stc_mlir.schedules:resnet50_schedule", level=level)
+    with pytest.raises(PipelineError, match=f"already scheduled: graph_schedule_level {level} applies to a "
+                                            "graph-level module"):
+        Pipeline(level=level).run(module)
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -262,6 +272,6 @@ def test_stc_compile_pass_in_stc_opt(tmp_path, capsys):
     assert stc_opt.main([str(path), "-p", "stc-compile{stop-after=schedule-verify batch=16}"]) == 0
     out = capsys.readouterr().out
     assert out.count('schedule.group "relu_0"') == 2 and "schedule.split" in out
-    assert stc_opt.main([str(path), "-p", "stc-compile{level=2}"]) == 1
-    assert ("stc-opt: error: graph_schedule_level 2 needs automatic scheduling, which is not implemented yet"
-            in capsys.readouterr().err)
+    capsys.readouterr()
+    assert stc_opt.main([str(path), "-p", "stc-compile{level=5}"]) == 1
+    assert "stc-opt: error: graph_schedule_level must be 0, 1, 2 or 3, got 5" in capsys.readouterr().err

@@ -140,10 +140,9 @@ def test_bad_models(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--level", "2"], "graph_schedule_level 2 needs automatic scheduling, which is not implemented yet; use level 0 "
-                       "with a manual or the default schedule"),
-    (["--level", "1"], "graph_schedule_level 1 needs automatic scheduling"),
-    (["--level", "3"], "graph_schedule_level 3 needs automatic scheduling"),
+    (["--level", "2", "--schedule", "stc_mlir.schedules:resnet50_schedule"],
+     "graph_schedule_level 2 applies only without a schedule function"),
+    (["--emit-schedule", "x.py"], "--emit-schedule writes the schedule found by --level 1-3 (without --schedule)"),
     (["--level", "9"], "graph_schedule_level must be 0, 1, 2 or 3, got 9"),
     (["--schedule", "resnet50_schedule"], "schedule 'resnet50_schedule' is not MODULE:FUNCTION (e.g. "
                                           "stc_mlir.schedules:resnet50_schedule, my_schedules.py:my_schedule) or "
@@ -317,3 +316,16 @@ def test_mlir_files_graph_and_schedule_level(capsys, tmp_path, monkeypatch):
     assert error(capsys, scheduled, "--schedule", "stc_mlir.schedules:deepfm_schedule") == (
         "the module is already scheduled: a schedule function applies to a graph-level module "
         "(use the default schedule)")
+
+
+def test_emit_schedule_round_trips(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path / "cache"))
+    script = tmp_path / "sched.py"
+    common = ["resnet50", "--option", "image_size=32", "--batch", "4"]
+    code, _, err = run(capsys, *common, "--level", "3", "--emit-schedule", script, "--report-json", tmp_path / "a.json")
+    assert code == 0 and f"wrote the level 3 schedule to {script}" in err
+    assert "def schedule(mod, batch=4):" in script.read_text()
+    code, _, _ = run(capsys, *common, "--schedule", f"{script}:schedule", "--report-json", tmp_path / "b.json")
+    assert code == 0
+    a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in "ab")
+    assert a["cycles"] == b["cycles"] and a["commands"] == b["commands"]

@@ -41,6 +41,7 @@ from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from stc_mlir.errors import StcError
+from stc_mlir.gc_pause import gc_paused
 from stc_mlir.passes.registry import PASSES
 from stc_mlir.progress import Progress, timed
 
@@ -317,7 +318,7 @@ class Pipeline:
         ctx = _context()
         try:
             for name, p in stages:
-                with timed(self.progress, name):
+                with timed(self.progress, name), gc_paused():  # see stc_mlir.gc_pause
                     if p is not None:
                         p.apply(ctx, module)
                     elif name == SCHEDULE:

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stc_mlir.errors import StcError
+from stc_mlir.gc_pause import gc_paused
 from stc_mlir.isa.program import DTYPES, OPS, SPACES, Program, from_manifest, to_manifest
 
 FORMAT = "stcobj"
@@ -54,7 +55,8 @@ def save(program: Program | Any, path: str | os.PathLike[str]) -> None:
         from stc_mlir.dialects.npu import program_from_module  # the op holds the Program: no conversion
 
         program = program_from_module(program)
-    manifest, blobs = to_manifest(program)
+    with gc_paused():  # a manifest is ~100k small lists: see stc_mlir.gc_pause
+        manifest, blobs = to_manifest(program)
     manifest = {"format": FORMAT, "version": VERSION, **manifest}
     if os.path.isdir(path):
         raise StcobjError(f"{os.fspath(path)}: is a directory; give a file name such as model.stcobj")

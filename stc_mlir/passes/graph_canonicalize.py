@@ -140,6 +140,58 @@ class FoldBatchNormIntoConv(RewritePattern):
         rewriter.erase(conv)
 
 
+class BatchNormToScaleShift(RewritePattern):
+    """batch_norm(x) that follows no foldable conv -> x * s + (beta - mean * s), s = gamma / sqrt(var + eps).
+
+    DenseNet's pre-activation blocks (BN -> ReLU -> conv) and BNs after concats or pools:
+    two per-channel vector ops with constants of shape [C, 1, ...] (rank-matched to x).
+    Needs constant statistics; computed in float32 and stored in x's element type.
+    Listed after FoldBatchNormIntoConv, which wins where both apply.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.BatchNormOp, rewriter: PatternRewriter, /):
+        params = [constant_of(v) for v in (op.scale, op.bias, op.mean, op.var)]
+        if any(c is None for c in params):
+            return
+        gamma, beta, mean, var = (c.numpy().astype(np.float32) for c in params)  # type: ignore[union-attr]
+        scale = gamma / np.sqrt(var + np.float32(op.props()["epsilon"]))
+        shift = beta - mean * scale
+        x_type = op.input.type
+        dtype = g.numpy_dtype(x_type.element_type)  # type: ignore[attr-defined]
+        shape = (-1,) + (1,) * (len(g.shape_of(x_type)) - 2)  # type: ignore[arg-type]
+        s_const = g.ConstantOp.from_numpy(scale.reshape(shape).astype(dtype))
+        b_const = g.ConstantOp.from_numpy(shift.reshape(shape).astype(dtype))
+        mul = g.MulOp.make(op.input, s_const.output)
+        add = g.AddOp.make(mul.output, b_const.output)
+        add.attributes.update(op.attributes)
+        rewriter.replace(op, [s_const, mul, b_const, add])
+
+
+class ScalarGatherToReshape(RewritePattern):
+    """gather(x, i) with a scalar index -> reshape(gather(x, [i])) dropping the gathered axis.
+
+    PyTorch's `x[:, i]` and `x[0]` (DLRM's per-field slices, ViT's class token) export as
+    scalar-index Gathers; with a one-element index the npu gather rule takes them, and
+    the reshape only renames the layout.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.GatherOp, rewriter: PatternRewriter, /):
+        if g.shape_of(op.indices.type):
+            return
+        new_ops: list[Operation] = []
+        index_const = constant_of(op.indices)
+        if index_const is not None:
+            new_ops.append(index := g.ConstantOp.from_numpy(index_const.numpy().reshape(1)))
+        else:
+            new_ops.append(index := g.ReshapeOp.make(op.indices, shape=(1,)))
+        new_ops.append(gather := g.GatherOp.make(op.input, index.results[0], **explicit_props(op)))
+        new_ops.append(reshape := g.ReshapeOp.make(gather.output, shape=g.shape_of(op.output.type)))
+        reshape.attributes.update(op.attributes)
+        rewriter.replace(op, new_ops)
+
+
 @dataclass
 class DecomposeGemm(RewritePattern):
     """gemm -> matmul(op(a), op(b)) [* alpha] [+ c [* beta]].
@@ -320,7 +372,8 @@ class ComposeLayoutChains(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphCanonicalize(ModulePass):
-    """Fold BatchNorm into convs, decompose Gemm and Sum, fuse exported GELU, drop identities,
+    """Fold BatchNorm into convs (elsewhere: a per-channel scale and shift), give scalar-index
+    gathers a one-element index, decompose Gemm and Sum, fuse exported GELU, drop identities,
     fold constants, remove dead ops.
 
     `fold_limit` (bytes) caps the constants that folding may create (layout changes of
@@ -337,6 +390,8 @@ class GraphCanonicalize(ModulePass):
             RemoveIdentity(),
             ComposeLayoutChains(),
             FoldBatchNormIntoConv(),
+            BatchNormToScaleShift(),
+            ScalarGatherToReshape(),
             DecomposeGemm(self.fold_limit),
             DecomposeSum(),
             FuseErfGelu(),

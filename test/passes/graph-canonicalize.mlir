@@ -40,10 +40,13 @@ func.func @bn_fold_no_bias(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x2x2xf16> {
 
 // -----
 
-// Must not fold: the weight is not a constant, the conv result has a second user,
-// the conv already has an activation, the input is not a conv.
+// Must not fold into the conv: the weight is not a constant, the conv result has a second
+// user, the conv already has an activation, the input is not a conv. The convs stay as
+// they are and each batch_norm becomes a per-channel scale and shift instead.
 // CHECK-LABEL: func.func @bn_no_fold
-// CHECK-COUNT-4: graph.batch_norm
+// CHECK-NOT:     graph.batch_norm
+// CHECK-COUNT-4: graph.add %{{.*}} : (tensor<1x2x3x3xf16>, tensor<2x1x1xf16>) -> tensor<1x2x3x3xf16>
+// CHECK-NOT:     graph.batch_norm
 func.func @bn_no_fold(%x: tensor<1x2x3x3xf16>, %w: tensor<2x2x1x1xf16>) -> (tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>, tensor<1x2x3x3xf16>) {
   %k = graph.constant dense<[[[[1.0]], [[1.0]]], [[[1.0]], [[1.0]]]]> : tensor<2x2x1x1xf16>
   %p = graph.constant dense<[1.0, 2.0]> : tensor<2xf16>
@@ -239,4 +242,97 @@ func.func @erf_gelu(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
   %3 = graph.mul %x, %2 : tensor<2x8xf16>
   %4 = graph.mul %3, %half : (tensor<2x8xf16>, tensor<f16>) -> tensor<2x8xf16>
   func.return %4 : tensor<2x8xf16>
+}
+
+// -----
+
+// A batch_norm that follows no conv (DenseNet's BN -> ReLU -> conv): scale = gamma /
+// sqrt(var + eps) = [1, 6] and shift = beta - mean * scale = [-0.5, -1], shaped [C, 1, 1]
+// for the rank-4 input and stored as f16.
+// CHECK-LABEL: func.func @bn_scale_shift
+// CHECK-NEXT:    %[[S:.*]] = graph.constant dense<{{\[\[\[}}1.000000e+00]], {{\[\[}}6.000000e+00]]]> : tensor<2x1x1xf16>
+// CHECK-NEXT:    %[[M:.*]] = graph.mul %x, %[[S]] : (tensor<1x2x3x3xf16>, tensor<2x1x1xf16>) -> tensor<1x2x3x3xf16>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<{{\[\[\[}}-5.000000e-01]], {{\[\[}}-1.000000e+00]]]> : tensor<2x1x1xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.add %[[M]], %[[B]] : (tensor<1x2x3x3xf16>, tensor<2x1x1xf16>) -> tensor<1x2x3x3xf16>
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[Y]]
+// CHECK-NEXT:    func.return %[[R]]
+func.func @bn_scale_shift(%x: tensor<1x2x3x3xf16>) -> tensor<1x2x3x3xf16> {
+  %gamma = graph.constant dense<[2.0, 3.0]> : tensor<2xf16>
+  %beta = graph.constant dense<[0.5, -1.0]> : tensor<2xf16>
+  %mean = graph.constant dense<[1.0, 0.0]> : tensor<2xf16>
+  %var = graph.constant dense<[4.0, 0.25]> : tensor<2xf16>
+  %0 = graph.batch_norm %x, %gamma, %beta, %mean, %var {epsilon = 0.0} : (tensor<1x2x3x3xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  %1 = graph.relu %0 : tensor<1x2x3x3xf16>
+  func.return %1 : tensor<1x2x3x3xf16>
+}
+
+// -----
+
+// On a rank-2 input (BatchNorm1d after a linear layer) the constants are plain [C].
+// CHECK-LABEL: func.func @bn_scale_shift_rank2
+// CHECK:         graph.mul %x, %{{.*}} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+// CHECK:         graph.add %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+// CHECK-NOT:     graph.batch_norm
+func.func @bn_scale_shift_rank2(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %p = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %0 = graph.batch_norm %x, %p, %p, %p, %p : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Statistics computed at run time: the batch_norm stays (the lowering says why).
+// CHECK-LABEL: func.func @bn_runtime_stats
+// CHECK:         graph.batch_norm %x, %p, %p, %mean, %p
+// CHECK-NOT:     graph.mul
+func.func @bn_runtime_stats(%x: tensor<1x2x3x3xf16>, %mean: tensor<2xf16>) -> tensor<1x2x3x3xf16> {
+  %p = graph.constant dense<[1.0, 2.0]> : tensor<2xf16>
+  %0 = graph.batch_norm %x, %p, %p, %mean, %p : (tensor<1x2x3x3xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  func.return %0 : tensor<1x2x3x3xf16>
+}
+
+// -----
+
+// A scalar-index gather (PyTorch's x[:, 1]) becomes a gather with a one-element index
+// and a reshape that drops the gathered axis; a constant index becomes a [1] constant.
+// CHECK-LABEL: func.func @gather_scalar_constant_index
+// CHECK-NEXT:    %[[I:.*]] = graph.constant dense<1> : tensor<1xi64>
+// CHECK-NEXT:    %[[G:.*]] = graph.gather %x, %[[I]] {axis = 1 : i64} : (tensor<2x3x4xf16>, tensor<1xi64>) -> tensor<2x1x4xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.reshape %[[G]] : (tensor<2x1x4xf16>) -> tensor<2x4xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @gather_scalar_constant_index(%x: tensor<2x3x4xf16>) -> tensor<2x4xf16> {
+  %i = graph.constant dense<1> : tensor<i64>
+  %0 = graph.gather %x, %i {axis = 1} : (tensor<2x3x4xf16>, tensor<i64>) -> tensor<2x4xf16>
+  func.return %0 : tensor<2x4xf16>
+}
+
+// -----
+
+// A runtime scalar index is reshaped to [1]; a negative axis is kept as written.
+// CHECK-LABEL: func.func @gather_scalar_runtime_index
+// CHECK-NEXT:    %[[I:.*]] = graph.reshape %i : (tensor<i32>) -> tensor<1xi32>
+// CHECK-NEXT:    %[[G:.*]] = graph.gather %x, %[[I]] {axis = -1 : i64} : (tensor<2x3x4xf16>, tensor<1xi32>) -> tensor<2x3x1xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.reshape %[[G]] : (tensor<2x3x1xf16>) -> tensor<2x3xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @gather_scalar_runtime_index(%x: tensor<2x3x4xf16>, %i: tensor<i32>) -> tensor<2x3xf16> {
+  %0 = graph.gather %x, %i {axis = -1} : (tensor<2x3x4xf16>, tensor<i32>) -> tensor<2x3xf16>
+  func.return %0 : tensor<2x3xf16>
+}
+
+// -----
+
+// Must not change: gathers with index tensors (embedding lookups), and a scalar gather
+// of constants, which folds to a constant instead.
+// CHECK-LABEL: func.func @gather_no_rewrite
+// CHECK-NEXT:    %[[E:.*]] = graph.gather %table, %ids : (tensor<10x8xf16>, tensor<2x3xi64>) -> tensor<2x3x8xf16>
+// CHECK-NEXT:    %[[O:.*]] = graph.gather %table, %one : (tensor<10x8xf16>, tensor<1xi64>) -> tensor<1x8xf16>
+// CHECK-NEXT:    %[[C:.*]] = graph.constant dense<[3.000000e+00, 4.000000e+00]> : tensor<2xf16>
+// CHECK-NEXT:    func.return %[[E]], %[[O]], %[[C]]
+func.func @gather_no_rewrite(%table: tensor<10x8xf16>, %ids: tensor<2x3xi64>, %one: tensor<1xi64>) -> (tensor<2x3x8xf16>, tensor<1x8xf16>, tensor<2xf16>) {
+  %e = graph.gather %table, %ids : (tensor<10x8xf16>, tensor<2x3xi64>) -> tensor<2x3x8xf16>
+  %o = graph.gather %table, %one : (tensor<10x8xf16>, tensor<1xi64>) -> tensor<1x8xf16>
+  %k = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf16>
+  %i = graph.constant dense<1> : tensor<i64>
+  %c = graph.gather %k, %i : (tensor<2x2xf16>, tensor<i64>) -> tensor<2xf16>
+  func.return %e, %o, %c : tensor<2x3x8xf16>, tensor<1x8xf16>, tensor<2xf16>
 }

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from stc_mlir import reference
@@ -27,9 +27,10 @@ F16 = np.float16
 # ----------------------------------------------------------------------------- helpers
 
 
-def build(arg_shapes: Sequence[Sequence[int]], body: Callable[..., Sequence[SSAValue]]) -> ModuleOp:
-    """A module with `func @main(args...)` whose body `body(emit, *args)` builds in order."""
-    block = Block(arg_types=[g.tensor(s, g.f16) for s in arg_shapes])
+def build(arg_shapes: Sequence[Sequence[int] | TensorType], body: Callable[..., Sequence[SSAValue]]) -> ModuleOp:
+    """A module with `func @main(args...)` whose body `body(emit, *args)` builds in order
+    (arguments given by shape are f16)."""
+    block = Block(arg_types=[s if isinstance(s, TensorType) else g.tensor(s, g.f16) for s in arg_shapes])
 
     def emit(op: Operation):
         block.add_op(op)
@@ -60,9 +61,11 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
     }
 
 
-def run_pass(module: ModuleOp, pass_) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Results before and after applying `pass_` (the module must still verify)."""
-    inputs = random_inputs(module)
+def run_pass(module: ModuleOp, pass_, inputs: dict[str, np.ndarray] | None = None
+             ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Results before and after applying `pass_` (the module must still verify); random
+    inputs unless given."""
+    inputs = random_inputs(module) if inputs is None else inputs
     before = reference.run(module, inputs)
     pass_.apply(Context(), module)
     module.verify()
@@ -144,8 +147,8 @@ def test_batch_norm_folding_uses_float32_and_stores_in_the_weight_type():
 
 
 @pytest.mark.parametrize("case", ["weight_not_constant", "conv_has_second_user", "conv_has_activation",
-                                  "conv_has_residual", "bias_not_constant", "stats_not_constant", "no_conv"])
-def test_batch_norm_that_cannot_fold_stays(case):
+                                  "conv_has_residual", "bias_not_constant", "no_conv"])
+def test_batch_norm_that_cannot_fold_into_its_conv_becomes_a_scale_and_shift(case):
     rng = np.random.default_rng(1)
 
     def body(emit, x, wx, r):
@@ -156,15 +159,100 @@ def test_batch_norm_that_cannot_fold_stays(case):
         else:
             y = emit(g.Conv2DOp.make(x, w, b, r if case == "conv_has_residual" else None,
                                      activation="relu" if case == "conv_has_activation" else "none"))
-        params = [const(emit, v) for v in bn_params(rng, 4)]
-        if case == "stats_not_constant":
-            params[2] = emit(g.ReduceMeanOp.make(x, axes=(0, 2, 3), keepdims=False))
-        out = [emit(g.BatchNormOp.make(y, *params))]
+        out = [emit(g.BatchNormOp.make(y, *(const(emit, v) for v in bn_params(rng, 4))))]
         return out + [y] if case == "conv_has_second_user" else out
 
     module = build([(1, 4, 3, 3), (4, 4, 1, 1), (1, 4, 3, 3)], body)
+    convs_before = [op.weight.owner for op in module.walk() if isinstance(op, g.Conv2DOp)]
     before, after = run_pass(module, canonicalize)
-    assert names(module)["graph.batch_norm"] == 1
+    counts = names(module)
+    assert counts["graph.batch_norm"] == 0 and counts["graph.mul"] == 1 and counts["graph.add"] == 1
+    # the conv is left as it was: its weight is not rescaled
+    assert [op.weight.owner for op in module.walk() if isinstance(op, g.Conv2DOp)] == convs_before
+    assert_fp16_close(before, after)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rank=st.integers(2, 5), channels=st.integers(1, 6), f32=st.booleans(), seed=st.integers(0, 100))
+def test_standalone_batch_norm_becomes_a_per_channel_scale_and_shift(rank, channels, f32, seed):
+    rng = np.random.default_rng(seed)
+    shape = (2, channels) + (3,) * (rank - 2)
+    dtype = np.float32 if f32 else F16
+    bn = [np.asarray(v, dtype) for v in bn_params(rng, channels)]
+
+    def body(emit, x):
+        params = [emit(g.ConstantOp.from_numpy(v)) for v in bn]
+        return [emit(g.BatchNormOp.make(x, *params, epsilon=1e-3))]
+
+    module = build([g.tensor(shape, g.f32 if f32 else g.f16)], body)
+    inputs = {"arg0": rng.standard_normal(shape).astype(dtype)}
+    before, after = run_pass(module, canonicalize, inputs)
+    assert names(module) == {"graph.mul": 1, "graph.add": 1, "graph.constant": 2}
+    mul = next(op for op in module.walk() if isinstance(op, g.MulOp))
+    add = next(op for op in module.walk() if isinstance(op, g.AddOp))
+    gamma, beta, mean, var = (v.astype(np.float32) for v in bn)
+    scale = gamma / np.sqrt(var + np.float32(1e-3))
+    per_channel = (channels,) + (1,) * (rank - 2)
+    np.testing.assert_array_equal(mul.rhs.owner.numpy(), scale.reshape(per_channel).astype(dtype))
+    np.testing.assert_array_equal(add.rhs.owner.numpy(), (beta - mean * scale).reshape(per_channel).astype(dtype))
+    if f32:
+        np.testing.assert_allclose(after[0], before[0], rtol=1e-5, atol=1e-5)
+    else:
+        assert_fp16_close(before, after)
+
+
+def test_batch_norm_with_runtime_statistics_stays():
+    rng = np.random.default_rng(2)
+
+    def body(emit, x):
+        params = [const(emit, v) for v in bn_params(rng, 4)]
+        params[2] = emit(g.ReduceMeanOp.make(x, axes=(0, 2, 3), keepdims=False))
+        return [emit(g.BatchNormOp.make(x, *params))]
+
+    module = build([(1, 4, 3, 3)], body)
+    before, after = run_pass(module, canonicalize)
+    assert names(module)["graph.batch_norm"] == 1 and names(module)["graph.mul"] == 0
+    assert_exact(before, after)
+
+
+# ----------------------------------------------------------------------------- scalar gather
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4), data=st.data(),
+       constant_index=st.booleans(), seed=st.integers(0, 100))
+def test_scalar_index_gather_becomes_a_one_element_gather_and_a_reshape(shape, data, constant_index, seed):
+    rank = len(shape)
+    axis = data.draw(st.integers(-rank, rank - 1))
+    index = data.draw(st.integers(-shape[axis], shape[axis] - 1))
+    index_type = g.tensor((), g.i64)
+
+    def body(emit, x, *runtime_index):
+        i = runtime_index[0] if runtime_index else emit(g.ConstantOp.from_numpy(np.asarray(index, np.int64)))
+        return [emit(g.GatherOp.make(x, i, axis=axis))]
+
+    module = build([tuple(shape)] + ([] if constant_index else [index_type]), body)
+    rng = np.random.default_rng(seed)
+    inputs = {"arg0": rng.standard_normal(shape).astype(F16)}
+    if not constant_index:
+        inputs["arg1"] = np.asarray(index, np.int64)
+    before, after = run_pass(module, canonicalize, inputs)
+    assert_exact(before, after)
+    gathers = [op for op in module.walk() if isinstance(op, g.GatherOp)]
+    assert len(gathers) == 1 and g.shape_of(gathers[0].indices.type) == (1,)
+    assert isinstance(next(iter(gathers[0].output.uses)).operation, g.ReshapeOp)
+    assert names(module)["graph.reshape"] == (1 if constant_index else 2)
+
+
+def test_gathers_with_index_tensors_stay():
+    def body(emit, x):
+        ids = emit(g.ConstantOp.from_numpy(np.array([[0, 2], [1, 1]], np.int64)))
+        one = emit(g.ConstantOp.from_numpy(np.array([1], np.int64)))
+        return [emit(g.GatherOp.make(x, ids, axis=1)), emit(g.GatherOp.make(x, one))]
+
+    module = build([(2, 3)], body)
+    before, after = run_pass(module, canonicalize)
+    assert names(module) == {"graph.gather": 2, "graph.constant": 2}
     assert_exact(before, after)
 
 

@@ -178,7 +178,8 @@ def test_unsupported_op_names_the_item_and_the_op():
         {"x": ((2, 8), F)}, lambda b, x: b(g.BatchNormOp.make(
             b(g.ReshapeOp.make(x, shape=(2, 8, 1, 1))), *(b.const(f16(8)) for _ in range(4))))))
     with pytest.raises(LoweringError, match=r"^@main: group 'batch_norm_0': graph.batch_norm is "
-                                            r"not supported: run graph-canonicalize first"):
+                                            r"not supported: the npu lowering has no rule for it: graph-canonicalize "
+                                            r"folds it into the conv before it"):
         lower(module)
     module = default_schedule(function({"x": ((4, 3), np.int64)}, lambda b, x: b(g.AddOp.make(x, x))))
     with pytest.raises(LoweringError, match=r"^@main: group 'add_0': graph.add: computes on i64 "

@@ -29,9 +29,6 @@ BATCH = 2
 
 # (model, stage) -> the diagnostic the compiler gives today
 KNOWN_GAPS = {
-    ("densenet121", "compile"): "graph.batch_norm '_features_denseblock1_denselayer1_norm1_"
-                                "BatchNormalization_output' is not supported: run graph-canonicalize "
-                                "first to fold it into the convolution before it",
     # HuggingFace's float32 export subtracts 1e30 * mask (test_xlnet_with_its_fp16_mask_scale
     # runs the rest of the model)
     ("xlnet", "import"): "initializer 'onnx::Const_16' has 1 of 1 values outside fp16's range "
@@ -40,7 +37,6 @@ KNOWN_GAPS = {
                               "the matrix and vector units take f16/f32 (cast first)",
     ("mmoe", "compile"): "graph.add 'input_layer_Add_output': computes on i64 tensors: "
                          "the matrix and vector units take f16/f32 (cast first)",
-    ("dlrm", "compile"): "graph.gather '_Gather_output': a gather with a scalar index is not supported",
     # XLNet with the mask scale of HuggingFace's float16 export: the runtime masks
     ("xlnet-fp16-mask", "compile"): "graph.greater '_Greater_output' is not supported: "
                                     "the npu lowering has no rule for it",

@@ -83,7 +83,9 @@ def make_rule(op: Operation, out: SSAValue, operands: Sequence[SSAValue] | None 
     if rule is not None:
         return rule(op, operands, out)
     hints = {
-        g.BatchNormOp: "run graph-canonicalize first to fold it into the convolution before it",
+        g.BatchNormOp: "the npu lowering has no rule for it: graph-canonicalize folds it into the conv "
+                       "before it or, if its scale, bias, mean and variance are constants, turns it "
+                       "into a per-channel multiply and add",
         g.GemmOp: "run graph-canonicalize first (it becomes matmul + add)",
         g.SumOp: "run graph-canonicalize first (it becomes adds)",
     }

@@ -212,12 +212,13 @@ class Simulator:
             raise EmulatorError(f"program '{prog.name}' takes inputs {sorted(expected)}, "
                                 f"got {sorted(inputs)}")
         for io in prog.inputs:
-            value = np.ascontiguousarray(inputs[io.name], dtype=DTYPES[io.dtype])
+            # np.asarray keeps a rank-0 input rank 0 (np.ascontiguousarray makes it (1,))
+            value = np.asarray(inputs[io.name], dtype=DTYPES[io.dtype], order="C")
             if value.shape != io.shape:
                 raise EmulatorError(f"input '{io.name}' has shape {list(value.shape)}, "
                                     f"expected {list(io.shape)}")
             mem, addr = self._place(io.buffer)
-            mem.host_write(addr, value)
+            mem.host_write(addr, value.reshape(-1))
 
     def _read_outputs(self) -> dict[str, np.ndarray]:
         """The outputs by name (none in a timing-only run; their bytes are still checked

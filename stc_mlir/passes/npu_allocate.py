@@ -124,12 +124,8 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
     for b in sorted(todo, key=lambda b: order(b, span[b.name])):
         lo, hi = span[b.name]
         live = (done[2, :n] <= hi) & (done[3, :n] >= lo)
-        busy = sorted(zip(done[0, :n][live].tolist(), done[1, :n][live].tolist()))
-        gaps, start = [], 0
-        for o, e in busy + [(capacity, capacity)]:
-            if o - start >= b.size:
-                gaps.append((o - start, start))
-            start = max(start, -(-e // ALIGN) * ALIGN)
+        busy = zip(done[0, :n][live].tolist(), done[1, :n][live].tolist())
+        gaps = [gap for gap in _free_gaps(busy, capacity) if gap[0] >= b.size]
         offset = capacity
         if gaps:
             offset = min(gaps)[1] if best_fit else gaps[0][1]
@@ -141,24 +137,37 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
     return placed
 
 
+def _free_gaps(busy, capacity: int) -> list[tuple[int, int]]:
+    """(size, offset) of the ALIGN-aligned gaps between the busy (offset, end) ranges."""
+    gaps, start = [], 0
+    for o, e in sorted(busy) + [(capacity, capacity)]:
+        if o > start:
+            gaps.append((o - start, start))
+        start = max(start, -(-e // ALIGN) * ALIGN)
+    return gaps
+
+
 def _overflow(b: Buffer, capacity: int, done, rng, phases) -> AllocationError:
+    """The numbers of a buffer that fits nowhere: the fullest phase of its live range, and
+    the largest gap free in *all* its phases (one phase can have a larger one)."""
     lo, hi = rng
     worst, used = lo, -1
     for p in range(lo, hi + 1):
         total = sum(e - o for o, e, f, l in done if f <= p <= l)
         if total > used:
             worst, used = p, total
-    busy = sorted((o, e) for o, e, f, l in done if f <= worst <= l)
-    gap, reach = 0, 0
-    for o, e in busy:
-        gap = max(gap, o - reach)
-        reach = max(reach, e)
-    gap = max(gap, capacity - reach)
-    live = _phase(phases, lo) if lo == hi else f"phases {lo}-{hi}"
+    busy = [(o, e) for o, e, f, l in done if f <= hi and l >= lo]
+    gap = max((size for size, _ in _free_gaps(busy, capacity)), default=0)
+    if lo == hi:
+        live = _phase(phases, lo)
+        numbers = f"at {live} the buffers placed there take {_fmt(used)} bytes and the largest free gap"
+    else:
+        live = f"phases {lo}-{hi}"
+        numbers = (f"at {_phase(phases, worst)}, the fullest of them, the buffers placed there take "
+                   f"{_fmt(used)} bytes; the largest gap free in all of {live}")
     return AllocationError(
         f"npu-allocate: buffer @{b.name} ({_fmt(b.size)} bytes, live in {live}) does not fit "
-        f"the {_fmt(capacity)}-byte {_where(b)}: at {_phase(phases, worst)} the buffers placed "
-        f"there take {_fmt(used)} bytes and the largest free gap is {_fmt(gap)} bytes", b.name)
+        f"the {_fmt(capacity)}-byte {_where(b)}: {numbers} is {_fmt(gap)} bytes", b.name)
 
 
 @dataclass(frozen=True)

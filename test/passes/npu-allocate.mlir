@@ -32,7 +32,7 @@ npu.program @reuse target "stcp920" attributes {npu.phases = ["group 'first'", "
 // Something that does not fit is a diagnostic naming the buffer, its size, the free space
 // and the schedule item that needs the room.
 
-// CHECK: npu-allocate: buffer @big2 (600,000 bytes, live in phases 1-2) does not fit the 1,048,576-byte l1 of core 3: at phase 1 (group 'layer2' sub-group 1) the buffers placed there take 600,000 bytes and the largest free gap is 448,576 bytes
+// CHECK: npu-allocate: buffer @big2 (600,000 bytes, live in phases 1-2) does not fit the 1,048,576-byte l1 of core 3: at phase 1 (group 'layer2' sub-group 1), the fullest of them, the buffers placed there take 600,000 bytes; the largest gap free in all of phases 1-2 is 448,576 bytes
 npu.program @overflow target "stcp920" attributes {npu.phases = ["group 'layer1'", "group 'layer2' sub-group 1", "group 'layer3'"]} {
   npu.buffer @big1 : l1(3)[600000] attributes {npu.live = array<i64: 0, 1>}
   npu.buffer @big2 : l1(3)[600000] attributes {npu.live = array<i64: 1, 2>}

@@ -221,6 +221,20 @@ def test_bad_inputs_are_reported():
         run(program, {"a": f16(32, 64)})
 
 
+def test_rank0_input_and_output():
+    b = ProgramBuilder("scalar")
+    b.input("s", ())
+    b.output("y", ())
+    loaded = b.semaphore("loaded")
+    staged = tile(b.buffer("s_t", "l1", 2, core=0), (1,))
+    b.add(0, "dma", src=tile("s", (1,)), dst=staged, signals=[loaded])
+    b.add(0, "dma", waits=[loaded], src=staged, dst=tile("y", (1,)))
+    out, _ = run(b.build(), {"s": np.float16(3.5)})
+    assert out["y"].shape == () and out["y"] == np.float16(3.5)
+    with pytest.raises(EmulatorError, match=r"input 's' has shape \[1\], expected \[\]"):
+        run(b.build(), {"s": np.ones(1, np.float16)})
+
+
 def _embedding_program(vocab=50, dim=24, n=10):
     b = ProgramBuilder("embedding")
     table = b.constant("table", f16(vocab, dim))

@@ -192,6 +192,19 @@ def test_unsupported_op_names_the_item_and_the_op():
         lower(module)
 
 
+def test_element_type_without_npu_storage_is_a_lowering_error():
+    module = default_schedule(function({"x": ((4, 3), np.int8)},
+                                       lambda b, x: b(g.CastOp.make(x, dtype=g.f16))))
+    with pytest.raises(LoweringError, match=r"^%x \(argument #0 of @main\) has element type i8: "
+                                            r"the npu stores only f16, f32, i32, i64 tensors"):
+        lower(module)
+    module = default_schedule(function({"x": ((4, 3), F)}, lambda b, x: b(g.CastOp.make(
+        b(g.CastOp.make(x, dtype=g.element_type_of(np.uint8))), dtype=g.f16))))
+    with pytest.raises(LoweringError, match=r"^@main: group 'cast_0': result #0 of graph.cast has "
+                                            r"element type ui8: the npu stores only"):
+        lower(module)
+
+
 def test_fused_group_inside_a_group_is_lowered_with_it():
     def body(b, x):
         return b(g.TanhOp.make(conv3x3(b, b(g.ReluOp.make(x)), 8, 8)))

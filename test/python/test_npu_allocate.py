@@ -58,11 +58,27 @@ def test_ping_pong_chain_stays_at_the_live_peak():
     assert max(b.offset + b.size for b in placed.buffers.values()) == peak == 572_160
 
 
+def test_the_gap_reported_is_free_over_the_whole_live_range():
+    # phase 0: a at [0, 600,000) leaves 448,576 bytes; phase 1: c at [600,000, 900,000)
+    # leaves 600,000; x, live in both, has only [900,032, 1 MiB) = 148,544 bytes
+    prog = Program(buffers={"a": Buffer("a", "l1", 600_000, 0, offset=0),
+                            "c": Buffer("c", "l1", 300_000, 0, offset=600_000),
+                            "x": Buffer("x", "l1", 200_000, 0)})
+    with pytest.raises(AllocationError, match=r"^npu-allocate: buffer @x \(200,000 bytes, live in "
+                                              r"phases 0-1\) does not fit the 1,048,576-byte l1 of "
+                                              r"core 0: at phase 0, the fullest of them, the buffers placed "
+                                              r"there take 600,000 bytes; the largest gap free in all "
+                                              r"of phases 0-1 is 148,544 bytes$"):
+        allocate(prog, {"a": (0, 0), "c": (1, 1), "x": (0, 1)})
+    placed = allocate(prog, {"a": (0, 0), "c": (1, 1), "x": (1, 1)})
+    assert placed.buffers["x"].offset == 0  # live in phase 1 only: it fits below c
+
+
 def test_a_buffer_that_cannot_fit_names_the_item():
     prog = program([("a", 700_000, "l1", 2), ("b", 400_000, "l1", 2)])
     with pytest.raises(AllocationError, match=r"^npu-allocate: buffer @b \(400,000 bytes, live in "
                                               r"phase 1 \(group 'x' sub-group 1\)\) does not fit the "
                                               r"1,048,576-byte l1 of core 2: at phase 1 \(group 'x' "
                                               r"sub-group 1\) the buffers placed there take 700,000 "
-                                              r"bytes and the largest free gap is 348,576 bytes$"):
+                                              r"bytes and the largest free gap is 348,544 bytes$"):
         allocate(prog, {"a": (0, 1), "b": (1, 1)}, ["group 'x' sub-group 0", "group 'x' sub-group 1"])

@@ -282,6 +282,25 @@ def test_an_onnx_file_and_its_stcobj(capsys, small_model, tmp_path):
     assert first == second  # same program; its example inputs are random, but the timing does not depend on them
 
 
+def test_a_model_with_no_op_left_copies_inputs_and_constants(capsys, tmp_path):
+    """Identity-only: nothing to schedule; the program copies the input and the constant."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"]), helper.make_node("Identity", ["c"], ["z"])],
+        "identities", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [4])],
+        initializer=[numpy_helper.from_array(np.arange(4, dtype=np.float32), "c")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              str(tmp_path / "i.onnx"))
+    code, out, err = run(capsys, tmp_path / "i.onnx", "--check", "-o", tmp_path / "i.stcobj")
+    assert code == 0, err
+    assert re.search(r"  y: cosine 1\.0+ .* ok\n  z: cosine 1\.0+ .* ok", out)
+    code, _, err = run(capsys, tmp_path / "i.stcobj")
+    assert code == 0, err
+
+
 def test_onnx_batch_and_shape(capsys, small_model, tmp_path):
     onnx.save(small_model("deepfm"), str(tmp_path / "d.onnx"))
     code, out, _ = run(capsys, tmp_path / "d.onnx", "--batch", "8", "--check")

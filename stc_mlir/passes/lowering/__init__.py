@@ -13,6 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from stc_mlir import target as targets
+from stc_mlir.dialects import graph as g
 from stc_mlir.gc_pause import gc_paused
 from stc_mlir.passes.schedule_verify import is_scheduled
 
@@ -26,7 +27,7 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
     """Lower the scheduled function (`function`, else `main`, else the only scheduled one)."""
     t = target if isinstance(target, targets.Target) else targets.load(target)
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    scheduled = [f for f in funcs if is_scheduled(f)]
+    scheduled = [f for f in funcs if is_scheduled(f) or _nothing_to_schedule(f)]
     wanted = function or ("main" if any(f.sym_name.data == "main" for f in scheduled) else None)
     chosen = [f for f in scheduled if wanted is None or f.sym_name.data == wanted]
     if len(chosen) != 1:
@@ -36,6 +37,13 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
                             "graph first (e.g. the default schedule)")
     with gc_paused():
         return FunctionLowering(chosen[0], t, _reference(t)).run()
+
+
+def _nothing_to_schedule(f: func.FuncOp) -> bool:
+    """A function returning only its arguments and constants (an Identity-only model):
+    its program just copies them to the outputs."""
+    return not f.is_declaration and all(isinstance(op, (g.ConstantOp, func.ReturnOp))
+                                        for op in f.body.block.ops)
 
 
 def _reference(t: targets.Target) -> str:

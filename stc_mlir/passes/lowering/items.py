@@ -219,7 +219,10 @@ class FunctionLowering:
                 raise LoweringError(f"@{self.f.sym_name.data}: {label}: {err}") from None
         copies = [(v, out) for v, out in outputs if self.value(v) is not out]
         if copies:
-            self.em.barrier("model outputs")
+            if self.items:
+                self.em.barrier("model outputs")
+            else:  # nothing scheduled (an Identity-only model): the copies are phase 0
+                self.em.set_item("model outputs")
             cores = self.em.barrier_cores
             for v, out in copies:
                 for core, box in split_box(bx.full(out.shape), cores, range(len(out.shape))):

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from stc_mlir.gc_pause import gc_paused
+from stc_mlir.progress import steps
 from stc_mlir.target import Target
 
 from . import cost
@@ -192,8 +193,10 @@ class Simulator:
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         self._load_inputs(inputs)
+        commands = sum(len(stream) for stream in self.program.cores.values())
         try:
-            self._simulate()
+            with steps("commands", total=commands) as self._command_done:  # shown by stc-run on a terminal
+                self._simulate()
             outputs = self._read_outputs()
         except HazardError as err:
             self.report.hazards.append(err.as_dict())
@@ -419,6 +422,7 @@ class Simulator:
             self.cache.copied(dst, out.base, out.base + out.span, src, at.base)
 
     def _complete(self, task: _Task) -> None:
+        self._command_done()
         if task.fence is not None:
             self._complete_fence(task)
             return

@@ -23,6 +23,7 @@ from xdsl.ir import Region
 
 from stc_mlir.dialects import graph as g
 from stc_mlir.frontend import onnx_ops, onnx_patterns
+from stc_mlir.frontend.onnx_validate import check_graph_inputs
 from stc_mlir.frontend.onnx_context import Importer, OnnxImportError, RuntimeValueError  # noqa: F401  (re-exported)
 from stc_mlir.reference import NAME_ATTR, VALID_AXIS_ATTR, VALID_COUNT_ATTR
 
@@ -47,7 +48,11 @@ def _input_shape(
     info: onnx.ValueInfoProto, shape: Mapping[str, Sequence[int]] | None, source: str
 ) -> tuple[int, ...]:
     if shape and info.name in shape:
-        return tuple(int(d) for d in shape[info.name])
+        dims = tuple(int(d) for d in shape[info.name])
+        if any(d < 1 for d in dims):
+            raise OnnxImportError(f"{source}: shape {'x'.join(map(str, dims))} given for input '{info.name}' "
+                                  "has a dimension < 1; every dimension must be positive")
+        return dims
     tt = info.type.tensor_type
     if not tt.HasField("shape"):
         raise OnnxImportError(f"{source}: input '{info.name}' has no shape; pass shape={{'{info.name}': [...]}}")
@@ -86,6 +91,7 @@ def import_onnx(
     model, source = load_model(model_or_path)
     imp = Importer(model, dtype, source)
     graph = model.graph
+    check_graph_inputs(source, graph)
     fixed = dict(values or {})
     unknown_values = set(fixed) - {i.name for i in graph.input}
     if unknown_values:

@@ -26,6 +26,7 @@ from stc_mlir import kernels, reference
 from stc_mlir.dialects import graph as g
 from stc_mlir.frontend.onnx_context import FIRST_FULL_OPSET, WIDENED_FLOATS, Importer, is_float
 from stc_mlir.frontend.onnx_patterns import DOMAIN
+from stc_mlir.frontend.onnx_validate import check_node
 
 Converter = Callable[[Importer, onnx.NodeProto, dict], list]
 CONVERTERS: dict[str, Converter] = {}
@@ -103,6 +104,7 @@ def _check_version(imp: Importer, node: onnx.NodeProto) -> None:
 def convert(imp: Importer, node: onnx.NodeProto) -> None:
     if node.domain != DOMAIN:
         _check_version(imp, node)
+        check_node(imp, node)
     attrs = _attrs(node)
     if node.op_type in ("Identity", "Dropout"):
         _alias(imp, node, attrs)

@@ -1,0 +1,142 @@
+"""Checks of an ONNX node before it is converted, so malformed models are refused with the
+node and the values instead of being silently reinterpreted (an axis taken modulo the
+rank, a `kernel_shape` that disagrees with the weight) or failing inside a converter.
+
+Against the operator schema the model's opset selects (what `onnx.checker` checks, without
+its cost of a full-model pass): the number of inputs and outputs, the type of every known
+attribute. Against the operand shapes: `axis` attributes in range, and the window
+attributes of convolutions and pools against the weight and the spatial rank.
+"""
+
+from __future__ import annotations
+
+import onnx
+from onnx import AttributeProto
+
+from stc_mlir.frontend.onnx_context import Importer, OnnxImportError
+
+_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
+
+AXIS_ON_OUTPUT_RANK = {"OneHot"}
+"""Ops whose `axis` may also name the new axis they add: range [-rank-1, rank]."""
+AXIS_UP_TO_RANK = {"Flatten"}
+"""Ops whose `axis` may equal the rank: range [-rank, rank]."""
+WINDOW_OPS = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool"}
+WEIGHT_INPUT = {"Conv": 1, "ConvTranspose": 1, "ConvInteger": 1, "QLinearConv": 3}
+
+
+def check_node(imp: Importer, node: onnx.NodeProto) -> None:
+    """Refuse a node that its schema or its operand shapes make invalid."""
+    try:
+        schema = onnx.defs.get_schema(node.op_type, imp.opset, node.domain or "")
+    except onnx.defs.SchemaError:
+        return  # unknown operator: the converter lookup refuses it by name
+    _check_arity(imp, node, schema)
+    _check_attribute_types(imp, node, schema)
+    rank = _rank(imp, node.input[0]) if node.input and node.input[0] else None
+    if rank is None:
+        return
+    _check_axis(imp, node, rank)
+    if node.op_type in WINDOW_OPS:
+        _check_window(imp, node, rank)
+
+
+def _check_arity(imp: Importer, node: onnx.NodeProto, schema) -> None:
+    n_in, n_out = len(node.input), len(node.output)
+    if not schema.min_input <= n_in <= schema.max_input:
+        raise imp.error(f"has {n_in} input(s); {node.op_type}-{schema.since_version} takes "
+                        f"{_range(schema.min_input, schema.max_input)}")
+    for i, formal in enumerate(schema.inputs[:n_in]):
+        if formal.option == formal.option.Single and node.input[i] == "":
+            raise imp.error(f"required input {i} ('{formal.name}') is empty")
+    if not schema.min_output <= n_out <= schema.max_output:
+        raise imp.error(f"has {n_out} output(s); {node.op_type}-{schema.since_version} produces "
+                        f"{_range(schema.min_output, schema.max_output)}")
+
+
+def _range(lo: int, hi: int) -> str:
+    if lo == hi:
+        return str(lo)
+    return f"at least {lo}" if hi >= 2**31 - 1 else f"{lo} to {hi}"
+
+
+def _check_attribute_types(imp: Importer, node: onnx.NodeProto, schema) -> None:
+    for attr in node.attribute:
+        formal = schema.attributes.get(attr.name)
+        if formal is None or attr.type == AttributeProto.UNDEFINED:
+            continue
+        expected = int(formal.type)
+        if attr.type != expected:
+            value = onnx.helper.get_attribute_value(attr)
+            raise imp.error(f"attribute '{attr.name}' is {_TYPE_NAMES[attr.type]} {_show(value)}; "
+                            f"{node.op_type}-{schema.since_version} expects {_TYPE_NAMES[expected]}")
+
+
+def _show(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, bytes):
+        return repr(value.decode(errors="replace"))
+    return repr(value) if isinstance(value, (int, float, str)) else type(value).__name__
+
+
+def _rank(imp: Importer, name: str) -> int | None:
+    if name in imp.values or name in imp.known:
+        return len(imp.shape(name))
+    return None
+
+
+def _check_axis(imp: Importer, node: onnx.NodeProto, rank: int) -> None:
+    attr = next((a for a in node.attribute if a.name == "axis" and a.type == AttributeProto.INT), None)
+    if attr is None:
+        return
+    lo, hi = -rank, rank - 1
+    if node.op_type in AXIS_ON_OUTPUT_RANK:
+        lo, hi = -rank - 1, rank
+    elif node.op_type in AXIS_UP_TO_RANK:
+        hi = rank
+    if not lo <= attr.i <= hi:
+        shape = "x".join(map(str, imp.shape(node.input[0]))) or "scalar"
+        raise imp.error(f"axis {attr.i} is out of range for input '{node.input[0]}' of rank {rank} "
+                        f"({shape}); valid: {lo} to {hi}")
+
+
+def _check_window(imp: Importer, node: onnx.NodeProto, rank: int) -> None:
+    """kernel_shape against the weight; strides/dilations/pads lengths against the spatial rank."""
+    spatial = rank - 2
+    if spatial < 1:
+        raise imp.error(f"input '{node.input[0]}' has rank {rank}; {node.op_type} needs at least 3 "
+                        "(batch, channels, spatial)")
+    attrs = {a.name: list(a.ints) for a in node.attribute if a.type == AttributeProto.INTS}
+    kernel = attrs.get("kernel_shape")
+    w = WEIGHT_INPUT.get(node.op_type)
+    if w is not None and len(node.input) > w and node.input[w]:
+        weight_rank = _rank(imp, node.input[w])
+        if weight_rank is not None:
+            weight = imp.shape(node.input[w])
+            if weight_rank != rank:
+                raise imp.error(f"weight '{node.input[w]}' has rank {weight_rank} "
+                                f"({'x'.join(map(str, weight))}); input '{node.input[0]}' has rank {rank}")
+            if kernel is not None and list(weight[2:]) != kernel:
+                raise imp.error(f"kernel_shape {kernel} does not match weight '{node.input[w]}' "
+                                f"({'x'.join(map(str, weight))}: kernel {list(weight[2:])})")
+    for name, length in (("kernel_shape", spatial), ("strides", spatial), ("dilations", spatial),
+                         ("pads", 2 * spatial), ("output_padding", spatial)):
+        value = attrs.get(name)
+        if value is not None and len(value) != length:
+            raise imp.error(f"{name} {value} has {len(value)} values; input '{node.input[0]}' has "
+                            f"{spatial} spatial dims, so it needs {length}")
+    for name in ("kernel_shape", "strides", "dilations"):
+        if any(v < 1 for v in attrs.get(name, ())):
+            raise imp.error(f"{name} {attrs[name]} must be positive")
+    if any(v < 0 for v in attrs.get("pads", ())):
+        raise imp.error(f"pads {attrs['pads']} must not be negative")
+
+
+def check_graph_inputs(source: str, graph: onnx.GraphProto) -> None:
+    """Every graph input named once (a duplicate would silently bind the first)."""
+    seen: set[str] = set()
+    for info in graph.input:
+        if info.name in seen:
+            raise OnnxImportError(f"{source}: graph input '{info.name}' is declared twice")
+        seen.add(info.name)

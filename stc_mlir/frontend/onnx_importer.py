@@ -23,7 +23,7 @@ from xdsl.ir import Region
 
 from stc_mlir.dialects import graph as g
 from stc_mlir.frontend import onnx_ops, onnx_patterns
-from stc_mlir.frontend.onnx_validate import check_graph_inputs
+from stc_mlir.frontend.onnx_validate import check_graph_inputs, check_model
 from stc_mlir.frontend.onnx_context import Importer, OnnxImportError, RuntimeValueError  # noqa: F401  (re-exported)
 from stc_mlir.reference import NAME_ATTR, VALID_AXIS_ATTR, VALID_COUNT_ATTR
 
@@ -142,6 +142,8 @@ def import_onnx(
             raise imp.error(f"operator domain '{node.domain}' is not supported")
         onnx_ops.convert(imp, node)
     imp.node = None
+    known_shapes = {n: imp.shape(n) for n in [*arg_names, *(o.name for o in graph.output)]}
+    check_model(source, model, known_shapes)  # after our per-node checks: their messages are more precise
 
     if notes is not None:
         notes.extend(imp.notes)

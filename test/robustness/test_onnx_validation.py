@@ -85,6 +85,16 @@ CASES = {
     "string-axis": (
         _model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis="last")], [("x", [2, 5])], "y"),
         ["node 'sm' (Softmax, opset 17)", "attribute 'axis' is STRING 'last'", "expects INT"]),
+    "unknown-attribute (onnx.checker)": (
+        _model([helper.make_node("Relu", ["x"], ["y"], name="r", foo=3)], X, "y"),
+        ["rejected by onnx.checker: Unrecognized attribute: foo for operator Relu", "Name: r OpType: Relu"]),
+    "declared-output-shape (onnx.checker)": (
+        helper.make_model(helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"], name="r")], "bad",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])]),
+            opset_imports=[helper.make_opsetid("", OPSET)]),
+        ["rejected by onnx.checker", "node name: r", "(2) vs (3)"]),
     "duplicate-input": (
         _model([helper.make_node("Add", ["x", "x"], ["y"], name="a")], [("x", [2]), ("x", [3])], "y"),
         ["graph input 'x' is declared twice"]),

@@ -142,13 +142,13 @@ def import_onnx(
             raise imp.error(f"operator domain '{node.domain}' is not supported")
         onnx_ops.convert(imp, node)
     imp.node = None
-    known_shapes = {n: imp.shape(n) for n in [*arg_names, *(o.name for o in graph.output)]}
-    check_model(source, model, known_shapes)  # after our per-node checks: their messages are more precise
 
     if notes is not None:
         notes.extend(imp.notes)
     results = [imp.value(o.name) for o in graph.output]
     names = [o.name for o in graph.output]
+    found = {n: g.shape_of(v.type) for n, v in [*zip(arg_names, imp.block.args), *zip(names, results)]}
+    check_model(source, model, found)  # after our per-node checks: their messages are more precise
     extra = {}
     for name in list(names):
         if name in imp.bounded:

@@ -80,10 +80,19 @@ def _show(value) -> str:
     return repr(value) if isinstance(value, (int, float, str)) else type(value).__name__
 
 
-def _rank(imp: Importer, name: str) -> int | None:
-    if name in imp.values or name in imp.known:
-        return len(imp.shape(name))
+def _shape(imp: Importer, name: str) -> tuple[int, ...] | None:
+    """The shape of a tensor seen so far (None: not produced yet, the converter says so);
+    a known value's own, whatever its element type (folded strings have no IR type)."""
+    if name in imp.known:
+        return imp.known[name].shape
+    if name in imp.values:
+        return imp.shape(name)
     return None
+
+
+def _rank(imp: Importer, name: str) -> int | None:
+    shape = _shape(imp, name)
+    return None if shape is None else len(shape)
 
 
 def _check_axis(imp: Importer, node: onnx.NodeProto, rank: int) -> None:
@@ -96,7 +105,7 @@ def _check_axis(imp: Importer, node: onnx.NodeProto, rank: int) -> None:
     elif node.op_type in AXIS_UP_TO_RANK:
         hi = rank
     if not lo <= attr.i <= hi:
-        shape = "x".join(map(str, imp.shape(node.input[0]))) or "scalar"
+        shape = "x".join(map(str, _shape(imp, node.input[0]))) or "scalar"
         raise imp.error(f"axis {attr.i} is out of range for input '{node.input[0]}' of rank {rank} "
                         f"({shape}); valid: {lo} to {hi}")
 
@@ -111,11 +120,10 @@ def _check_window(imp: Importer, node: onnx.NodeProto, rank: int) -> None:
     kernel = attrs.get("kernel_shape")
     w = WEIGHT_INPUT.get(node.op_type)
     if w is not None and len(node.input) > w and node.input[w]:
-        weight_rank = _rank(imp, node.input[w])
-        if weight_rank is not None:
-            weight = imp.shape(node.input[w])
-            if weight_rank != rank:
-                raise imp.error(f"weight '{node.input[w]}' has rank {weight_rank} "
+        weight = _shape(imp, node.input[w])
+        if weight is not None:
+            if len(weight) != rank:
+                raise imp.error(f"weight '{node.input[w]}' has rank {len(weight)} "
                                 f"({'x'.join(map(str, weight))}); input '{node.input[0]}' has rank {rank}")
             if kernel is not None and list(weight[2:]) != kernel:
                 raise imp.error(f"kernel_shape {kernel} does not match weight '{node.input[w]}' "

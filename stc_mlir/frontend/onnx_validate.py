@@ -1,11 +1,13 @@
-"""Checks of an ONNX node before it is converted, so malformed models are refused with the
-node and the values instead of being silently reinterpreted (an axis taken modulo the
-rank, a `kernel_shape` that disagrees with the weight) or failing inside a converter.
+"""Validation of an ONNX model on import, so malformed models are refused with the node and
+the values instead of being silently reinterpreted (an axis taken modulo the rank, a
+`kernel_shape` that disagrees with the weight) or failing inside a converter.
 
-Against the operator schema the model's opset selects (what `onnx.checker` checks, without
-its cost of a full-model pass): the number of inputs and outputs, the type of every known
-attribute. Against the operand shapes: `axis` attributes in range, and the window
+`check_node` runs on every node before it is converted: against the operator schema the
+model's opset selects, the number of inputs and outputs and the type of every known
+attribute; against the operand shapes, `axis` attributes in range and the window
 attributes of convolutions and pools against the weight and the spatial rank.
+`check_model` runs `onnx.checker`'s full check (type constraints, unknown attributes,
+strict shape inference) after the import, on the model without its weight data.
 """
 
 from __future__ import annotations

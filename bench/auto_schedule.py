@@ -35,13 +35,7 @@ from stc_mlir.pipeline import Pipeline, schedule_batch  # noqa: E402
 from stc_mlir.schedules import SCHEDULES  # noqa: E402
 from stc_mlir.target import load  # noqa: E402
 
-CONFIGS = {
-    # name: (batch, small options, full options)
-    "resnet50": (16, {"image_size": 32}, {}),
-    "bert-base": (8, {"seq_len": 32, "num_layers": 2}, {}),
-    "deepfm": (2560, {}, {}),
-    "mobilenetv2": (16, {"image_size": 32}, {}),
-}
+from end_to_end import CONFIGS  # noqa: E402  (bench/ is on the path when run as a script)
 
 
 def measure(proto, inputs, golden, *, level: int = 0, schedule=None) -> dict:

@@ -33,11 +33,9 @@ from stc_mlir.frontend import import_onnx  # noqa: E402
 from stc_mlir.pipeline import Pipeline, module_level  # noqa: E402
 from stc_mlir.schedules import SCHEDULES  # noqa: E402
 
-CONFIGS = {
-    # name: (batch, small options, full options); the batch is the manual schedule's
-    "resnet50": (16, {"image_size": 32}, {}),
-    "bert-base": (8, {"seq_len": 32, "num_layers": 2}, {}),
-}
+from end_to_end import CONFIGS as _ALL  # noqa: E402  (bench/ is on the path when run as a script)
+
+CONFIGS = {name: _ALL[name] for name in ("resnet50", "bert-base")}
 
 
 class _Clock:

@@ -90,8 +90,8 @@ _SOURCES: dict[str, str] = {}
 
 
 def register(passes: Mapping[str, PassFactory], source: str, taken: Mapping[str, object] = {}) -> list[str]:
-    """Add `passes` from `source` to stc-mlir's registries (`stc_mlir.passes.registry.PASSES`,
-    which the pipeline's required_pass reads, and `universe.PASSES`, stc-opt's); a name
+    """Add `passes` from `source` to stc-mlir's pass registry (`stc_mlir.passes.registry.PASSES`:
+    the pipeline's required_pass, and stc-opt through `universe.PASSES`, a view of it); a name
     registered already (ours, xDSL's in `taken`, another plugin's) is an error. Returns the
     names."""
     for name, factory in passes.items():
@@ -100,7 +100,7 @@ def register(passes: Mapping[str, PassFactory], source: str, taken: Mapping[str,
         if name in taken or name in universe.PASSES:
             owner = _SOURCES.get(name, "stc-mlir" if name in universe.PASSES else "xDSL")
             raise PluginError(f"{source}: pass '{name}' is already registered by {owner}; rename it")
-        registry.PASSES[name] = universe.PASSES[name] = factory
+        registry.PASSES[name] = factory
         _SOURCES[name] = source
     return list(passes)
 

@@ -6,6 +6,7 @@ this module adds the whole pipeline as the pass `stc-compile`, so that neither t
 nor `stc_mlir.ir` depends on it.
 """
 
+from collections import ChainMap
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
@@ -21,7 +22,8 @@ def _stc_compile() -> type[ModulePass]:
     return StcCompile
 
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {**registry.PASSES, "stc-compile": _stc_compile}
+PASSES: ChainMap[str, Callable[[], type[ModulePass]]] = ChainMap({"stc-compile": _stc_compile}, registry.PASSES)
+"""stc-compile, then a live view of the registry (passes that plugins add there show here too)."""
 
 STC_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
 

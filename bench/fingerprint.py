@@ -51,7 +51,10 @@ def _hash(data: bytes) -> str:
 
 
 def program_hash(program) -> str:
+    """Of the program without its origins (`origins_hash`): tagging changes no command."""
     manifest, blobs = to_manifest(program)
+    manifest.pop("origins", None)
+    manifest.pop("command_origins", None)
     h = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode())
     for name in sorted(blobs):
         h.update(name.encode())
@@ -72,6 +75,7 @@ def fingerprint(name: str) -> dict:
            "phases": _hash(repr(lowered.phase_items).encode())}
     program = allocate(lowered.program, lowered.live, lowered.phase_items)
     row["allocated"] = program_hash(program)
+    row["origins"] = _hash(repr((program.origins, [c.origin for _, _, c in program.commands()])).encode())
     start = time.process_time()
     outputs, report = run(program, inputs)
     row["emulate_cpu_s"] = time.process_time() - start

@@ -23,6 +23,9 @@ Version 1 manifest (JSON):
   inputs, outputs [[name, buffer, shape: [int > 0], dtype]]
   cores       {"<core>": [[op, {slot: [buffer, offset, shape, strides, dtype]}, {param: value},
                           [wait semaphores], [signal semaphores]]]}
+  origins     [[item, sub-group, graph op]] (optional: what the commands lower, see
+              `stc_mlir.isa.program.Origin`)
+  command_origins {"<core>": [index into origins, or -1]} (optional: one per command of cores)
 """
 
 from __future__ import annotations
@@ -256,6 +259,28 @@ def validate_manifest(manifest: Mapping[str, Any], target, where: str = "<manife
             c.fail(f"cores[{key!r}]", f"core ids are 0..{target.cores - 1} ({target.name})")
         for j, cmd in enumerate(c.array(stream, f"cores[{key!r}]")):
             _command(c, f"cores[{key!r}][{j}]", cmd, buffers, semaphores)
+    _origins(c, manifest, cores)
+
+
+def _origins(c: _Checker, manifest: Mapping[str, Any], cores: Mapping[str, Any]) -> None:
+    """The optional `origins` table and `command_origins` (one index per command)."""
+    origins = c.array(manifest.get("origins", []), "origins")
+    for i, origin in enumerate(origins):
+        item, subgroup, op = c.array(origin, f"origins[{i}]", 3)
+        c.string(item, f"origins[{i}][0] (item)")
+        for k, (part, value) in enumerate((("sub-group", subgroup), ("op", op)), 1):
+            if not isinstance(value, str):
+                c.fail(f"origins[{i}][{k}] ({part})", f"expected a string, got {_show(value)}")
+    tags = c.obj(manifest.get("command_origins", {}), "command_origins")
+    for key, indices in tags.items():
+        field = f"command_origins[{key!r}]"
+        if key not in cores:
+            c.fail(field, f"there is no core {key} in cores")
+        count = len(cores[key])
+        if len(c.array(indices, field)) != count:
+            c.fail(field, f"{len(indices)} origins for the {count} commands of core {key}")
+        for j, index in enumerate(indices):
+            c.integer(index, f"{field}[{j}]", -1, len(origins) - 1)
 
 
 def _io(c: _Checker, field: str, io: Any, buffers: Mapping[str, Mapping[str, Any]]) -> None:

@@ -78,6 +78,10 @@ def check_program(program: Program, target: Target, require_offsets: bool = Fals
         except ProgramError as err:
             raise ProgramError(err.kind, f"{program.where(core, index)}: {err}", core, index,
                                err.address) from None
+        if not -1 <= cmd.origin < len(program.origins):
+            raise ProgramError("invalid", f"{program.where(core, index)}: origin {cmd.origin} is "
+                               f"not in the program's table of {len(program.origins)} origins "
+                               "(npu.origin)", core, index)
         for name in cmd.waits + cmd.signals:
             if name not in program.semaphores:
                 raise ProgramError("sync", f"{program.where(core, index)}: unknown semaphore "

@@ -135,15 +135,35 @@ class IOSpec:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Where commands come from: the schedule item (its label without the sub-group, e.g.
+    `group 'layer1'`, `split 'x'`), the sub-group index ("" when the group is not split) and
+    the graph op (`graph.conv2d 'conv1'`; "" for work of the item as a whole: a split,
+    concat or the copies to the model outputs). Reports, traces and diagnostics name
+    commands by it; a command's `origin` indexes `Program.origins`."""
+
+    item: str
+    subgroup: str = ""
+    op: str = ""
+
+    def describe(self) -> str:
+        """`group 'a' sub-group 1: graph.conv2d 'c'`: how messages name it."""
+        text = self.item + (f" sub-group {self.subgroup}" if self.subgroup else "")
+        return text + (f": {self.op}" if self.op else "")
+
+
+@dataclass(frozen=True)
 class Command:
     """One command of a core's stream. `tiles` maps the op's operand slots to tiles,
-    `params` holds every parameter of `OPS[op]` (defaults filled in)."""
+    `params` holds every parameter of `OPS[op]` (defaults filled in). `origin` indexes the
+    program's `origins` (-1: unknown, e.g. a hand-written program)."""
 
     op: str
     tiles: Mapping[str, Tile]
     params: Mapping[str, Any] = field(default_factory=dict)
     waits: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
+    origin: int = -1
 
     @property
     def spec(self) -> OpSpec:
@@ -197,6 +217,8 @@ class Program:
     outputs: list[IOSpec] = field(default_factory=list)
     phases: tuple[str, ...] = ()
     """The schedule item of each phase (what npu-allocate names in its diagnostics)."""
+    origins: list[Origin] = field(default_factory=list)
+    """What the commands' `origin` fields index: the schedule item / graph op they lower."""
 
     def commands(self) -> Iterable[tuple[int, int, Command]]:
         """(core, index in its stream, command) for every command."""
@@ -205,8 +227,15 @@ class Program:
                 yield core, index, cmd
 
     def where(self, core: int, index: int) -> str:
-        """How error messages name a command."""
-        return f"core {core}, command #{index} ({self.cores[core][index].describe()})"
+        """How error messages name a command (with the item / op it lowers, if known)."""
+        cmd = self.cores[core][index]
+        origin = self.origin_of(cmd)
+        return (f"core {core}, command #{index} ({cmd.describe()})"
+                + (f" of {origin.describe()}" if origin is not None else ""))
+
+    def origin_of(self, cmd: Command) -> Origin | None:
+        """The origin of `cmd`, None if it has none."""
+        return self.origins[cmd.origin] if 0 <= cmd.origin < len(self.origins) else None
 
 
 # ----------------------------------------------------------------------------- op table
@@ -362,6 +391,10 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
             for core, stream in program.cores.items()
         },
     }
+    if program.origins or any(c.origin != -1 for _, _, c in program.commands()):
+        manifest["origins"] = [[o.item, o.subgroup, o.op] for o in program.origins]
+        manifest["command_origins"] = {str(core): [c.origin for c in stream]
+                                       for core, stream in program.cores.items()}
     return manifest, blobs
 
 
@@ -382,12 +415,14 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
             t = known[key] = Tile(v[0], v[1], tuple(v[2]), tuple(v[3]), v[4])
         return t
 
+    command_origins = manifest.get("command_origins", {})  # optional: older files have none
     for core, stream in manifest["cores"].items():
         cmds = []
-        for op, tiles, params, waits, signals in stream:
+        origins = command_origins.get(core) or [-1] * len(stream)
+        for (op, tiles, params, waits, signals), origin in zip(stream, origins):
             spec = OPS[op]
             cmds.append(Command(op, {s: tile_of(t) for s, t in tiles.items()},
-                                spec.fill(params), tuple(waits), tuple(signals)))
+                                spec.fill(params), tuple(waits), tuple(signals), origin))
         cores[int(core)] = cmds
     return Program(
         name=manifest["name"],
@@ -398,4 +433,5 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
         inputs=[IOSpec(n, b, tuple(s), d) for n, b, s, d in manifest["inputs"]],
         outputs=[IOSpec(n, b, tuple(s), d) for n, b, s, d in manifest["outputs"]],
         phases=tuple(manifest.get("phases", ())),
+        origins=[Origin(*o) for o in manifest.get("origins", ())],
     )

@@ -13,6 +13,11 @@ two buffers the same bytes only if their phase ranges are disjoint, which the ba
 safe: every use of the first is ordered before every use of the second. Model inputs,
 outputs and weights (DDR) live for the whole program. `phase_items[p]` names the schedule
 item phase p belongs to (for the allocator's diagnostics).
+
+**Origins.** Every command records what it lowers (`Command.origin`, an index into
+`Program.origins`): the lowering sets the current `Origin` (`set_origin`: the item, then
+each graph op of a group) and every command emitted until the next change carries it; the
+barrier ending a phase carries the origin of that phase.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stc_mlir.isa.program import (
-    DTYPES, LOCAL_SPACES, OPS, Buffer, Command, IOSpec, Program, Semaphore, Tile,
+    DTYPES, LOCAL_SPACES, OPS, Buffer, Command, IOSpec, Origin, Program, Semaphore, Tile,
 )
 from stc_mlir.target import Target
 
@@ -72,6 +77,10 @@ class Emitter:
         self.target = target
         self.program = Program(name=name, target=target_ref or target.name)
         self.cmds: dict[int, list[Cmd]] = {}
+        self.origin_of: dict[int, list[int]] = {}  # core -> the origin of each of its cmds
+        self.current = Origin("")  # what the commands emitted now lower
+        self._origin: int | None = -1  # its index in program.origins (None: not entered yet)
+        self._origin_index: dict[Origin, int] = {}
         self.sync = Sync(target.cores)
         self.phase = 0
         self.phase_items: list[str] = [""]
@@ -137,6 +146,7 @@ class Emitter:
         thread = Sync.thread(core, self.unit(core, op, tiles))
         self.sync.order(cmd, thread, accesses)
         self.cmds.setdefault(core, []).append(cmd)
+        self.origin_of.setdefault(core, []).append(self.origin())
         phase, live = self.phase, self.live
         for t in tiles.values():
             span = live.get(t.buffer)
@@ -157,6 +167,7 @@ class Emitter:
                 stream = self.cmds.setdefault(c, [])
                 stream.append(Cmd(c, "fence", {}, {}, [], [names[o] for o in cores if o != c]))
                 stream.append(Cmd(c, "fence", {}, {}, [names[c]] * (len(cores) - 1), []))
+                self.origin_of.setdefault(c, []).extend((self.origin(), self.origin()))
             self._parity ^= 1
             self.sync.barrier()
         self.phase += 1
@@ -164,6 +175,25 @@ class Emitter:
 
     def set_item(self, label: str) -> None:
         self.phase_items[self.phase] = label
+
+    def set_origin(self, item: str, subgroup: str = "", op: str = "") -> None:
+        """What the commands emitted from now on lower (see the module doc)."""
+        self.current = Origin(item, subgroup, op)
+        self._origin = None
+
+    def set_op(self, op: str) -> None:
+        """The current origin's item and sub-group, for graph op `op`."""
+        self.set_origin(self.current.item, self.current.subgroup, op)
+
+    def origin(self) -> int:
+        """The index of the current origin, entered in the program's table on first use."""
+        if self._origin is None:
+            index = self._origin_index.get(self.current)
+            if index is None:
+                index = self._origin_index[self.current] = len(self.program.origins)
+                self.program.origins.append(self.current)
+            self._origin = index
+        return self._origin
 
     # --- result
 
@@ -184,7 +214,8 @@ class Emitter:
 
         prog.cores = {
             core: [Command(c.op, c.tiles, fill(c.op, c.params), tuple(c.waits),
-                           tuple(c.signals)) for c in stream]
+                           tuple(c.signals), origin)
+                   for c, origin in zip(stream, self.origin_of[core])]
             for core, stream in sorted(self.cmds.items())
         }
         last = self.phase

@@ -93,6 +93,13 @@ def make_rule(op: Operation, out: SSAValue, operands: Sequence[SSAValue] | None 
     raise LoweringError(f"{op_label(op)} is not supported: {hint}")
 
 
+def item_origin(item: Operation, label: str) -> tuple[str, str]:
+    """(item, sub-group) of a scheduled item's `Origin`: a sub-group's group and index."""
+    if isinstance(item, s.GroupOp) and item.split.data > 1:
+        return f"group '{item.group_name.data}'", str(item.index.data)
+    return label, ""
+
+
 def op_label(op: Operation) -> str:
     span = op.attributes.get(SPAN_ATTR)
     name = getattr(span, "data", None) or (op.results[0].name_hint if op.results else None)
@@ -204,6 +211,7 @@ class FunctionLowering:
             if i:
                 self.em.barrier(label)
             self.em.set_item(label)
+            self.em.set_origin(*item_origin(op, label))
             ctx = ItemCtx(label, i, list(op.core_bind.cores), list(op.core_bind.data),
                           s.batch_of(op.results[0].type))
             try:
@@ -223,6 +231,7 @@ class FunctionLowering:
                 self.em.barrier("model outputs")
             else:  # nothing scheduled (an Identity-only model): the copies are phase 0
                 self.em.set_item("model outputs")
+            self.em.set_origin("model outputs")
             cores = self.em.barrier_cores
             for v, out in copies:
                 for core, box in split_box(bx.full(out.shape), cores, range(len(out.shape))):
@@ -667,6 +676,7 @@ class GroupLowering:
                 continue  # a view of an input: placed by the plan
             if k:
                 self.em.barrier(self.ctx.label)
+            self.em.set_op(op_label(o))
             for r in o.results:
                 root = p.root[r]
                 pieces = []
@@ -758,6 +768,7 @@ class GroupLowering:
         for k, o in enumerate(ops):
             if k:
                 em.barrier(self.ctx.label)
+            em.set_op(op_label(o))
             for r in o.results:
                 if isinstance(o, VIEW_OPS):
                     self.env[r] = self._view(self.ins(o)[0], r, k)

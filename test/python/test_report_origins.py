@@ -1,0 +1,122 @@
+"""Command origins: the lowering tags every command with the schedule item, sub-group and
+graph op it lowers (`Command.origin` into `Program.origins`); the npu text and `.stcobj`
+keep them, old files without them still load, and bad ones are refused with the field."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from stc_mlir import stcobj
+from stc_mlir.dialects import graph as g
+from stc_mlir.graph_schedule import Group, GroupOps, ListItems, NPUMemScope, Schedule, ScheduleInfo, SplitGroups
+from stc_mlir.isa import text
+from stc_mlir.isa.program import Origin
+from stc_mlir.passes.lowering import lower
+from stc_mlir.passes.npu_allocate import allocate
+from stc_mlir.stcobj import StcobjError
+
+from lowering_helpers import f16, function
+
+L1, LLB, DDR = NPUMemScope.L1, NPUMemScope.LLB, NPUMemScope.DDR
+
+
+def split_module():
+    """relu then conv over a batch of 4, split into two sub-groups on cores 0-3 and 4-7."""
+    def body(b, x):
+        w, bias = f16(8, 8, 3, 3, scale=0.1), f16(8, scale=0.1)
+        return b(g.Conv2DOp.make(b(g.ReluOp.make(x)), b.const(w), b.const(bias), pads=(1, 1, 1, 1)))
+
+    module = function({"x": ((4, 8, 16, 16), np.float16)}, body)
+    f = module.body.block.first_op
+    grp = Group([f.args[0]], f.body.block.last_op.operands[0])
+    GroupOps([grp])(module)
+    SplitGroups({grp: 2})(module)
+    items = ListItems(f)
+    Schedule([ScheduleInfo(items[0], DDR, [0, 1]),
+              ScheduleInfo(grp[0], LLB, [[0, 1], [2, 3]]),
+              ScheduleInfo(grp[1], L1, [[4, 5], [6, 7]]),
+              ScheduleInfo(items[-1], DDR, [0, 1, 2, 3])])(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def program():
+    lowered = lower(split_module())
+    return allocate(lowered.program, lowered.live, lowered.phase_items)
+
+
+def test_every_command_names_its_item_sub_group_and_op(program):
+    origins = program.origins
+    assert len(set(origins)) == len(origins)
+    assert all(0 <= c.origin < len(origins) for _, _, c in program.commands())
+    used = {c.origin for _, _, c in program.commands()}
+    assert used == set(range(len(origins)))  # only origins with commands are entered
+    groups = {(o.subgroup, o.op.split(" ")[0]) for o in origins if o.item.startswith("group")}
+    assert groups == {(sub, op) for sub in "01" for op in ("graph.relu", "graph.conv2d")}
+    assert any(o.item.startswith("concat") and o.subgroup == o.op == "" for o in origins)
+    for core, _, cmd in program.commands():  # sub-group 1 runs on cores 4-7 only
+        o = program.origins[cmd.origin]
+        if o.subgroup == "1" and cmd.op != "fence":
+            assert core >= 4, (core, cmd.describe())
+    # a barrier carries the origin of the phase it ends: the relu's, then the conv's
+    first_fence = next(c for c in program.cores[0] if c.op == "fence")
+    assert program.origins[first_fence.origin].op.startswith("graph.relu")
+
+
+def test_messages_name_the_origin(program):
+    index = next(i for i, c in enumerate(program.cores[4]) if c.op == "conv2d")
+    assert program.where(4, index).endswith(" of group 'group_0' sub-group 1: graph.conv2d")
+
+
+def test_text_round_trip_keeps_origins(program):
+    body = text.format_body(program)
+    assert body.splitlines()[1].startswith('  npu.origin 0 item "')
+    assert body.count(", origin = ") + body.count("{origin = ") == sum(len(s) for s in program.cores.values())
+    parsed, _, _ = text.parse_body(body, program.name, program.target, 0, program.phases)
+    assert parsed == program
+
+
+def test_stcobj_keeps_origins_and_loads_files_without_them(program, tmp_path):
+    path = tmp_path / "split.stcobj"
+    stcobj.save(program, path)
+    assert stcobj.load(path) == program
+    with zipfile.ZipFile(path) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        blobs = {n: zf.read(n) for n in zf.namelist() if n != "manifest.json"}
+    assert manifest["origins"][0] == list(map(str, [program.origins[0].item, program.origins[0].subgroup,
+                                                    program.origins[0].op]))
+
+    def write(m, name):
+        out = tmp_path / name
+        with zipfile.ZipFile(out, "w") as zf:
+            zf.writestr("manifest.json", json.dumps(m))
+            for n, data in blobs.items():
+                zf.writestr(n, data)
+        return out
+
+    old = {k: v for k, v in manifest.items() if k not in ("origins", "command_origins")}
+    loaded = stcobj.load(write(old, "old.stcobj"))
+    assert loaded.origins == [] and {c.origin for _, _, c in loaded.commands()} == {-1}
+    assert loaded.cores.keys() == program.cores.keys()
+
+    bad = json.loads(json.dumps(manifest))
+    bad["command_origins"]["0"][2] = len(program.origins)
+    with pytest.raises(StcobjError, match=rf"command_origins\['0'\]\[2\]: {len(program.origins)} is above the maximum"):
+        stcobj.load(write(bad, "bad1.stcobj"))
+    bad = json.loads(json.dumps(manifest))
+    bad["command_origins"]["0"].pop()
+    with pytest.raises(StcobjError, match=r"command_origins\['0'\]: \d+ origins for the \d+ commands of core 0"):
+        stcobj.load(write(bad, "bad2.stcobj"))
+    bad = json.loads(json.dumps(manifest))
+    bad["origins"][0] = ["group 'a'", 3, ""]
+    with pytest.raises(StcobjError, match=r"origins\[0\]\[1\] \(sub-group\): expected a string, got 3"):
+        stcobj.load(write(bad, "bad3.stcobj"))
+
+
+def test_origin_describe():
+    assert Origin("group 'a'", "1", "graph.relu 'r'").describe() == "group 'a' sub-group 1: graph.relu 'r'"
+    assert Origin("split 'x'").describe() == "split 'x'"

@@ -23,8 +23,8 @@ Version 1 manifest (JSON):
   inputs, outputs [[name, buffer, shape: [int > 0], dtype]]
   cores       {"<core>": [[op, {slot: [buffer, offset, shape, strides, dtype]}, {param: value},
                           [wait semaphores], [signal semaphores]]]}
-  origins     [[item, sub-group, graph op]] (optional: what the commands lower, see
-              `stc_mlir.isa.program.Origin`)
+  origins     [[item, sub-group, graph op, phase >= -1]] (optional: what the commands lower,
+              see `stc_mlir.isa.program.Origin`)
   command_origins {"<core>": [index into origins, or -1]} (optional: one per command of cores)
 """
 
@@ -266,11 +266,12 @@ def _origins(c: _Checker, manifest: Mapping[str, Any], cores: Mapping[str, Any])
     """The optional `origins` table and `command_origins` (one index per command)."""
     origins = c.array(manifest.get("origins", []), "origins")
     for i, origin in enumerate(origins):
-        item, subgroup, op = c.array(origin, f"origins[{i}]", 3)
+        item, subgroup, op, phase = c.array(origin, f"origins[{i}]", 4)
         c.string(item, f"origins[{i}][0] (item)")
         for k, (part, value) in enumerate((("sub-group", subgroup), ("op", op)), 1):
             if not isinstance(value, str):
                 c.fail(f"origins[{i}][{k}] ({part})", f"expected a string, got {_show(value)}")
+        c.integer(phase, f"origins[{i}][3] (phase)", -1)
     tags = c.obj(manifest.get("command_origins", {}), "command_origins")
     for key, indices in tags.items():
         field = f"command_origins[{key!r}]"

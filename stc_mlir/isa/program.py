@@ -137,14 +137,16 @@ class IOSpec:
 @dataclass(frozen=True)
 class Origin:
     """Where commands come from: the schedule item (its label without the sub-group, e.g.
-    `group 'layer1'`, `split 'x'`), the sub-group index ("" when the group is not split) and
+    `group 'layer1'`, `split 'x'`), the sub-group index ("" when the group is not split),
     the graph op (`graph.conv2d 'conv1'`; "" for work of the item as a whole: a split,
-    concat or the copies to the model outputs). Reports, traces and diagnostics name
-    commands by it; a command's `origin` indexes `Program.origins`."""
+    concat or the copies to the model outputs) and the phase (see `phases`; -1: unknown)
+    the commands run in. Reports, traces and diagnostics name commands by it; a command's
+    `origin` indexes `Program.origins`."""
 
     item: str
     subgroup: str = ""
     op: str = ""
+    phase: int = -1
 
     def describe(self) -> str:
         """`group 'a' sub-group 1: graph.conv2d 'c'`: how messages name it."""
@@ -392,7 +394,7 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
         },
     }
     if program.origins or any(c.origin != -1 for _, _, c in program.commands()):
-        manifest["origins"] = [[o.item, o.subgroup, o.op] for o in program.origins]
+        manifest["origins"] = [[o.item, o.subgroup, o.op, o.phase] for o in program.origins]
         manifest["command_origins"] = {str(core): [c.origin for c in stream]
                                        for core, stream in program.cores.items()}
     return manifest, blobs

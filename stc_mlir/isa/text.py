@@ -15,8 +15,8 @@ The body of an `npu.program` (docs/npu.md):
     }
 
 Origins (`Program.origins`, what each command lowers: schedule item, sub-group, graph op)
-are a table at the top, `npu.origin N item "..." (subgroup "...")? (op "...")?` with N
-counting from 0, and each command names its entry with `origin = N` (no `origin`: none,
+are a table at the top, `npu.origin N item "..." (subgroup "...")? (op "...")? (phase P)?`
+with N counting from 0, and each command names its entry with `origin = N` (no `origin`: none,
 -1); ResNet-50 b16's 29,828 commands take ~0.4 MB more text for them.
 
 `format_body` prints it, `parse_body` reads it back into an equal `Program` and records where
@@ -134,7 +134,9 @@ def format_origin(index: int, origin: Origin) -> str:
     text = f"npu.origin {index} item {string_literal(origin.item)}"
     if origin.subgroup:
         text += f" subgroup {string_literal(origin.subgroup)}"
-    return text + (f" op {string_literal(origin.op)}" if origin.op else "")
+    if origin.op:
+        text += f" op {string_literal(origin.op)}"
+    return text + (f" phase {origin.phase}" if origin.phase != -1 else "")
 
 
 def format_phases(phases: tuple[str, ...]) -> str:
@@ -549,12 +551,14 @@ def _origin(s: _Scanner, program: Program, where: Locations, start: int) -> None
     if index != len(program.origins):
         raise s.error(f"npu.origin {index} is out of order: the table counts from 0, this entry "
                       f"is number {len(program.origins)}", start)
-    parts = {}
+    parts: dict[str, Any] = {}
     for keyword in ("item", "subgroup", "op"):
         if s.keyword(keyword):
             parts[keyword] = s.string()
         elif keyword == "item":
             raise s.error("Expected 'item' and the schedule item's label (npu.origin N item \"...\")")
+    if s.keyword("phase"):
+        parts["phase"] = s.integer()
     program.origins.append(Origin(**parts))
 
 

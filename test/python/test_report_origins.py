@@ -65,6 +65,17 @@ def test_every_command_names_its_item_sub_group_and_op(program):
     # a barrier carries the origin of the phase it ends: the relu's, then the conv's
     first_fence = next(c for c in program.cores[0] if c.op == "fence")
     assert program.origins[first_fence.origin].op.startswith("graph.relu")
+    # phases: the split, each op of each sub-group, the concat, in the order they run
+    phases = [o.phase for o in origins]
+    assert phases == sorted(phases) and phases[0] >= 0
+    assert len(set(phases)) == len(phases)  # here every (item, op) is one phase
+
+
+def test_origin_phases_are_the_phases_of_their_items():
+    lowered = lower(split_module())
+    for o in lowered.program.origins:
+        label = o.item + (f" sub-group {o.subgroup}" if o.subgroup else "")
+        assert lowered.phase_items[o.phase] == label
 
 
 def test_messages_name_the_origin(program):
@@ -87,8 +98,8 @@ def test_stcobj_keeps_origins_and_loads_files_without_them(program, tmp_path):
     with zipfile.ZipFile(path) as zf:
         manifest = json.loads(zf.read("manifest.json"))
         blobs = {n: zf.read(n) for n in zf.namelist() if n != "manifest.json"}
-    assert manifest["origins"][0] == list(map(str, [program.origins[0].item, program.origins[0].subgroup,
-                                                    program.origins[0].op]))
+    first = program.origins[0]
+    assert manifest["origins"][0] == [first.item, first.subgroup, first.op, first.phase]
 
     def write(m, name):
         out = tmp_path / name
@@ -112,7 +123,7 @@ def test_stcobj_keeps_origins_and_loads_files_without_them(program, tmp_path):
     with pytest.raises(StcobjError, match=r"command_origins\['0'\]: \d+ origins for the \d+ commands of core 0"):
         stcobj.load(write(bad, "bad2.stcobj"))
     bad = json.loads(json.dumps(manifest))
-    bad["origins"][0] = ["group 'a'", 3, ""]
+    bad["origins"][0] = ["group 'a'", 3, "", 0]
     with pytest.raises(StcobjError, match=r"origins\[0\]\[1\] \(sub-group\): expected a string, got 3"):
         stcobj.load(write(bad, "bad3.stcobj"))
 

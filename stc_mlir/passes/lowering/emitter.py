@@ -15,9 +15,10 @@ outputs and weights (DDR) live for the whole program. `phase_items[p]` names the
 item phase p belongs to (for the allocator's diagnostics).
 
 **Origins.** Every command records what it lowers (`Command.origin`, an index into
-`Program.origins`): the lowering sets the current `Origin` (`set_origin`: the item, then
-each graph op of a group) and every command emitted until the next change carries it; the
-barrier ending a phase carries the origin of that phase.
+`Program.origins`): the lowering sets the current item, sub-group and graph op
+(`set_origin` per item, `set_op` per graph op of a group) and every command emitted until
+the next change carries them with its phase; the barrier ending a phase carries the
+origin of that phase.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class Emitter:
         self.program = Program(name=name, target=target_ref or target.name)
         self.cmds: dict[int, list[Cmd]] = {}
         self.origin_of: dict[int, list[int]] = {}  # core -> the origin of each of its cmds
-        self.current = Origin("")  # what the commands emitted now lower
+        self.current = ("", "", "")  # what the commands emitted now lower: item, sub-group, op
         self._origin: int | None = -1  # its index in program.origins (None: not entered yet)
         self._origin_index: dict[Origin, int] = {}
         self.sync = Sync(target.cores)
@@ -171,6 +172,8 @@ class Emitter:
             self._parity ^= 1
             self.sync.barrier()
         self.phase += 1
+        if self._origin != -1:
+            self._origin = None  # the same item and op, in the next phase
         self.phase_items.append(next_item)
 
     def set_item(self, label: str) -> None:
@@ -178,20 +181,22 @@ class Emitter:
 
     def set_origin(self, item: str, subgroup: str = "", op: str = "") -> None:
         """What the commands emitted from now on lower (see the module doc)."""
-        self.current = Origin(item, subgroup, op)
+        self.current = (item, subgroup, op)
         self._origin = None
 
     def set_op(self, op: str) -> None:
         """The current origin's item and sub-group, for graph op `op`."""
-        self.set_origin(self.current.item, self.current.subgroup, op)
+        self.set_origin(self.current[0], self.current[1], op)
 
     def origin(self) -> int:
-        """The index of the current origin, entered in the program's table on first use."""
+        """The index of the current origin (in the current phase), entered in the
+        program's table on first use."""
         if self._origin is None:
-            index = self._origin_index.get(self.current)
+            origin = Origin(*self.current, phase=self.phase)
+            index = self._origin_index.get(origin)
             if index is None:
-                index = self._origin_index[self.current] = len(self.program.origins)
-                self.program.origins.append(self.current)
+                index = self._origin_index[origin] = len(self.program.origins)
+                self.program.origins.append(origin)
             self._origin = index
         return self._origin
 

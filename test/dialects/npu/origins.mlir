@@ -2,15 +2,15 @@
 // RUN: stc-opt %s | stc-opt | filecheck %s
 // RUN: stc-opt %s --print-op-generic | stc-opt | filecheck %s
 
-// Origins: the table of what the commands lower (schedule item, sub-group, graph op) at the
-// top of the body, and `origin = N` on each command that has one. The parser takes any
-// spacing and order of the attributes; the printer writes the table first and `origin`
-// last. A command without `origin` has none (-1) and prints without it.
+// Origins: the table of what the commands lower (schedule item, sub-group, graph op,
+// phase) at the top of the body, and `origin = N` on each command that has one. The parser
+// takes any spacing and order of the attributes; the printer writes the table first and
+// `origin` last. A command without `origin` has none (-1) and prints without it.
 
 // CHECK:      npu.program @tagged target "stcp920" {
 // CHECK-NEXT:   npu.origin 0 item "group 'stem'" op "graph.conv2d 'conv1'"
 // CHECK-NEXT:   npu.origin 1 item "group 'stem'" subgroup "1" op "graph.relu 'r \"quoted\"'"
-// CHECK-NEXT:   npu.origin 2 item "split 'split_0'"
+// CHECK-NEXT:   npu.origin 2 item "split 'split_0'" phase 3
 // CHECK-NEXT:   npu.buffer @x : ddr[256] at 0
 // CHECK-NEXT:   npu.buffer @t : l1(0)[256] at 0
 // CHECK-NEXT:   npu.input "x" @x : 64xf16
@@ -28,7 +28,7 @@ npu.program @tagged target "stcp920" {
   npu.origin 0 item "group 'stem'" op "graph.conv2d 'conv1'"
   npu.origin 1   item "group 'stem'"
       subgroup "1" op "graph.relu 'r \"quoted\"'"
-  npu.origin 2 item "split 'split_0'"
+  npu.origin 2 item "split 'split_0'" phase 3
   npu.buffer @x : ddr[256] at 0
   npu.buffer @t : l1(0)[256] at 0
   npu.input "x" @x : 64xf16

@@ -31,7 +31,7 @@ from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
 from stc_mlir.isa.program import DTYPES, Command, Program, Tile
-from .report import Report, Slice
+from .report import CommandFigures, Report, Slice
 
 
 @dataclass
@@ -105,6 +105,7 @@ class Simulator:
         self.cache = TileCache()
         self.delays: dict[tuple[int, int], int] = {}  # (core, semaphore's core) -> signal latency
         self.tasks = self._prepare()
+        self.report.figures = CommandFigures.of(program, self.tasks)
         self.memories = self._make_memories()
 
     # --- set-up

@@ -71,7 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="emulate without computing values: the same report (cycles, bytes, hazards), faster")
     p.add_argument("--threads", type=int, metavar="N",
                    help="BLAS threads of the emulation (default $STC_EMULATOR_THREADS, else 1)")
-    p.add_argument("--report-json", metavar="FILE", help="write the emulator's report as JSON")
+    p.add_argument("--report-json", metavar="FILE",
+                   help="write the emulator's report as JSON (with a row per schedule item and per graph op)")
+    p.add_argument("--report-csv", metavar="FILE",
+                   help="write the per-layer report as CSV: a row per schedule item, each followed by its "
+                        "graph ops (cycles, busy/idle per core, MACs, bytes, peak memory, bound; docs/report.md)")
     p.add_argument("--plot", metavar="DIR",
                    help="write pictures of the run into DIR: timeline, utilisation over time, cores, summary")
     p.add_argument("--plot-format", choices=("png", "svg"), default="png", help="format of --plot (default png)")
@@ -381,6 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UserError(f"--threads must be at least 1, got {args.threads}")
         check_output_file(args.output, "-o")
         check_output_file(args.report_json, "--report-json")
+        check_output_file(args.report_csv, "--report-csv")
         check_output_file(args.trace, "--trace")
         check_output_dir(args.dump_ir, "--dump-ir")
         from stc_mlir import target
@@ -398,6 +403,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.report_json:
             with open(args.report_json, "w") as f:
                 json.dump(report.as_dict(), f, indent=1)
+        if args.report_csv:
+            report.write_csv(args.report_csv)
+            _note(args, f"per-layer report written to {args.report_csv}")
         if args.trace:
             _note(args, f"trace written to {args.trace}")
         if args.plot:

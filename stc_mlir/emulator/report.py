@@ -72,6 +72,7 @@ class CommandFigures:
     noc_bytes: dict[int, np.ndarray]
     phase: np.ndarray  # per origin row: its phase (0 when the program has none)
     occupancy: dict[tuple[str, int | None], np.ndarray]  # (space, core) -> bytes per phase
+    program: Program  # waits and signals, for the trace's flow arrows
 
     @classmethod
     def of(cls, program: Program, tasks: Sequence[Sequence[Any]]) -> CommandFigures:
@@ -111,7 +112,7 @@ class CommandFigures:
             return {core: flat[at:at + len(program.cores[core])] for core, at in first.items()}
 
         return cls(origins, per_core(origin), per_core(macs), per_core(level_bytes), per_core(noc),
-                   phase, _occupancy(program, phase))
+                   phase, _occupancy(program, phase), program)
 
     @property
     def phases(self) -> int:
@@ -385,25 +386,101 @@ class Report:
     # --- trace
 
     def trace_events(self) -> list[dict[str, Any]]:
-        """Chrome trace events (Perfetto / chrome://tracing); times in microseconds."""
+        """Chrome trace events (Perfetto / chrome://tracing); times in microseconds.
+
+        A process per core (a thread per unit), each slice's `args` naming its schedule
+        item, sub-group, graph op, phase and core; a flow arrow from each semaphore signal
+        to the wait that takes it (in arrival order: the emulator counts, it does not say
+        which signal a wait took); counter tracks of the L1 and weight-buffer bytes of each
+        core and of the cluster's LLB reserved in each phase (a "cluster" process)."""
         us = 1.0 / (self.target.clock_ghz * 1e3)
+        F = self.figures
         events: list[dict[str, Any]] = []
-        for core in sorted({s.core for s in self.timeline}):
+        cores = sorted({s.core for s in self.timeline})
+        for core in cores:
             events.append({"ph": "M", "name": "process_name", "pid": core, "tid": 0,
                            "args": {"name": f"core {core}"}})
+            events.append({"ph": "M", "name": "process_sort_index", "pid": core, "tid": 0,
+                           "args": {"sort_index": core}})
             fenced = any(s.core == core and s.unit == "sync" for s in self.timeline)
             for i, unit in enumerate(UNITS):
                 if unit != "sync" or fenced:
                     events.append({"ph": "M", "name": "thread_name", "pid": core, "tid": i,
                                    "args": {"name": unit}})
+        labels = (F.origins + [UNTAGGED]) if F is not None else [UNTAGGED]
+        flows = self._flow_events(F, us) if F is not None else {}
         for s in self.timeline:
+            origin = labels[F.origin[s.core][s.index]] if F is not None and s.core in F.origin else UNTAGGED
             events.append({
                 "ph": "X", "pid": s.core, "tid": UNITS.index(s.unit), "name": s.label,
                 "cat": "wait" if s.wait else s.unit, "ts": s.start * us,
                 "dur": (s.end - s.start) * us,
-                "args": {"command": s.index, "start_cycle": s.start, "end_cycle": s.end,
+                "args": {"item": origin.item, "subgroup": origin.subgroup, "op": origin.op,
+                         "phase": origin.phase, "core": s.core, "command": s.index,
+                         "start_cycle": s.start, "end_cycle": s.end,
                          **({"text": self.describe(s.core, s.index)} if self.describe else {})},
             })
+            if not s.wait:  # its arrows right after it: a zero-cycle fence binds them too
+                events += flows.get((s.core, s.index), ())
+        events.sort(key=lambda e: e.get("ts", -1.0))  # time order, stable: as a trace processor reads it
+        if F is not None:
+            events += self._counter_events(F, us)
+        return events
+
+    def _flow_events(self, F: CommandFigures, us: float) -> dict[tuple[int, int], list[dict[str, Any]]]:
+        """`s`/`f` flow pairs by the (core, index) of the slice they bind to: a signal (from
+        the signalling command) to the wait that took it (into the waiting command), matched
+        per semaphore in the order the signals arrived and the waits were taken (initial
+        counts first). Each sits in the middle of its slice (Perfetto binds a flow event to
+        the slice enclosing it on its thread)."""
+        program, t = F.program, self.target
+        ran = {(s.core, s.index): s for s in self.timeline if not s.wait}
+        arrivals: dict[str, list[tuple[float, Slice]]] = {}
+        takes: dict[str, list[tuple[float, Slice]]] = {}
+        for (core, index), s in ran.items():
+            cmd = program.cores[core][index]
+            for name in cmd.signals:
+                home = program.semaphores[name].core
+                arrivals.setdefault(name, []).append((s.end + t.hops(core, home) * t.hop_latency, s))
+            for name in cmd.waits:
+                takes.setdefault(name, []).append((s.start, s))
+        out: dict[tuple[int, int], list[dict[str, Any]]] = {}
+        flow = 0
+        for name, taken in takes.items():
+            sent = sorted(arrivals.get(name, []), key=lambda a: a[0])
+            taken.sort(key=lambda a: a[0])
+            for (_, dst), (_, src) in zip(taken[program.semaphores[name].init:], sent):
+                for ph, s in (("s", src), ("f", dst)):
+                    out.setdefault((s.core, s.index), []).append(
+                        {"ph": ph, "pid": s.core, "tid": UNITS.index(s.unit), "ts": (s.start + s.end) / 2 * us,
+                         "name": f"@{name}", "cat": "semaphore", "id": flow, **({"bp": "e"} if ph == "f" else {})})
+                flow += 1
+        return out
+
+    def _counter_events(self, F: CommandFigures, us: float) -> list[dict[str, Any]]:
+        """Bytes reserved per memory over time: each phase's buffers (see `_occupancy`)
+        from the end of the phase before it (its last command, on any core) on."""
+        ends = np.zeros(F.phases)
+        for s in self.timeline:
+            p = F.phase[F.origin[s.core][s.index]] if s.core in F.origin else 0
+            if s.end > ends[p]:
+                ends[p] = s.end
+        starts = np.concatenate([[0.0], np.maximum.accumulate(ends)[:-1]])
+        cluster = self.target.cores
+        events: list[dict[str, Any]] = [
+            {"ph": "M", "name": "process_name", "pid": cluster, "tid": 0, "args": {"name": "cluster"}},
+            {"ph": "M", "name": "process_sort_index", "pid": cluster, "tid": 0, "args": {"sort_index": cluster}}]
+        names = {"l1": "L1", "wb": "weight buffer", "llb": "LLB"}  # tracks "L1 bytes", ...
+        for (space, core), per_phase in sorted(F.occupancy.items(), key=lambda kv: (kv[0][1] or 0, kv[0][0])):
+            pid = cluster if core is None else core
+            last = None
+            for p, value in enumerate(per_phase.tolist()):
+                if value != last:
+                    events.append({"ph": "C", "pid": pid, "name": names[space], "ts": starts[p] * us,
+                                   "args": {"bytes": value}})
+                    last = value
+            events.append({"ph": "C", "pid": pid, "name": names[space], "ts": self.cycles * us,
+                           "args": {"bytes": 0}})
         return events
 
     def write_trace(self, path: str | os.PathLike[str]) -> None:

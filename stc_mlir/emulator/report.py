@@ -466,10 +466,11 @@ class Report:
             if s.end > ends[p]:
                 ends[p] = s.end
         starts = np.concatenate([[0.0], np.maximum.accumulate(ends)[:-1]])
-        cluster = self.target.cores
+        cluster = self.target.cores  # a process of its own for the cluster's LLB
         events: list[dict[str, Any]] = [
             {"ph": "M", "name": "process_name", "pid": cluster, "tid": 0, "args": {"name": "cluster"}},
-            {"ph": "M", "name": "process_sort_index", "pid": cluster, "tid": 0, "args": {"sort_index": cluster}}]
+            {"ph": "M", "name": "process_sort_index", "pid": cluster, "tid": 0, "args": {"sort_index": cluster}},
+        ] if any(core is None for _, core in F.occupancy) else []
         names = {"l1": "L1", "wb": "weight buffer", "llb": "LLB"}  # tracks "L1 bytes", ...
         for (space, core), per_phase in sorted(F.occupancy.items(), key=lambda kv: (kv[0][1] or 0, kv[0][0])):
             pid = cluster if core is None else core

@@ -13,7 +13,8 @@ Two levels, both silent unless a tool asks for them:
               advance()
 
   `steps` does nothing (a few nanoseconds per call) unless a tool has installed a reporter
-  with `with ConsoleProgress("stc-run"):`, so library code can always call it.
+  with `with ConsoleProgress("stc-run"):`, so library code can always call it;
+  `for x in counted(xs, "what")` is the same for a plain loop.
 
 `ConsoleProgress` is what the tools show on stderr: one line per stage with its time; on a
 terminal also a live line (rich) with a spinner, the elapsed time and, for steps with a
@@ -24,12 +25,14 @@ log, CI) the live part is left out and only the stage lines remain.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
-from typing import IO
+from typing import IO, TypeVar
 
+T = TypeVar("T")
 Progress = Callable[[str, float | None], None]
 Advance = Callable[..., None]  # advance(n=1)
 
@@ -62,6 +65,23 @@ def steps(description: str, total: int | None = None) -> Iterator[Advance]:
         return
     with reporter.steps(description, total) as advance:
         yield advance
+
+
+def counted(items: Iterable[T], description: str) -> Iterator[T]:
+    """`items`, reported as the steps of `description` as the loop takes them:
+
+        for item in counted(items, "lower items"):
+            ...
+
+    Silent in a forked worker process (its parent shows the progress)."""
+    items = list(items)
+    if multiprocessing.parent_process() is not None:
+        yield from items
+        return
+    with steps(description, total=len(items)) as advance:
+        for item in items:
+            yield item
+            advance()
 
 
 class ConsoleProgress:

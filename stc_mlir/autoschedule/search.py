@@ -26,6 +26,7 @@ from stc_mlir import target as targets
 from stc_mlir.errors import StcError
 from stc_mlir.dialects.graph import GatherOp
 from stc_mlir.passes.schedule_verify import VIEW_OPS, fmt, nbytes
+from stc_mlir.progress import counted
 
 from .cost import MOVEMENT_OPS, Estimator, weight_bytes
 from .graph import GraphView, is_weight
@@ -188,7 +189,7 @@ class Search:
     def singles(self) -> list[Segment]:
         """Levels 1-2: every op its own group, cut only as much as L1 needs, all cores one part."""
         out = []
-        for i in range(len(self.view)):
+        for i in counted(range(len(self.view)), "search: a group per op"):
             seg = self.best(i, i + 1, one_part=True, fewest=True)
             if seg is None:
                 raise self._too_big(i)
@@ -200,7 +201,7 @@ class Search:
         n = len(self.view)
         best = [0.0] + [math.inf] * n
         choice: list[Segment | None] = [None] * (n + 1)
-        for j in range(1, n + 1):
+        for j in counted(range(1, n + 1), "search: the best groups ending at each op"):
             for i in range(j - 1, max(-1, j - 1 - MAX_GROUP_OPS), -1):
                 if best[i] == math.inf:
                     continue

@@ -35,6 +35,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 from stc_mlir import reference
+from stc_mlir.progress import counted
 from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.isa.program import DTYPES
@@ -206,7 +207,7 @@ class FunctionLowering:
                 self.dest[v] = out
                 placed.add(v)
         self._plan_concats()
-        for i, op in enumerate(self.items):
+        for i, op in counted(enumerate(self.items), "lower: schedule items"):
             label = self.analysed[i].label
             if i:
                 self.em.barrier(label)

@@ -1,0 +1,72 @@
+"""Progress inside long steps: the lowering reports each schedule item, the automatic
+scheduler's search each op it extends its groups to (shown live only on a terminal, never
+with -q: test_progress.py), never from a forked search worker."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+
+import pytest
+
+from stc_mlir import progress
+from stc_mlir.autoschedule import auto_schedule
+from stc_mlir.passes.lowering import lower
+from stc_mlir.progress import counted
+
+from test_autoschedule import _chain
+from test_report_origins import split_module
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Every `steps` reported: [description, total, steps done]."""
+    seen = []
+
+    @contextlib.contextmanager
+    def recording(description, total=None):
+        seen.append([description, total, 0])
+
+        def advance(n=1):
+            seen[-1][2] += n
+
+        yield advance
+
+    monkeypatch.setattr(progress, "steps", recording)
+    return seen
+
+
+def test_counted_reports_each_item(recorded):
+    assert list(counted(iter("abc"), "letters")) == ["a", "b", "c"]
+    assert recorded == [["letters", 3, 3]]
+
+
+def test_lowering_reports_each_schedule_item(recorded):
+    lower(split_module())
+    assert recorded == [["lower: schedule items", 4, 4]]  # split, two sub-groups, concat
+
+
+def test_search_reports_each_op(recorded, tmp_path, monkeypatch):
+    monkeypatch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path))
+    auto_schedule(_chain(), 3, use_cache=False)
+    searches = [r for r in recorded if r[0].startswith("search:")]
+    assert searches and all(total == done > 0 for _, total, done in searches)
+    assert {"search: a group per op", "search: the best groups ending at each op"} == {r[0] for r in searches}
+
+
+def _in_a_child(queue):
+    seen = []
+    progress.steps = lambda *a, **k: seen.append(a) or contextlib.nullcontext(lambda n=1: None)
+    queue.put((list(counted(range(3), "child")), seen))
+
+
+def test_a_forked_worker_shows_nothing():
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_in_a_child, args=(queue,))
+    child.start()
+    items, seen = queue.get(timeout=60)
+    child.join(60)
+    assert items == [0, 1, 2] and seen == []

@@ -23,17 +23,17 @@
 // CHECK-DAG:     npu.semaphore @c0vec_c0out core 0
 // CHECK-DAG:     npu.semaphore @c0out_c0vec core 0
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {signals = [@c0in_c0vec]}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in]}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[0] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec]}
-// CHECK-NEXT:      npu.dma @in_x[2048] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s1[0] : 8x1024xf16 {signals = [@c0in_c0vec]}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s1[0] : 1x8x16x64xf16 -> @g0_0_c0_o1[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in]}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o1[0] : 8x1024xf16 -> @out_y[2048] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec]}
-// CHECK-NEXT:      npu.dma @in_x[4096] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {waits = [@c0vec_c0in], signals = [@c0in_c0vec]}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec, @c0out_c0vec], signals = [@c0vec_c0out]}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[4096] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out]}
+// CHECK-NEXT:      npu.dma @in_x[0] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {signals = [@c0in_c0vec], origin = 0}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], origin = 0}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[0] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], origin = 0}
+// CHECK-NEXT:      npu.dma @in_x[2048] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s1[0] : 8x1024xf16 {signals = [@c0in_c0vec], origin = 0}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s1[0] : 1x8x16x64xf16 -> @g0_0_c0_o1[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], origin = 0}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o1[0] : 8x1024xf16 -> @out_y[2048] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], origin = 0}
+// CHECK-NEXT:      npu.dma @in_x[4096] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {waits = [@c0vec_c0in], signals = [@c0in_c0vec], origin = 0}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec, @c0out_c0vec], signals = [@c0vec_c0out], origin = 0}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[4096] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], origin = 0}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[8192] : 8x1024xf16 strides [8192, 1] -> @g0_0_c1_0_s0[0] : 8x1024xf16 {signals = [@c1in_c1vec]}
+// CHECK-NEXT:      npu.dma @in_x[8192] : 8x1024xf16 strides [8192, 1] -> @g0_0_c1_0_s0[0] : 8x1024xf16 {signals = [@c1in_c1vec], origin = 0}
 
 // ALLOC-LABEL: npu.program @stream
 // ALLOC-DAG:     npu.buffer @in_x : ddr[131072] at {{[0-9]+}}
@@ -54,35 +54,40 @@ func.func @stream(%x: tensor<1x8x128x64xf16> {graph.name = "x"}) -> (tensor<1x8x
 // core) each core pulls its neighbour's boundary row into the margin over the NoC (the
 // halo), and the conv reads 5 rows with its own padding (top only on core 0, bottom only
 // on core 1). The weights leave DDR once: core 1 copies core 0's weight buffer. The
-// tanh's cores pull the conv's results from cores 0 and 1.
+// tanh's cores pull the conv's results from cores 0 and 1. Every command names the item
+// and graph op it lowers (origins: one per op and phase); the barrier after the relu is
+// the relu's.
 
 // CHECK-LABEL: npu.program @halo target "stcp920" attributes {npu.phases = ["group 'block'", "group 'block'", "group 'out'"]} {
+// CHECK-NEXT:    npu.origin 0 item "group 'block'" op "graph.relu 'r'" phase 0
+// CHECK-NEXT:    npu.origin 1 item "group 'block'" op "graph.conv2d 'c'" phase 1
+// CHECK-NEXT:    npu.origin 2 item "group 'out'" op "graph.tanh 't'" phase 2
 // CHECK-DAG:     npu.buffer @w : ddr[320] = dense<9.997559e-02> : tensor<144xf16> attributes {npu.live = array<i64: 0, 2>}
 // CHECK-DAG:     npu.buffer @g0_0_c0 : l1(0)[320] attributes {npu.live = array<i64: 0, 1>}
 // CHECK-DAG:     npu.buffer @g0_0_c1 : l1(1)[320] attributes {npu.live = array<i64: 0, 1>}
 // CHECK-DAG:     npu.buffer @g0_1_c0 : l1(0)[256] attributes {npu.live = array<i64: 1, 2>}
 // CHECK-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] attributes {npu.live = array<i64: 1, 1>}
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 4x32xf16 strides [64, 1] -> @g0_in_c0[0] : 4x32xf16 {signals = [@c0in_c0vec]}
-// CHECK-NEXT:      npu.unary relu @g0_in_c0[0] : 1x4x4x8xf16 -> @g0_0_c0[0] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c0in_c0vec]}
-// CHECK-NEXT:      npu.fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3]}
-// CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0]}
+// CHECK-NEXT:      npu.dma @in_x[0] : 4x32xf16 strides [64, 1] -> @g0_in_c0[0] : 4x32xf16 {signals = [@c0in_c0vec], origin = 0}
+// CHECK-NEXT:      npu.unary relu @g0_in_c0[0] : 1x4x4x8xf16 -> @g0_0_c0[0] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c0in_c0vec], origin = 0}
+// CHECK-NEXT:      npu.fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3], origin = 0}
+// CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0], origin = 0}
 // CHECK-NEXT:      npu.dma @g0_0_c1[16] : 4x8xf16 strides [40, 1] -> @g0_0_c0[64] : 4x8xf16 strides [40, 1]
-// CHECK-NEXT:      npu.dma @w[0] : 144xf16 -> @g0_1_1_c0_s0[0] : 144xf16 {signals = [@c0in_c0mx, @c0in_c1in]}
-// CHECK-NEXT:      npu.conv2d @g0_0_c0[0] : 1x4x5x8xf16, @g0_1_1_c0_s0[0] : 4x4x3x3xf16 -> @g0_1_c0[0] : 1x4x4x8xf16 {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx]}
+// CHECK-NEXT:      npu.dma @w[0] : 144xf16 -> @g0_1_1_c0_s0[0] : 144xf16 {signals = [@c0in_c0mx, @c0in_c1in], origin = 1}
+// CHECK-NEXT:      npu.conv2d @g0_0_c0[0] : 1x4x5x8xf16, @g0_1_1_c0_s0[0] : 4x4x3x3xf16 -> @g0_1_c0[0] : 1x4x4x8xf16 {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], origin = 1}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[64] : 4x32xf16 strides [64, 1] -> @g0_in_c1[0] : 4x32xf16 {signals = [@c1in_c1vec]}
-// CHECK-NEXT:      npu.unary relu @g0_in_c1[0] : 1x4x4x8xf16 -> @g0_0_c1[16] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c1in_c1vec]}
+// CHECK-NEXT:      npu.dma @in_x[64] : 4x32xf16 strides [64, 1] -> @g0_in_c1[0] : 4x32xf16 {signals = [@c1in_c1vec], origin = 0}
+// CHECK-NEXT:      npu.unary relu @g0_in_c1[0] : 1x4x4x8xf16 -> @g0_0_c1[16] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c1in_c1vec], origin = 0}
 // CHECK-NEXT:      npu.fence
 // CHECK-NEXT:      npu.fence
 // CHECK-NEXT:      npu.dma @g0_0_c0[48] : 4x8xf16 strides [40, 1] -> @g0_0_c1[0] : 4x8xf16 strides [40, 1]
-// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0[0] : 144xf16 -> @g0_1_1_c1_s0[0] : 144xf16 {waits = [@c0in_c1in], signals = [@c1in_c1mx]}
-// CHECK-NEXT:      npu.conv2d @g0_0_c1[0] : 1x4x5x8xf16, @g0_1_1_c1_s0[0] : 4x4x3x3xf16 -> @g0_1_c1[0] : 1x4x4x8xf16 {pads = array<i64: 0, 1, 1, 1>, waits = [@c1in_c1mx]}
+// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0[0] : 144xf16 -> @g0_1_1_c1_s0[0] : 144xf16 {waits = [@c0in_c1in], signals = [@c1in_c1mx], origin = 1}
+// CHECK-NEXT:      npu.conv2d @g0_0_c1[0] : 1x4x5x8xf16, @g0_1_1_c1_s0[0] : 4x4x3x3xf16 -> @g0_1_c1[0] : 1x4x4x8xf16 {pads = array<i64: 0, 1, 1, 1>, waits = [@c1in_c1mx], origin = 1}
 // CHECK:         npu.core 2 {
-// CHECK:           npu.dma @g0_1_c0[0] : 128xf16 -> @g1_in_c2[0] : 128xf16 {signals = [@c2in_c2vec]}
+// CHECK:           npu.dma @g0_1_c0[0] : 128xf16 -> @g1_in_c2[0] : 128xf16 {signals = [@c2in_c2vec], origin = 2}
 // CHECK-NEXT:      npu.unary tanh @g1_in_c2[0] : 1x4x4x8xf16
 // CHECK:         npu.core 3 {
-// CHECK:           npu.dma @g0_1_c1[0] : 128xf16 -> @g1_in_c3[0] : 128xf16 {signals = [@c3in_c3vec]}
+// CHECK:           npu.dma @g0_1_c1[0] : 128xf16 -> @g1_in_c3[0] : 128xf16 {signals = [@c3in_c3vec], origin = 2}
 func.func @halo(%x: tensor<1x4x8x8xf16> {graph.name = "x"}) -> (tensor<1x4x8x8xf16> {graph.name = "y"}) {
   %w = graph.constant dense<1.000000e-01> : tensor<4x4x3x3xf16>
   %g = schedule.group "block" (%a = %x : tensor<1x4x8x8xf16>) -> tensor<1x4x8x8xf16> attributes {mem_scope = #schedule.mem_scope<L1>, core_bind = #schedule.core_bind<[[0, 1]]>} {
@@ -100,9 +105,13 @@ func.func @halo(%x: tensor<1x4x8x8xf16> {graph.name = "x"}) -> (tensor<1x4x8x8xf
 // -----
 
 // A split in DDR is a view of the input (no copy); the sub-groups write their results
-// straight into the concat's buffer (the model output), so the concat moves nothing.
+// straight into the concat's buffer (the model output), so the concat moves nothing: only
+// the sub-groups have origins (the split's phase 0 and the concat's have no command).
 
 // CHECK-LABEL: npu.program @views
+// CHECK-NEXT:    npu.origin 0 item "group 'neg'" subgroup "0" op "graph.neg 'n'" phase 1
+// CHECK-NEXT:    npu.origin 1 item "group 'neg'" subgroup "1" op "graph.neg 'n'" phase 2
+// CHECK-NEXT:    npu.buffer
 // CHECK-NOT:     npu.buffer @concat
 // CHECK:         npu.core 0 {
 // CHECK-NEXT:      npu.dma @in_x[0] : 256xf16 -> @g1_0_c0_0_s0[0] : 256xf16

@@ -134,6 +134,12 @@ class IOSpec:
     dtype: str = "f16"
 
 
+Writer = tuple[int, int]
+"""A command by (core, index in its stream): what an `expects` entry names."""
+HOST: Writer = (-1, -1)
+"""The writer of model inputs and constant buffers (the host, before the run)."""
+
+
 @dataclass(frozen=True)
 class Command:
     """One command of a core's stream. `tiles` maps the op's operand slots to tiles,
@@ -144,6 +150,11 @@ class Command:
     params: Mapping[str, Any] = field(default_factory=dict)
     waits: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
+    expects: Mapping[str, tuple[Writer, ...]] | None = None
+    """Per read slot, the commands whose results the lowering meant this read to see (each
+    byte's last writer is one of them; `HOST` for model inputs and constants); None: not
+    recorded (a hand-written or old program), and a slot not in it is not checked. The
+    emulator's provenance check (`stc_mlir.emulator.provenance`) enforces it."""
 
     @property
     def spec(self) -> OpSpec:
@@ -362,6 +373,12 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
             for core, stream in program.cores.items()
         },
     }
+    if any(c.expects is not None for _, _, c in program.commands()):
+        manifest["expects"] = {  # per core, per command: {slot: [[core, index], ...]} or null
+            str(core): [None if c.expects is None else {s: [list(w) for w in ws] for s, ws in c.expects.items()}
+                        for c in stream]
+            for core, stream in program.cores.items()
+        }
     return manifest, blobs
 
 
@@ -382,12 +399,16 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
             t = known[key] = Tile(v[0], v[1], tuple(v[2]), tuple(v[3]), v[4])
         return t
 
+    expects = manifest.get("expects", {})  # optional: older files have none
     for core, stream in manifest["cores"].items():
         cmds = []
-        for op, tiles, params, waits, signals in stream:
+        wanted = expects.get(core) or [None] * len(stream)
+        for (op, tiles, params, waits, signals), want in zip(stream, wanted):
             spec = OPS[op]
             cmds.append(Command(op, {s: tile_of(t) for s, t in tiles.items()},
-                                spec.fill(params), tuple(waits), tuple(signals)))
+                                spec.fill(params), tuple(waits), tuple(signals),
+                                None if want is None else
+                                {s: tuple((c, i) for c, i in ws) for s, ws in want.items()}))
         cores[int(core)] = cmds
     return Program(
         name=manifest["name"],

@@ -26,7 +26,7 @@ from stc_mlir.isa.program import (
 )
 from stc_mlir.target import Target
 
-from .sync import UNITS, Access, Cmd, Sync
+from .sync import UNITS, Access, Cmd, Sync, expectations
 
 _ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
 
@@ -182,9 +182,10 @@ class Emitter:
                 hit = filled[key] = OPS[op].fill(params)
             return dict(hit)
 
+        expects = expectations(self.cmds)
         prog.cores = {
             core: [Command(c.op, c.tiles, fill(c.op, c.params), tuple(c.waits),
-                           tuple(c.signals)) for c in stream]
+                           tuple(c.signals), expects.get(id(c))) for c in stream]
             for core, stream in sorted(self.cmds.items())
         }
         last = self.phase

@@ -74,7 +74,9 @@ class Provenance:
         tid, epoch = code & ((1 << HazardTracker.TID_BITS) - 1), code >> HazardTracker.TID_BITS
         actual = _HOST if tid == 0 else prog.where(*self.tracker.who[tid][epoch - 1])
         expected = "; ".join(_HOST if w == HOST else prog.where(*w) for w in writers)
+        expected = f"expected the result of {expected}" if expected else \
+            "the command whose result it expected is not in the program"
         raise HazardError(
             "provenance", f"{prog.where(task.core, task.index)} reads {slot} @{tile.buffer} "
-            f"at {mem.name}+{addr:#x}, last written by {actual}; expected the result of "
-            f"{expected or 'no writer (the one it expected is gone)'}", task.core, task.index, addr)
+            f"at {mem.name}+{addr:#x}, last written by {actual}; {expected}",
+            task.core, task.index, addr)

@@ -52,7 +52,9 @@ class Provenance:
             if writers is None or mem.code is None:
                 continue
             codes = mem.codes(fp)
-            if len(writers) == 1:
+            if len(writers) == 1:  # the common case: one comparison
+                if not (codes != self._code(writers[0])).any():
+                    continue
                 bad = codes != self._code(writers[0])
             else:
                 bad = ~np.isin(codes, [self._code(w) for w in writers])

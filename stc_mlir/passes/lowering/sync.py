@@ -126,6 +126,32 @@ class _Log:
                     del self.threads[t]
 
 
+class _Writes:
+    """The writes to one buffer in program order. A write over exactly the bytes of an
+    earlier one (a slot refilled, a tile recomputed) that covers it replaces it; a walk back
+    from a read stops at the first write that covers the read anyway."""
+
+    __slots__ = ("entries", "at", "dead")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Access, Cmd] | None] = []
+        self.at: dict[tuple[int, int], int] = {}  # byte range -> index of its latest write
+        self.dead = 0
+
+    def add(self, a: Access, cmd: Cmd) -> None:
+        entries = self.entries
+        i = self.at.get((a.lo, a.hi))
+        if i is not None and _covers(a, entries[i][0]):  # type: ignore[index]
+            entries[i] = None
+            self.dead += 1
+        self.at[(a.lo, a.hi)] = len(entries)
+        entries.append((a, cmd))
+        if self.dead > 16 and 2 * self.dead > len(entries):
+            self.entries = [e for e in entries if e is not None]
+            self.at = {(w.lo, w.hi): j for j, (w, _) in enumerate(self.entries)}  # type: ignore[misc]
+            self.dead = 0
+
+
 class Sync:
     def __init__(self, cores: int):
         self.threads = cores * len(UNITS)
@@ -136,7 +162,7 @@ class Sync:
         self.readonly: set[str] = set()  # buffers no command writes (weights, model inputs)
         self._channels: dict[tuple[int, int], str] = {}
         self._pos = 0
-        self.writes: dict[str, list[tuple[Access, Cmd]]] = {}  # per buffer, in program order
+        self.writes: dict[str, _Writes] = {}  # per buffer, in program order
 
     @staticmethod
     def thread(core: int, unit: str) -> int:
@@ -201,14 +227,17 @@ class Sync:
             log.add(_Record(seq, self._pos, a, clock, cmd, thread))
 
     def _expect(self, cmd: Cmd, accesses: list[Access]) -> None:
-        """Record the writers each read of `cmd` expects, then log its writes. A write drops
-        the earlier writes it covers, so a walk back stops soon."""
+        """Record the writers each read of `cmd` expects, then log its writes."""
         reads = [s for s in OPS[cmd.op].reads if s in cmd.tiles]
         cmd.expects = {}
         for slot, a in zip(reads, accesses):
             writers: list[Cmd | None] = []
             covered = False
-            for w, writer in reversed(self.writes.get(a.buffer, ())):
+            log = self.writes.get(a.buffer)
+            for entry in reversed(log.entries if log is not None else ()):
+                if entry is None:
+                    continue
+                w, writer = entry
                 if _conflict(a, w):
                     if writer not in writers:
                         writers.append(writer)
@@ -219,10 +248,10 @@ class Sync:
                 writers.append(None)
             cmd.expects[slot] = writers
         for a in accesses[len(reads):]:
-            log = self.writes.setdefault(a.buffer, [])
-            if log:
-                log[:] = [(w, c) for w, c in log if not _covers(a, w)]
-            log.append((a, cmd))
+            log = self.writes.get(a.buffer)
+            if log is None:
+                log = self.writes[a.buffer] = _Writes()
+            log.add(a, cmd)
 
     def barrier(self) -> None:
         self.log.clear()

@@ -238,7 +238,7 @@ class Sync:
                 if entry is None:
                     continue
                 w, writer = entry
-                if _conflict(a, w):
+                if w.lo < a.hi and a.lo < w.hi and _conflict(a, w):
                     if writer not in writers:
                         writers.append(writer)
                     if _covers(w, a):
@@ -262,9 +262,14 @@ class Sync:
 def expectations(streams: dict[int, list[Cmd]]) -> dict[int, dict[str, tuple[Writer, ...]]]:
     """`Command.expects` of every command that has them, by `id` of its `Cmd`: writers as
     (core, index in the finished stream), `HOST` for the host, sorted."""
-    where = {id(c): (core, i) for core, stream in streams.items() for i, c in enumerate(stream)}
-    return {
-        id(c): {slot: tuple(sorted(HOST if w is None else where[id(w)] for w in writers))
-                for slot, writers in c.expects.items()}
-        for stream in streams.values() for c in stream if c.expects is not None
-    }
+    where: dict[int, Writer] = {id(c): (core, i) for core, stream in streams.items()
+                                for i, c in enumerate(stream)}
+    where[id(None)] = HOST
+    out = {}
+    for stream in streams.values():
+        for c in stream:
+            if c.expects is not None:
+                out[id(c)] = {slot: (where[id(ws[0])],) if len(ws) == 1 else
+                              tuple(sorted(where[id(w)] for w in ws))
+                              for slot, ws in c.expects.items()}
+    return out

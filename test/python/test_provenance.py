@@ -167,7 +167,7 @@ def test_an_overlapping_allocation_names_both_writers(relu):
         b["g0_0_c0_0_s1"], offset=b["g0_0_c0_0_s0"].offset)})
     with pytest.raises(HazardError) as caught:
         run(moved, inputs)
-    message = str(caught.value)
-    assert caught.value.kind in ("provenance", "race"), message
-    if caught.value.kind == "provenance":
-        assert "expected the result of core 0, command #" in message and "last written by" in message
+    assert caught.value.kind == "provenance"
+    assert str(caught.value).startswith("provenance: core 0, command #1 (npu.unary relu ")
+    assert ("last written by core 0, command #3 (npu.dma @in_x[2048] " in str(caught.value)
+            and "; expected the result of core 0, command #0 (npu.dma @in_x[0] " in str(caught.value))

@@ -26,6 +26,8 @@ Version 1 manifest (JSON):
   origins     [[item, sub-group, graph op, phase >= -1]] (optional: what the commands lower,
               see `stc_mlir.isa.program.Origin`)
   command_origins {"<core>": [index into origins, or -1]} (optional: one per command of cores)
+  expects     {"<core>": [null | {read slot: [[core, index] | [-1, -1] (host)]}]} (optional:
+              per command, the writers each read expects; see `Command.expects`)
 """
 
 from __future__ import annotations
@@ -260,6 +262,32 @@ def validate_manifest(manifest: Mapping[str, Any], target, where: str = "<manife
         for j, cmd in enumerate(c.array(stream, f"cores[{key!r}]")):
             _command(c, f"cores[{key!r}][{j}]", cmd, buffers, semaphores)
     _origins(c, manifest, cores)
+    if "expects" in manifest:  # optional: the writers each read expects
+        _expects(c, manifest["expects"], cores)
+
+
+def _expects(c: _Checker, expects: Any, cores: Mapping[str, list[Any]]) -> None:
+    """Shapes and ranges of `expects` (which writer commands exist and write the buffer read
+    is `check_program`'s job, on the loaded program)."""
+    for key, wanted in c.obj(expects, "expects").items():
+        if key not in cores:
+            c.fail(f"expects[{key!r}]", f"no core {key} in 'cores'")
+        stream = cores[key]
+        for j, want in enumerate(c.array(wanted, f"expects[{key!r}]", len(stream))):
+            if want is None:
+                continue
+            field = f"expects[{key!r}][{j}]"
+            spec = OPS[stream[j][0]]
+            for slot, writers in c.obj(want, field).items():
+                if slot not in spec.reads or slot not in stream[j][1]:
+                    c.fail(field, f"npu.{spec.op} reads no operand '{slot}'")
+                for i, w in enumerate(c.array(writers, f"{field}.{slot}")):
+                    core, index = c.array(w, f"{field}.{slot}[{i}]", 2)
+                    if [core, index] == [-1, -1]:
+                        continue  # the host
+                    if not isinstance(core, int) or str(core) not in cores:
+                        c.fail(f"{field}.{slot}[{i}]", f"no core {_show(core)} in 'cores'")
+                    c.integer(index, f"{field}.{slot}[{i}][1]", 0, len(cores[str(core)]) - 1)
 
 
 def _origins(c: _Checker, manifest: Mapping[str, Any], cores: Mapping[str, Any]) -> None:

@@ -30,6 +30,7 @@ from . import cost
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
+from .provenance import Provenance
 from stc_mlir.isa.program import DTYPES, Command, Program, Tile
 from .report import CommandFigures, Report, Slice
 
@@ -102,6 +103,7 @@ class Simulator:
             raise hazard from None
         self.report.min_ddr_bytes = _min_ddr_bytes(program)
         self.tracker = HazardTracker(target.cores, program.where)
+        self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
         self.delays: dict[tuple[int, int], int] = {}  # (core, semaphore's core) -> signal latency
         self.tasks = self._prepare()
@@ -390,6 +392,8 @@ class Simulator:
         ins: dict[str, np.ndarray] = {}
         outs: dict[str, np.ndarray] = {}
         memories, numerics = self.memories, self.numerics
+        if self.provenance is not None:
+            self.provenance.check(task, memories)
         for accesses, views, check, count in (
             (task.reads, ins, self.tracker.read, self.report.bytes_read),
             (task.writes, outs, self.tracker.write, self.report.bytes_written),

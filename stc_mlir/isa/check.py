@@ -18,8 +18,8 @@ from stc_mlir.kernels import window_output_size
 from stc_mlir.target import Target
 
 from .program import (
-    ACTIVATIONS, DTYPES, FLOAT_DTYPES, INDEX_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES, Buffer,
-    Command, Program, Tile,
+    ACTIVATIONS, DTYPES, FLOAT_DTYPES, HOST, INDEX_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES,
+    Buffer, Command, Program, Tile,
 )
 
 
@@ -72,6 +72,8 @@ def check_program(program: Program, target: Target, require_offsets: bool = Fals
                                    f"but buffer {describe_buffer(b)} is smaller")
     waits: Counter[str] = Counter()
     signals: Counter[str] = Counter()
+    host = {io.buffer for io in program.inputs}
+    host |= {b.name for b in program.buffers.values() if b.init is not None}
     for core, index, cmd in program.commands():
         try:
             _check_command(program, core, cmd)
@@ -82,6 +84,8 @@ def check_program(program: Program, target: Target, require_offsets: bool = Fals
             raise ProgramError("invalid", f"{program.where(core, index)}: origin {cmd.origin} is "
                                f"not in the program's table of {len(program.origins)} origins "
                                "(npu.origin)", core, index)
+        if cmd.expects is not None:
+            _check_expects(program, core, index, cmd, host)
         for name in cmd.waits + cmd.signals:
             if name not in program.semaphores:
                 raise ProgramError("sync", f"{program.where(core, index)}: unknown semaphore "
@@ -96,6 +100,31 @@ def check_program(program: Program, target: Target, require_offsets: bool = Fals
                 "sync", f"semaphore @{name} has {n} waits but only {sem.init + signals[name]} "
                 f"can be matched (init {sem.init} + {signals[name]} signals); waits at "
                 f"{', '.join(waiters)}")
+
+
+def _check_expects(program: Program, core: int, index: int, cmd: Command, host: set[str]) -> None:
+    """The writers a command's reads expect exist, come before it and write what it reads."""
+    assert cmd.expects is not None
+    for slot, writers in cmd.expects.items():
+        def fail(message: str) -> ProgramError:
+            return ProgramError("invalid", f"{program.where(core, index)}: expects: {slot}: {message}",
+                                core, index)
+
+        if slot not in cmd.spec.reads or slot not in cmd.tiles:
+            raise fail(f"npu.{cmd.op} reads no operand '{slot}'")
+        buffer = cmd.tiles[slot].buffer
+        for w in writers:
+            if w == HOST:
+                if buffer not in host:
+                    raise fail(f"the host writes only model inputs and constants, not @{buffer}")
+                continue
+            stream = program.cores.get(w[0])
+            if stream is None or not 0 <= w[1] < len(stream):
+                raise fail(f"no command #{w[1]} on core {w[0]}")
+            if w[0] == core and w[1] >= index:
+                raise fail(f"core {core}, command #{w[1]} does not come before it")
+            if all(t.buffer != buffer for _, t in stream[w[1]].outputs()):
+                raise fail(f"{program.where(*w)} does not write @{buffer}")
 
 
 def _check_buffer(b: Buffer, target: Target, require_offsets: bool) -> None:

@@ -134,6 +134,12 @@ class IOSpec:
     dtype: str = "f16"
 
 
+Writer = tuple[int, int]
+"""A command by (core, index in its stream): what an `expects` entry names."""
+HOST: Writer = (-1, -1)
+"""The writer of model inputs and constant buffers (the host, before the run)."""
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where commands come from: the schedule item (its label without the sub-group, e.g.
@@ -166,6 +172,11 @@ class Command:
     waits: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
     origin: int = -1
+    expects: Mapping[str, tuple[Writer, ...]] | None = None
+    """Per read slot, the commands whose results the lowering meant this read to see (each
+    byte's last writer is one of them; `HOST` for model inputs and constants); None: not
+    recorded (a hand-written or old program), and a slot not in it is not checked. The
+    emulator's provenance check (`stc_mlir.emulator.provenance`) enforces it."""
 
     @property
     def spec(self) -> OpSpec:
@@ -397,6 +408,12 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
         manifest["origins"] = [[o.item, o.subgroup, o.op, o.phase] for o in program.origins]
         manifest["command_origins"] = {str(core): [c.origin for c in stream]
                                        for core, stream in program.cores.items()}
+    if any(c.expects is not None for _, _, c in program.commands()):
+        manifest["expects"] = {  # per core, per command: {slot: [[core, index], ...]} or null
+            str(core): [None if c.expects is None else {s: [list(w) for w in ws] for s, ws in c.expects.items()}
+                        for c in stream]
+            for core, stream in program.cores.items()
+        }
     return manifest, blobs
 
 
@@ -418,13 +435,17 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
         return t
 
     command_origins = manifest.get("command_origins", {})  # optional: older files have none
+    expects = manifest.get("expects", {})
     for core, stream in manifest["cores"].items():
         cmds = []
         origins = command_origins.get(core) or [-1] * len(stream)
-        for (op, tiles, params, waits, signals), origin in zip(stream, origins):
+        wanted = expects.get(core) or [None] * len(stream)
+        for (op, tiles, params, waits, signals), origin, want in zip(stream, origins, wanted):
             spec = OPS[op]
             cmds.append(Command(op, {s: tile_of(t) for s, t in tiles.items()},
-                                spec.fill(params), tuple(waits), tuple(signals), origin))
+                                spec.fill(params), tuple(waits), tuple(signals), origin,
+                                None if want is None else
+                                {s: tuple((c, i) for c, i in ws) for s, ws in want.items()}))
         cores[int(core)] = cmds
     return Program(
         name=manifest["name"],

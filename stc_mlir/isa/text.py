@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,8 +44,8 @@ import numpy as np
 
 from stc_mlir import weights
 from stc_mlir.isa.program import (
-    DTYPES, OPS, SPACES, Buffer, Command, IOSpec, OpSpec, Origin, Program, Semaphore, Tile,
-    contiguous_strides, symbol,
+    DTYPES, HOST, OPS, SPACES, Buffer, Command, IOSpec, OpSpec, Origin, Program, Semaphore,
+    Tile, Writer, contiguous_strides, symbol,
 )
 
 # ----------------------------------------------------------------------------- printing
@@ -79,8 +80,9 @@ def format_param(kind: str, value: Any) -> str:
     return string_literal(value)
 
 
-def format_command(c: Command) -> str:
-    """One command in the dialect's syntax, with its parameters, waits and signals."""
+def format_command(c: Command, core: int = 0, index: int = 0) -> str:
+    """One command in the dialect's syntax, with its parameters, waits and signals (and
+    the writers its reads expect, written relative to its place: command `index` of `core`)."""
     spec = OPS[c.op]
     text = c.describe()
     attrs = [f"{k} = {format_param(kind, c.params[k])}" for k, (kind, default) in spec.params.items()
@@ -91,7 +93,78 @@ def format_command(c: Command) -> str:
         attrs.append(f"signals = [{', '.join(map(symbol, c.signals))}]")
     if c.origin != -1:
         attrs.append(f"origin = {c.origin}")
+    if c.expects is not None:
+        attrs.append(f'expects = "{format_expects(c.expects, core, index)}"')
     return f"{text} {{{', '.join(attrs)}}}" if attrs else text
+
+
+def format_expects(expects: Mapping[str, tuple[Writer, ...]], core: int, index: int) -> str:
+    """`Command.expects` of command `index` of `core`, compactly: `input: -1; weight: host`.
+    A writer on the same core is `-k` (k commands back), on another `c2#40`, the host
+    `host`; consecutive commands of one core are a range (`-9..-6`, `c2#40..43`)."""
+    parts = []
+    for slot, writers in expects.items():
+        refs: list[str] = []
+        run: list[Writer] = []
+        for w in sorted(writers) + [(-2, -2)]:  # a sentinel closes the last range
+            if run and w[0] == run[-1][0] and w[1] == run[-1][1] + 1:
+                run.append(w)
+                continue
+            if run:
+                first, last = _writer_ref(run[0], core, index), _writer_ref(run[-1], core, index)
+                refs.append(first if len(run) == 1 else f"{first}..{last.split('#')[-1]}")
+            run = [w]
+        parts.append(f"{slot}: {', '.join(refs)}")
+    return "; ".join(parts)
+
+
+def _writer_ref(w: Writer, core: int, index: int) -> str:
+    if w == HOST:
+        return "host"
+    return f"-{index - w[1]}" if w[0] == core and w[1] < index else f"c{w[0]}#{w[1]}"
+
+
+_EXPECTS_ENTRY = re.compile(r"\s*([A-Za-z_]\w*)\s*:\s*([^;]*?)\s*(?:;|$)")
+_WRITER_REF = re.compile(r"\s*(?:(host)|-(\d+)(?:\.\.-(\d+))?|c(\d+)#(\d+)(?:\.\.(\d+))?)\s*(?:,|$)")
+
+
+def parse_expects(text: str, core: int, index: int) -> dict[str, tuple[Writer, ...]]:
+    """The inverse of `format_expects`; ValueError says what is wrong (whether the writers
+    exist and write what is read is `check_program`'s job)."""
+    expects: dict[str, tuple[Writer, ...]] = {}
+    pos = 0
+    while pos < len(text):
+        m = _EXPECTS_ENTRY.match(text, pos)
+        if m is None or m.end() == pos:
+            raise ValueError(f"expects: expected 'slot: writers' at {text[pos:pos + 20]!r}")
+        pos = m.end()
+        slot, refs = m.groups()
+        if slot in expects:
+            raise ValueError(f"expects: operand '{slot}' is given twice")
+        writers: list[Writer] = []
+        at = 0
+        while at < len(refs):
+            r = _WRITER_REF.match(refs, at)
+            if r is None or r.end() == at:
+                raise ValueError(f"expects: {slot}: expected a writer (-k, cN#i, a range "
+                                 f"-k..-j / cN#i..j, or host) at {refs[at:at + 20]!r}")
+            at = r.end()
+            host, back, back_to, other, first, last = r.groups()
+            if host:
+                writers.append(HOST)
+                continue
+            if back is not None:
+                lo, hi, on = index - int(back), index - int(back_to or back), core
+                if lo < 0 or int(back) == 0:
+                    raise ValueError(f"expects: {slot}: -{back} is not an earlier command of "
+                                     f"core {core} (this is command #{index})")
+            else:
+                lo, hi, on = int(first), int(last or first), int(other)
+            if hi < lo:
+                raise ValueError(f"expects: {slot}: empty writer range")
+            writers += [(on, i) for i in range(lo, hi + 1)]
+        expects[slot] = tuple(writers)
+    return expects
 
 
 def format_init(data: bytes, dtype: str) -> str:
@@ -156,7 +229,7 @@ def format_body(program: Program, indent: str = "") -> str:
         lines.append(f"{inner}npu.semaphore {symbol(s.name)} core {s.core}" + (f" init {s.init}" if s.init else ""))
     for core in sorted(program.cores):
         lines.append(f"{inner}npu.core {core} {{")
-        lines += [deeper + format_command(c) for c in program.cores[core]]
+        lines += [deeper + format_command(c, core, i) for i, c in enumerate(program.cores[core])]
         lines.append(inner + "}")
     return "{\n" + "".join(line + "\n" for line in lines) + indent + "}"
 
@@ -604,10 +677,10 @@ def _core(s: _Scanner, program: Program, where: Locations, start: int) -> None:
             if what in _STATEMENTS:
                 raise s.error(f"'{what}' expects parent op 'npu.program'", at)
             raise s.error(f"Expected an npu command ({', '.join('npu.' + op for op in OPS)}), got '{what}'", at)
-        command = _fast_command(s, spec, at)
+        command = _fast_command(s, spec, at, core, len(stream))
         if command is None:
             s.pos = m.end()  # type: ignore[union-attr]
-            command = _command(s, spec, at)
+            command = _command(s, spec, at, core, len(stream))
         stream.append(command)
         positions.append(at)
     program.cores[core] = stream
@@ -615,7 +688,7 @@ def _core(s: _Scanner, program: Program, where: Locations, start: int) -> None:
     where.commands[core] = positions
 
 
-def _command(s: _Scanner, spec: OpSpec, start: int) -> Command:
+def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) -> Command:
     params: dict[str, Any] = {}
     if "kind" in spec.params:
         params["kind"] = s.expect(_KEYWORD, f"the kind of npu.{spec.op}").group()
@@ -638,7 +711,7 @@ def _command(s: _Scanner, spec: OpSpec, start: int) -> Command:
             s.expect_punct(",")
         tiles[slot] = s.tile()
     sync: dict[str, tuple[str, ...]] = {"waits": (), "signals": ()}
-    origin = -1
+    origin, expects = -1, None
     s.skip()
     if s.text.startswith("{", s.pos):
         for key, (value, at, key_at) in s.attr_dict().items():
@@ -646,6 +719,13 @@ def _command(s: _Scanner, spec: OpSpec, start: int) -> Command:
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise s.error("origin must be an entry of the npu.origin table (an integer >= 0)", at)
                 origin = value
+            elif key == "expects":
+                if not isinstance(value, str) or isinstance(value, _Symbol):
+                    raise s.error('expects must be a string ("input: -1; weight: host")', at)
+                try:
+                    expects = parse_expects(value, core, index)
+                except ValueError as err:
+                    raise s.error(str(err), at) from None
             elif key in sync:
                 if not isinstance(value, list) or not all(isinstance(v, _Symbol) for v in value):
                     raise s.error(f"{key} must be a list of semaphores [@a, @b]", at)
@@ -658,7 +738,7 @@ def _command(s: _Scanner, spec: OpSpec, start: int) -> Command:
         params = spec.fill(params)
     except ValueError as err:
         raise s.error(str(err), start) from None
-    return Command(spec.op, tiles, params, sync["waits"], sync["signals"], origin)
+    return Command(spec.op, tiles, params, sync["waits"], sync["signals"], origin, expects)
 
 
 # A command as the printer writes it (one line, single spaces, bare names) is read by one
@@ -701,8 +781,12 @@ def _tile_of(text: str) -> Tile:
     return t
 
 
-def _fast_command(s: _Scanner, spec: OpSpec, start: int) -> Command | None:
-    """The command at `start` if it is in the printer's form, else None."""
+_EXPECTS_TAIL = re.compile(r'(?:^|, )expects = "([^"\\\n]*)"$')
+
+
+def _fast_command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) -> Command | None:
+    """The command at `start` (command `index` of `core`) if it is in the printer's form,
+    else None."""
     m = _COMMAND_REGEX[spec.op].match(s.text, start)
     if m is None:
         return None
@@ -713,7 +797,16 @@ def _fast_command(s: _Scanner, spec: OpSpec, start: int) -> Command | None:
         if groups[i] is not None:
             tiles[slot] = _tile_of(groups[i])
         i += 1
-    text, origin = groups[i], -1
+    text, origin, expects = groups[i], -1, None
+    if text is not None and 'expects = "' in text:  # printed last; not cached
+        e = _EXPECTS_TAIL.search(text)
+        if e is None:
+            return None
+        try:
+            expects = parse_expects(e.group(1), core, index)
+        except ValueError:
+            return None  # the general path reports it
+        text = text[:e.start()] or None
     if text is not None and (tail := _ORIGIN_TAIL.search(text)) is not None:
         text, origin = text[:tail.start()] or None, int(tail.group(1))  # the rest repeats: cached
     key = (spec.op, groups[0] if "kind" in spec.params else None, text)
@@ -726,7 +819,7 @@ def _fast_command(s: _Scanner, spec: OpSpec, start: int) -> Command | None:
             _attrs.clear()
         _attrs[key] = attrs
     s.pos = m.end()
-    return Command(spec.op, tiles, dict(attrs[0]), attrs[1], attrs[2], origin)
+    return Command(spec.op, tiles, dict(attrs[0]), attrs[1], attrs[2], origin, expects)
 
 
 _ORIGIN_TAIL = re.compile(r"(?:^|, )origin = (\d+)$")
@@ -802,5 +895,6 @@ _STATEMENTS: dict[str, Callable[[_Scanner, Program, Locations, int], None]] = {
 
 __all__ = [
     "Locations", "TextError", "find_block_end", "format_body", "format_buffer",
-    "format_command", "format_init", "format_origin", "format_phases", "parse_body", "parse_phases",
+    "format_command", "format_expects", "format_init", "format_origin", "format_phases",
+    "parse_body", "parse_expects", "parse_phases",
 ]

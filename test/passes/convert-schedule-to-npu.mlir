@@ -23,17 +23,17 @@
 // CHECK-DAG:     npu.semaphore @c0vec_c0out core 0
 // CHECK-DAG:     npu.semaphore @c0out_c0vec core 0
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {signals = [@c0in_c0vec], origin = 0}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], origin = 0}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[0] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], origin = 0}
-// CHECK-NEXT:      npu.dma @in_x[2048] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s1[0] : 8x1024xf16 {signals = [@c0in_c0vec], origin = 0}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s1[0] : 1x8x16x64xf16 -> @g0_0_c0_o1[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], origin = 0}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o1[0] : 8x1024xf16 -> @out_y[2048] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], origin = 0}
-// CHECK-NEXT:      npu.dma @in_x[4096] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {waits = [@c0vec_c0in], signals = [@c0in_c0vec], origin = 0}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec, @c0out_c0vec], signals = [@c0vec_c0out], origin = 0}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[4096] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], origin = 0}
+// CHECK-NEXT:      npu.dma @in_x[0] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {signals = [@c0in_c0vec], origin = 0, expects = "src: host"}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], origin = 0, expects = "input: -1"}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[0] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], origin = 0, expects = "src: -1"}
+// CHECK-NEXT:      npu.dma @in_x[2048] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s1[0] : 8x1024xf16 {signals = [@c0in_c0vec], origin = 0, expects = "src: host"}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s1[0] : 1x8x16x64xf16 -> @g0_0_c0_o1[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], origin = 0, expects = "input: -1"}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o1[0] : 8x1024xf16 -> @out_y[2048] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], origin = 0, expects = "src: -1"}
+// CHECK-NEXT:      npu.dma @in_x[4096] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {waits = [@c0vec_c0in], signals = [@c0in_c0vec], origin = 0, expects = "src: host"}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec, @c0out_c0vec], signals = [@c0vec_c0out], origin = 0, expects = "input: -1"}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[4096] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], origin = 0, expects = "src: -1"}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[8192] : 8x1024xf16 strides [8192, 1] -> @g0_0_c1_0_s0[0] : 8x1024xf16 {signals = [@c1in_c1vec], origin = 0}
+// CHECK-NEXT:      npu.dma @in_x[8192] : 8x1024xf16 strides [8192, 1] -> @g0_0_c1_0_s0[0] : 8x1024xf16 {signals = [@c1in_c1vec], origin = 0, expects = "src: host"}
 
 // ALLOC-LABEL: npu.program @stream
 // ALLOC-DAG:     npu.buffer @in_x : ddr[131072] at {{[0-9]+}}
@@ -68,26 +68,26 @@ func.func @stream(%x: tensor<1x8x128x64xf16> {graph.name = "x"}) -> (tensor<1x8x
 // CHECK-DAG:     npu.buffer @g0_1_c0 : l1(0)[256] attributes {npu.live = array<i64: 1, 2>}
 // CHECK-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] attributes {npu.live = array<i64: 1, 1>}
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 4x32xf16 strides [64, 1] -> @g0_in_c0[0] : 4x32xf16 {signals = [@c0in_c0vec], origin = 0}
-// CHECK-NEXT:      npu.unary relu @g0_in_c0[0] : 1x4x4x8xf16 -> @g0_0_c0[0] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c0in_c0vec], origin = 0}
+// CHECK-NEXT:      npu.dma @in_x[0] : 4x32xf16 strides [64, 1] -> @g0_in_c0[0] : 4x32xf16 {signals = [@c0in_c0vec], origin = 0, expects = "src: host"}
+// CHECK-NEXT:      npu.unary relu @g0_in_c0[0] : 1x4x4x8xf16 -> @g0_0_c0[0] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c0in_c0vec], origin = 0, expects = "input: -1"}
 // CHECK-NEXT:      npu.fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3], origin = 0}
 // CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0], origin = 0}
-// CHECK-NEXT:      npu.dma @g0_0_c1[16] : 4x8xf16 strides [40, 1] -> @g0_0_c0[64] : 4x8xf16 strides [40, 1]
-// CHECK-NEXT:      npu.dma @w[0] : 144xf16 -> @g0_1_1_c0_s0[0] : 144xf16 {signals = [@c0in_c0mx, @c0in_c1in], origin = 1}
-// CHECK-NEXT:      npu.conv2d @g0_0_c0[0] : 1x4x5x8xf16, @g0_1_1_c0_s0[0] : 4x4x3x3xf16 -> @g0_1_c0[0] : 1x4x4x8xf16 {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], origin = 1}
+// CHECK-NEXT:      npu.dma @g0_0_c1[16] : 4x8xf16 strides [40, 1] -> @g0_0_c0[64] : 4x8xf16 strides [40, 1] {expects = "src: c1#1"}
+// CHECK-NEXT:      npu.dma @w[0] : 144xf16 -> @g0_1_1_c0_s0[0] : 144xf16 {signals = [@c0in_c0mx, @c0in_c1in], origin = 1, expects = "src: host"}
+// CHECK-NEXT:      npu.conv2d @g0_0_c0[0] : 1x4x5x8xf16, @g0_1_1_c0_s0[0] : 4x4x3x3xf16 -> @g0_1_c0[0] : 1x4x4x8xf16 {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], origin = 1, expects = "input: -5, -2; weight: -1"}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[64] : 4x32xf16 strides [64, 1] -> @g0_in_c1[0] : 4x32xf16 {signals = [@c1in_c1vec], origin = 0}
-// CHECK-NEXT:      npu.unary relu @g0_in_c1[0] : 1x4x4x8xf16 -> @g0_0_c1[16] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c1in_c1vec], origin = 0}
+// CHECK-NEXT:      npu.dma @in_x[64] : 4x32xf16 strides [64, 1] -> @g0_in_c1[0] : 4x32xf16 {signals = [@c1in_c1vec], origin = 0, expects = "src: host"}
+// CHECK-NEXT:      npu.unary relu @g0_in_c1[0] : 1x4x4x8xf16 -> @g0_0_c1[16] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c1in_c1vec], origin = 0, expects = "input: -1"}
 // CHECK-NEXT:      npu.fence
 // CHECK-NEXT:      npu.fence
-// CHECK-NEXT:      npu.dma @g0_0_c0[48] : 4x8xf16 strides [40, 1] -> @g0_0_c1[0] : 4x8xf16 strides [40, 1]
-// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0[0] : 144xf16 -> @g0_1_1_c1_s0[0] : 144xf16 {waits = [@c0in_c1in], signals = [@c1in_c1mx], origin = 1}
-// CHECK-NEXT:      npu.conv2d @g0_0_c1[0] : 1x4x5x8xf16, @g0_1_1_c1_s0[0] : 4x4x3x3xf16 -> @g0_1_c1[0] : 1x4x4x8xf16 {pads = array<i64: 0, 1, 1, 1>, waits = [@c1in_c1mx], origin = 1}
+// CHECK-NEXT:      npu.dma @g0_0_c0[48] : 4x8xf16 strides [40, 1] -> @g0_0_c1[0] : 4x8xf16 strides [40, 1] {expects = "src: c0#1"}
+// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0[0] : 144xf16 -> @g0_1_1_c1_s0[0] : 144xf16 {waits = [@c0in_c1in], signals = [@c1in_c1mx], origin = 1, expects = "src: c0#5"}
+// CHECK-NEXT:      npu.conv2d @g0_0_c1[0] : 1x4x5x8xf16, @g0_1_1_c1_s0[0] : 4x4x3x3xf16 -> @g0_1_c1[0] : 1x4x4x8xf16 {pads = array<i64: 0, 1, 1, 1>, waits = [@c1in_c1mx], origin = 1, expects = "input: -5, -2; weight: -1"}
 // CHECK:         npu.core 2 {
-// CHECK:           npu.dma @g0_1_c0[0] : 128xf16 -> @g1_in_c2[0] : 128xf16 {signals = [@c2in_c2vec], origin = 2}
+// CHECK:           npu.dma @g0_1_c0[0] : 128xf16 -> @g1_in_c2[0] : 128xf16 {signals = [@c2in_c2vec], origin = 2, expects = "src: c0#6"}
 // CHECK-NEXT:      npu.unary tanh @g1_in_c2[0] : 1x4x4x8xf16
 // CHECK:         npu.core 3 {
-// CHECK:           npu.dma @g0_1_c1[0] : 128xf16 -> @g1_in_c3[0] : 128xf16 {signals = [@c3in_c3vec], origin = 2}
+// CHECK:           npu.dma @g0_1_c1[0] : 128xf16 -> @g1_in_c3[0] : 128xf16 {signals = [@c3in_c3vec], origin = 2, expects = "src: c1#6"}
 func.func @halo(%x: tensor<1x4x8x8xf16> {graph.name = "x"}) -> (tensor<1x4x8x8xf16> {graph.name = "y"}) {
   %w = graph.constant dense<1.000000e-01> : tensor<4x4x3x3xf16>
   %g = schedule.group "block" (%a = %x : tensor<1x4x8x8xf16>) -> tensor<1x4x8x8xf16> attributes {mem_scope = #schedule.mem_scope<L1>, core_bind = #schedule.core_bind<[[0, 1]]>} {

@@ -32,7 +32,7 @@ from stc_mlir.isa.program import (
 )
 from stc_mlir.target import Target
 
-from .sync import UNITS, Access, Cmd, Sync
+from .sync import UNITS, Access, Cmd, Sync, expectations
 
 _ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
 
@@ -217,9 +217,10 @@ class Emitter:
                 hit = filled[key] = OPS[op].fill(params)
             return dict(hit)
 
+        expects = expectations(self.cmds)
         prog.cores = {
             core: [Command(c.op, c.tiles, fill(c.op, c.params), tuple(c.waits),
-                           tuple(c.signals), origin)
+                           tuple(c.signals), origin, expects.get(id(c)))
                    for c, origin in zip(stream, self.origin_of[core])]
             for core, stream in sorted(self.cmds.items())
         }

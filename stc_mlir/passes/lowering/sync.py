@@ -17,6 +17,14 @@ the double-buffer and halo protocols come out of this, with no redundant semapho
 
 `barrier()` forgets all accesses: the caller has ordered everything before it against
 everything after it (a cluster barrier of `npu.fence`s between phases, see emitter.py).
+
+**Expected writers.** The same accesses say which result every read is meant to see: the
+latest earlier writes to its bytes (walking back to the first write that covers it, or to
+the host for model inputs and constants). `Sync.order` records them in `Cmd.expects`
+(`expectations` turns them into (core, index) pairs for `Command.expects`), and the
+emulator checks that each byte read was last written by one of them
+(`stc_mlir.emulator.provenance`): a lost DMA, a lost wait or an overlapping allocation then
+shows as a read of the wrong result. Unlike the conflict log, this log outlives barriers.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from stc_mlir.isa.program import HOST, OPS, Writer
 
 from . import boxes as bx
 
@@ -41,6 +51,7 @@ class Cmd:
     params: dict[str, Any]
     waits: list[str] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)
+    expects: dict[str, list[Cmd | None]] | None = None  # read slot -> writers (None: the host)
 
 
 class Access(NamedTuple):
@@ -115,6 +126,32 @@ class _Log:
                     del self.threads[t]
 
 
+class _Writes:
+    """The writes to one buffer in program order. A write over exactly the bytes of an
+    earlier one (a slot refilled, a tile recomputed) that covers it replaces it; a walk back
+    from a read stops at the first write that covers the read anyway."""
+
+    __slots__ = ("entries", "at", "dead")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Access, Cmd] | None] = []
+        self.at: dict[tuple[int, int], int] = {}  # byte range -> index of its latest write
+        self.dead = 0
+
+    def add(self, a: Access, cmd: Cmd) -> None:
+        entries = self.entries
+        i = self.at.get((a.lo, a.hi))
+        if i is not None and _covers(a, entries[i][0]):  # type: ignore[index]
+            entries[i] = None
+            self.dead += 1
+        self.at[(a.lo, a.hi)] = len(entries)
+        entries.append((a, cmd))
+        if self.dead > 16 and 2 * self.dead > len(entries):
+            self.entries = [e for e in entries if e is not None]
+            self.at = {(w.lo, w.hi): j for j, (w, _) in enumerate(self.entries)}  # type: ignore[misc]
+            self.dead = 0
+
+
 class Sync:
     def __init__(self, cores: int):
         self.threads = cores * len(UNITS)
@@ -125,6 +162,7 @@ class Sync:
         self.readonly: set[str] = set()  # buffers no command writes (weights, model inputs)
         self._channels: dict[tuple[int, int], str] = {}
         self._pos = 0
+        self.writes: dict[str, _Writes] = {}  # per buffer, in program order
 
     @staticmethod
     def thread(core: int, unit: str) -> int:
@@ -145,6 +183,7 @@ class Sync:
         known = self.known[thread]
         need: dict[int, _Record] = {}
         found: dict[int, tuple[int, int]] = {}  # thread -> (access, pos) of its first conflict
+        self._expect(cmd, accesses)
         accesses = [a for a in accesses if a.buffer not in self.readonly]
         for i, a in enumerate(accesses):
             log = self.log.get(a.buffer)
@@ -187,7 +226,50 @@ class Sync:
             self._pos += 1
             log.add(_Record(seq, self._pos, a, clock, cmd, thread))
 
+    def _expect(self, cmd: Cmd, accesses: list[Access]) -> None:
+        """Record the writers each read of `cmd` expects, then log its writes."""
+        reads = [s for s in OPS[cmd.op].reads if s in cmd.tiles]
+        cmd.expects = {}
+        for slot, a in zip(reads, accesses):
+            writers: list[Cmd | None] = []
+            covered = False
+            log = self.writes.get(a.buffer)
+            for entry in reversed(log.entries if log is not None else ()):
+                if entry is None:
+                    continue
+                w, writer = entry
+                if w.lo < a.hi and a.lo < w.hi and _conflict(a, w):
+                    if writer not in writers:
+                        writers.append(writer)
+                    if _covers(w, a):
+                        covered = True
+                        break
+            if not covered and a.buffer in self.readonly:
+                writers.append(None)
+            cmd.expects[slot] = writers
+        for a in accesses[len(reads):]:
+            log = self.writes.get(a.buffer)
+            if log is None:
+                log = self.writes[a.buffer] = _Writes()
+            log.add(a, cmd)
+
     def barrier(self) -> None:
         self.log.clear()
         for known in self.known:
             known[:] = [s - 1 for s in self.seq]
+
+
+def expectations(streams: dict[int, list[Cmd]]) -> dict[int, dict[str, tuple[Writer, ...]]]:
+    """`Command.expects` of every command that has them, by `id` of its `Cmd`: writers as
+    (core, index in the finished stream), `HOST` for the host, sorted."""
+    where: dict[int, Writer] = {id(c): (core, i) for core, stream in streams.items()
+                                for i, c in enumerate(stream)}
+    where[id(None)] = HOST
+    out = {}
+    for stream in streams.values():
+        for c in stream:
+            if c.expects is not None:
+                out[id(c)] = {slot: (where[id(ws[0])],) if len(ws) == 1 else
+                              tuple(sorted(where[id(w)] for w in ws))
+                              for slot, ws in c.expects.items()}
+    return out

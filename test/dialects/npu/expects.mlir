@@ -1,0 +1,41 @@
+// RUN: stc-opt %s | filecheck %s
+// RUN: stc-opt %s | stc-opt | filecheck %s
+
+// The writers each read expects (`expects`, recorded by the lowering and checked by the
+// emulator's provenance check): `-k` is the command k places earlier on the same core,
+// `cN#i` command i of core N, `host` the model inputs and constants; consecutive commands
+// print as a range. The printer writes them relative to the command, last in its attributes.
+
+// CHECK-LABEL: npu.program @p target "stcp920" {
+// CHECK:         npu.core 0 {
+// CHECK-NEXT:      npu.dma @x[0] : 64xf16 -> @a[0] : 64xf16 {signals = [@c0], expects = "src: host"}
+// CHECK-NEXT:      npu.dma @x[128] : 64xf16 -> @a[128] : 64xf16 {expects = "src: host"}
+// CHECK-NEXT:      npu.dma @w[0] : 128xf16 -> @wl[0] : 128xf16 {expects = "src: host"}
+// CHECK-NEXT:      npu.binary add @a[0] : 128xf16, @wl[0] : 128xf16 -> @b[0] : 128xf16 {expects = "lhs: -3..-2; rhs: -1"}
+// CHECK-NEXT:      npu.unary relu @b[0] : 128xf16 -> @b[0] : 128xf16 {expects = "input: -1"}
+// CHECK-NEXT:    }
+// CHECK-NEXT:    npu.core 1 {
+// CHECK-NEXT:      npu.dma @a[0] : 128xf16 -> @c[0] : 128xf16 {waits = [@c0], expects = "src: c0#0..1"}
+// CHECK-NEXT:      npu.unary tanh @c[0] : 128xf16 -> @c[0] : 128xf16
+// CHECK-NEXT:    }
+npu.program @p target "stcp920" {
+  npu.buffer @x : ddr[512] at 0
+  npu.buffer @w : ddr[256] at 512 = dense<1.0> : tensor<128xf16>
+  npu.buffer @a : l1(0)[256] at 0
+  npu.buffer @b : l1(0)[256] at 256
+  npu.buffer @wl : l1(0)[256] at 512
+  npu.buffer @c : l1(1)[256] at 0
+  npu.input "x" @x : 256xf16
+  npu.semaphore @c0 core 1
+  npu.core 0 {
+    npu.dma @x[0] : 64xf16 -> @a[0] : 64xf16 {expects = "src: host", signals = [@c0]}
+    npu.dma @x[128] : 64xf16 -> @a[128] : 64xf16 {expects = "src:host"}
+    npu.dma @w[0] : 128xf16 -> @wl[0] : 128xf16 {expects = "src: host"}
+    npu.binary add @a[0] : 128xf16, @wl[0] : 128xf16 -> @b[0] : 128xf16 {expects = "lhs: c0#0, -2; rhs: -1"}
+    npu.unary relu @b[0] : 128xf16 -> @b[0] : 128xf16 {expects = "input: c0#3"}
+  }
+  npu.core 1 {
+    npu.dma @a[0] : 128xf16 -> @c[0] : 128xf16 {waits = [@c0], expects = "src: c0#1, c0#0"}
+    npu.unary tanh @c[0] : 128xf16 -> @c[0] : 128xf16
+  }
+}

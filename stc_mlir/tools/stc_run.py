@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a manual schedule function, or 'default' for the default schedule")
     p.add_argument("--check", action="store_true",
                    help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
+    p.add_argument("--compare-all", action="store_true",
+                   help="compare every graph op's result, reference interpreter vs emulator (cosine, max "
+                        "abs error), and name the first op that diverges (docs/compare.md)")
+    p.add_argument("--dump-tensors", metavar="DIR",
+                   help="with --compare-all: write both sides' values to DIR/reference.npz and DIR/npu.npz")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
     p.add_argument("--timing-only", action="store_true",
                    help="emulate without computing values: the same report (cycles, bytes, hazards), faster")
@@ -150,6 +155,10 @@ def _pipeline(args, schedule, batch: int | None):
     pipeline = Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
                         disabled_pass=args.disabled_pass, target=args.target, progress=args.progress,
                         dump_ir=args.dump_ir)
+    if args.compare_all:  # the schedule-level module the program is lowered from
+        from stc_mlir.compare_all import keep_scheduled
+
+        args.scheduled = keep_scheduled().into(pipeline)
     if args.export_netron:  # the scheduled graph, right after it is verified
         from stc_mlir.viz.netron import ExportNetron
 
@@ -377,12 +386,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.timing_only and args.check:
             raise UserError("--check compares output values, which --timing-only does not compute")
+        if args.timing_only and args.compare_all:
+            raise UserError("--compare-all compares values, which --timing-only does not compute")
+        if args.dump_tensors and not args.compare_all:
+            raise UserError("--dump-tensors writes the values --compare-all reads: add --compare-all")
         if args.threads is not None and args.threads < 1:
             raise UserError(f"--threads must be at least 1, got {args.threads}")
         check_output_file(args.output, "-o")
         check_output_file(args.report_json, "--report-json")
         check_output_file(args.trace, "--trace")
         check_output_dir(args.dump_ir, "--dump-ir")
+        check_output_dir(args.dump_tensors, "--dump-tensors")
         from stc_mlir import target
 
         target.load(args.target)  # a bad --target is reported before any work
@@ -390,11 +404,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
         _load_pass_plugins(args.load_pass_plugin)
+        if args.compare_all and kind == "stcobj":
+            raise UserError(f"--compare-all needs the model the program comes from (ONNX, built-in or "
+                            f".mlir): {spec} is already compiled and holds no graph")
+        args.scheduled = None
         job = make(args, spec)
-        with _stage(args.progress, "emulate"):
-            outputs, report = run(job.program, job.inputs, trace=args.trace,
-                                  numerics=not args.timing_only, threads=args.threads)
-        _report(job, report)
+        comparison = None
+        if args.compare_all:
+            comparison = _compare_all(args, job)
+            outputs, report = comparison.outputs, comparison.report
+        else:
+            with _stage(args.progress, "emulate"):
+                outputs, report = run(job.program, job.inputs, trace=args.trace,
+                                      numerics=not args.timing_only, threads=args.threads)
+        if report is not None:  # None only if --compare-all's run stopped before it began
+            _report(job, report)
         if args.report_json:
             with open(args.report_json, "w") as f:
                 json.dump(report.as_dict(), f, indent=1)
@@ -406,11 +430,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             with _stage(args.progress, f"plots into {args.plot}"):
                 written = write_plots(report, args.plot, fmt=args.plot_format)
             _note(args, f"wrote {', '.join(p.name for p in written)} in {args.plot}")
-        if args.check and not _check(job, outputs, args.progress):
+        if comparison is not None:
+            print()
+            print(comparison.table())
+            if args.dump_tensors:
+                _note(args, f"wrote {' and '.join(comparison.save_npz(args.dump_tensors))}")
+        if args.check and outputs is not None and not _check(job, outputs, args.progress):
             return 1
-        return 0
+        return 0 if comparison is None or comparison.ok else 1
 
     return run_cli("stc-run", lambda: _showing_progress(args.progress, body))
+
+
+def _compare_all(args, job: Job):
+    """--compare-all: the emulation reads every graph value back and the reference
+    interpreter computes them too (stc_mlir.compare_all)."""
+    from stc_mlir.compare_all import compare_program
+
+    if args.scheduled is None or args.scheduled.module is None:
+        raise UserError(f"--compare-all needs the graph the program comes from: {job.title} is an npu program")
+    with _stage(args.progress, "emulate and compare every graph value with the reference interpreter"):
+        return compare_program(args.scheduled.module, job.program, job.inputs, threads=args.threads,
+                               trace=args.trace)
 
 
 def _showing_progress(progress: ConsoleProgress, body: Callable[[], int]) -> int:

@@ -146,6 +146,33 @@ def test_probes_survive_an_stcobj(fused_program, tmp_path):
     assert compare_program(scheduled, loaded, inputs(program)).ok
 
 
+@pytest.mark.parametrize("change, message", [
+    (lambda p: p.update(pieces=[[["nope", 0, [1], [1], "f16"], [0]]]),
+     r"probes\[1\].pieces\[0\]\[0\]: unknown buffer \"nope\""),
+    (lambda p: p["pieces"][0].__setitem__(1, [1, 0, 12, 0]),
+     r"probes\[1\].pieces\[0\]: a 1x16x8x16xf16 tile at \[1, 0, 12, 0\] does not fit the 2x16x16x16xf16 value"),
+    (lambda p: p.update(after=[[0, 10 ** 6]]), r"probes\[1\].after\[0\]\[1\]: 1,000,000 is above the maximum"),
+    (lambda p: p.update(after=[[9, 0]]), r"probes\[1\].after\[0\]: core 9 has no command stream"),
+    (lambda p: p.update(item=3), r"probes\[1\].item: expected a string, got 3"),
+])
+def test_malformed_probes_in_an_stcobj_are_named(fused_program, tmp_path, change, message):
+    import json
+    import zipfile
+
+    path = tmp_path / "m.stcobj"
+    stcobj.save(fused_program[1], path)
+    with zipfile.ZipFile(path) as zf:
+        files = {name: zf.read(name) for name in zf.namelist()}
+    manifest = json.loads(files["manifest.json"])
+    change(manifest["probes"][1])
+    files["manifest.json"] = json.dumps(manifest).encode()
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    with pytest.raises(stcobj.StcobjError, match=message):
+        stcobj.load(path)
+
+
 def test_a_program_from_another_module_is_refused(fused_program):
     scheduled, program = fused_program
     with pytest.raises(CompareError, match="no probes"):

@@ -183,13 +183,14 @@ class Model:
         return path
 
     def compare_all(self, inputs: Mapping[str, object] | None = None, schedule=None, *,
-                    min_cosine: float | None = None, **config):
+                    min_cosine: float | None = None, min_euclidean: float | None = None, **config):
         """Compile as `compile` does (no file written), run the program on the emulator and
         the scheduled graph on the reference interpreter, and compare every graph op's
         result: a `stc_mlir.compare_all.Comparison` (`.table()`, `.first_divergence`,
-        `.save_npz(dir)`). `inputs` default to random ones (standard normal, seed 0)."""
-        from stc_mlir.compare import MIN_COSINE, random_arrays
-        from stc_mlir.compare_all import compare_program, keep_scheduled
+        `.save_npz(dir)`). `inputs` default to random ones (standard normal, seed 0); the
+        tolerance defaults to `compare_all.MIN_COSINE` and `MIN_EUCLIDEAN`."""
+        from stc_mlir.compare import random_arrays
+        from stc_mlir.compare_all import MIN_COSINE, MIN_EUCLIDEAN, compare_program, keep_scheduled
         from stc_mlir.emulator import program_from_module
         from stc_mlir.isa.program import DTYPES
 
@@ -199,7 +200,8 @@ class Model:
         if inputs is None:
             inputs = random_arrays({io.name: (io.shape, DTYPES[io.dtype]) for io in program.inputs})
         return compare_program(kept.module, program, {k: np.asarray(v) for k, v in inputs.items()},
-                               min_cosine=MIN_COSINE if min_cosine is None else min_cosine)
+                               min_cosine=MIN_COSINE if min_cosine is None else min_cosine,
+                               min_euclidean=MIN_EUCLIDEAN if min_euclidean is None else min_euclidean)
 
     def _pipeline(self, schedule, config: Mapping[str, Any], what: str):
         """(the Pipeline for `config`, the batch); every option is checked first."""

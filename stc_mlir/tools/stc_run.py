@@ -45,6 +45,17 @@ of stc-run runs BLAS single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is
 """
 
 
+def _tolerance(text: str) -> tuple[float, float]:
+    """--tolerance COS,EUCLID (TPU-MLIR's form): two numbers in (0, 1]."""
+    try:
+        cos, euclid = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two numbers COS,EUCLID such as 0.999,0.99, got '{text}'") from None
+    if not (0 < cos <= 1 and 0 < euclid <= 1):
+        raise argparse.ArgumentTypeError(f"similarities are in (0, 1], got '{text}'")
+    return cos, euclid
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, like every other stc-run diagnostic (not the usage)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
@@ -69,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare-all", action="store_true",
                    help="compare every graph op's result, reference interpreter vs emulator (cosine, max "
                         "abs error), and name the first op that diverges (docs/compare.md)")
+    p.add_argument("--tolerance", metavar="COS,EUCLID", type=_tolerance,
+                   help="with --compare-all: the cosine and euclidean similarity a value must reach "
+                        "(default 0.999,0.99)")
     p.add_argument("--dump-tensors", metavar="DIR",
                    help="with --compare-all: write both sides' values to DIR/reference.npz and DIR/npu.npz")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
@@ -388,8 +402,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UserError("--check compares output values, which --timing-only does not compute")
         if args.timing_only and args.compare_all:
             raise UserError("--compare-all compares values, which --timing-only does not compute")
-        if args.dump_tensors and not args.compare_all:
-            raise UserError("--dump-tensors writes the values --compare-all reads: add --compare-all")
+        for flag, value in (("--dump-tensors", args.dump_tensors), ("--tolerance", args.tolerance)):
+            if value and not args.compare_all:
+                raise UserError(f"{flag} applies to --compare-all: add it")
         if args.threads is not None and args.threads < 1:
             raise UserError(f"--threads must be at least 1, got {args.threads}")
         check_output_file(args.output, "-o")
@@ -445,13 +460,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _compare_all(args, job: Job):
     """--compare-all: the emulation reads every graph value back and the reference
     interpreter computes them too (stc_mlir.compare_all)."""
-    from stc_mlir.compare_all import compare_program
+    from stc_mlir.compare_all import MIN_COSINE, MIN_EUCLIDEAN, compare_program
 
     if args.scheduled is None or args.scheduled.module is None:
         raise UserError(f"--compare-all needs the graph the program comes from: {job.title} is an npu program")
     with _stage(args.progress, "emulate and compare every graph value with the reference interpreter"):
-        return compare_program(args.scheduled.module, job.program, job.inputs, threads=args.threads,
-                               trace=args.trace)
+        cos, euclid = args.tolerance or (MIN_COSINE, MIN_EUCLIDEAN)
+        return compare_program(args.scheduled.module, job.program, job.inputs, min_cosine=cos,
+                               min_euclidean=euclid, threads=args.threads, trace=args.trace)
 
 
 def _showing_progress(progress: ConsoleProgress, body: Callable[[], int]) -> int:

@@ -6,6 +6,7 @@ weight or in one command, is named at the op where it enters."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import onnx
@@ -13,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from stc_mlir import models, stcobj
-from stc_mlir.compare_all import DIVERGES, OK, CompareError, compare_program, keep_scheduled
+from stc_mlir.compare_all import DIVERGES, EQUAL, SIMILAR, CompareError, compare_program, keep_scheduled
 from stc_mlir.emulator import program_from_module
 from stc_mlir.graph_schedule import (
     GetNPUSubFunctions, Group, GroupOps, ListItems, ListOps, NPUMemScope, Schedule, ScheduleInfo,
@@ -106,7 +107,8 @@ def test_fused_group_values_in_l1_all_compare(fused_program):
     assert [r.op.split()[0] for r in body[:4]] == ["graph.conv2d", "graph.conv2d", "graph.sigmoid",
                                                     "graph.max_pool"]
     assert {r.item for r in body} == {"group 'body' sub-group 0", "group 'body' sub-group 1"}
-    assert all(r.cosine >= 0.999 and r.tolerance == "cos>=0.999" for r in comparison.rows)
+    assert all(r.cosine >= 0.999 and r.euclidean >= 0.99 and r.status in (EQUAL, SIMILAR)
+               and r.tolerance == "cos>=0.999,eu>=0.99" for r in comparison.rows)
     # the fused values really live in L1, in pieces on the sub-group's four cores
     probe = program.probes[row(comparison, "s", "group 'body' sub-group 1").index]
     assert {program.buffers[p.tile.buffer].space for p in probe.pieces} == {"l1"}
@@ -196,8 +198,21 @@ def test_a_corrupted_weight_diverges_at_its_conv(fused_program):
     first = comparison.first_divergence
     assert (first.op, first.item, first.status) == ("graph.conv2d 's'", "group 'body' sub-group 0", DIVERGES)
     assert first.cosine < 0.99
-    assert comparison.rows[0].status == OK  # the conv before it is fine
-    assert "first divergent op: #1 graph.conv2d 's' in item group 'body' sub-group 0" in comparison.table()
+    assert comparison.rows[0].status in (EQUAL, SIMILAR)  # the conv before it is fine
+    assert "first divergent op: #1 graph.conv2d 's' in item group 'body' sub-group 0 (cosine" in comparison.table()
+
+
+def test_a_value_off_by_a_scale_factor_diverges_by_euclidean_similarity(fused_program):
+    """The classifier's weights times 1.25: its matmul's value is the reference's times
+    1.25, a cosine of 1, but far from it (TPU-MLIR's euclidean similarity)."""
+    scheduled, program = fused_program
+    fc = next(b for b in program.buffers.values() if b.init is not None and len(b.init) == 10 * 16 * 2)
+    weights = (np.frombuffer(fc.init, np.float16) * np.float16(1.25)).astype(np.float16)
+    buffers = {**program.buffers, fc.name: dataclasses.replace(fc, init=weights.tobytes())}
+    comparison = compare_program(scheduled, dataclasses.replace(program, buffers=buffers), inputs(program))
+    first = comparison.first_divergence
+    assert first.op == "graph.matmul 'logits'"
+    assert first.cosine > 0.9999 and abs(first.euclidean - (1 - 0.25 / 1.125)) < 0.01
 
 
 def test_one_wrong_command_on_one_core_diverges_at_its_op(fused_program):
@@ -210,7 +225,7 @@ def test_one_wrong_command_on_one_core_diverges_at_its_op(fused_program):
     comparison = compare_program(scheduled, bad, inputs(program))
     first = comparison.first_divergence
     assert (first.op, first.item) == ("graph.sigmoid 'sg'", "group 'body' sub-group 1")
-    assert all(r.status == OK for r in comparison.rows[:first.index])
+    assert all(r.status in (EQUAL, SIMILAR) for r in comparison.rows[:first.index])
     assert not comparison.ok
 
 
@@ -230,9 +245,9 @@ def test_stc_run_compare_all_prints_the_table_and_dumps_both_sides(capsys, tmp_p
     assert code == 0, err
     table = out[out.index("#  "):]
     header = table.splitlines()[0].split()
-    assert header == ["#", "item", "op", "shape", "cosine", "max", "abs", "err", "tolerance", "status"]
+    assert header == ["#", "item", "op", "shape", "cosine", "euclid", "max", "abs", "err", "tolerance", "status"]
     assert "graph.conv2d 'r1'" in table and "graph.softmax 'prob'" in table
-    assert "compare-all: 9 values (9 ok); every value within tolerance" in out
+    assert re.search(r"compare-all: 9 values \(\d+ equal(, \d+ similar)?\); every value within tolerance", out)
     assert "cycles" in out  # the run's report comes first
     ref, npu = np.load(tmp_path / "dump" / "reference.npz"), np.load(tmp_path / "dump" / "npu.npz")
     assert sorted(ref.files) == sorted(npu.files) and len(ref.files) == 9
@@ -243,7 +258,8 @@ def test_stc_run_compare_all_prints_the_table_and_dumps_both_sides(capsys, tmp_p
 
 @pytest.mark.parametrize("argv, message", [
     (["--compare-all", "--timing-only"], "--compare-all compares values, which --timing-only does not compute"),
-    (["--dump-tensors", "d"], "--dump-tensors writes the values --compare-all reads: add --compare-all"),
+    (["--dump-tensors", "d"], "--dump-tensors applies to --compare-all: add it"),
+    (["--tolerance", "0.9,0.9"], "--tolerance applies to --compare-all: add it"),
 ])
 def test_stc_run_compare_all_bad_usage(capsys, argv, message):
     code, _, err = run(capsys, "deepfm", *argv)

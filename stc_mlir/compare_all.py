@@ -2,7 +2,8 @@
 
 TPU-MLIR's `model_runner.py --dump_all_tensors` + `npz_tool.py compare`, in one step:
 
-    comparison = compare_program(scheduled, program, inputs)   # or Model.compare_all(...)
+    scheduled, program = compile_and_keep(module)              # or Model.compare_all(...)
+    comparison = compare_program(scheduled, program, inputs)
     print(comparison.table())                                  # a row per value, graph order
     comparison.first_divergence                                # the first Row below tolerance, or None
     comparison.save_npz("dump")                                # dump/reference.npz, dump/npu.npz
@@ -209,6 +210,19 @@ def compare_program(scheduled, program, inputs: Mapping[str, np.ndarray], *,
     npu = {keys[i]: a for i, a in snapshots.values.items()}
     ref = {keys[i]: np.asarray(a).reshape(program.probes[i].shape) for i, a in golden.items()}
     return Comparison(rows, ref, npu, report, outputs, error)
+
+
+def compile_and_keep(module, schedule=None, **options):
+    """Compile a graph-level `module` in place (`stc_mlir.pipeline.Pipeline` options:
+    batch, level, ...) and keep a copy of its schedule-level form: (scheduled module,
+    program), what `compare_program` takes."""
+    from stc_mlir.emulator import program_from_module
+    from stc_mlir.pipeline import Pipeline
+
+    pipeline = Pipeline(schedule, **options)
+    kept = keep_scheduled().into(pipeline)
+    program = program_from_module(pipeline.run(module))
+    return kept.module, program
 
 
 class keep_scheduled:

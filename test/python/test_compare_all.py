@@ -14,8 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from stc_mlir import models, stcobj
-from stc_mlir.compare_all import DIVERGES, EQUAL, SIMILAR, CompareError, compare_program, keep_scheduled
-from stc_mlir.emulator import program_from_module
+from stc_mlir.compare_all import DIVERGES, EQUAL, SIMILAR, CompareError, compare_program, compile_and_keep
 from stc_mlir.graph_schedule import (
     GetNPUSubFunctions, Group, GroupOps, ListItems, ListOps, NPUMemScope, Schedule, ScheduleInfo,
     SplitGroups,
@@ -71,13 +70,9 @@ def fused(mod, batch=BATCH):
                      for op in items])(mod)
 
 
-def compiled(proto: onnx.ModelProto, schedule=None, **config):
-    """(schedule-level module, program) of a model compiled like Model.compile does."""
-    model = Model(proto)
-    pipeline, batch = model._pipeline(schedule, config, "test")
-    kept = keep_scheduled().into(pipeline)
-    program = program_from_module(pipeline.run(model.graph_module(batch)))
-    return kept.module, program
+def compiled(proto: onnx.ModelProto, schedule=None):
+    """(schedule-level module, program) of a model."""
+    return compile_and_keep(Model(proto).graph_module(), schedule)
 
 
 def inputs(program, seed=0):
@@ -227,6 +222,28 @@ def test_one_wrong_command_on_one_core_diverges_at_its_op(fused_program):
     assert (first.op, first.item) == ("graph.sigmoid 'sg'", "group 'body' sub-group 1")
     assert all(r.status in (EQUAL, SIMILAR) for r in comparison.rows[:first.index])
     assert not comparison.ok
+
+
+def test_a_run_stopped_by_a_hazard_still_compares_what_was_read(fused_program):
+    """Core 0's barrier after the fused group waits for a signal from its own last command:
+    a deadlock the emulator finds at run time, after the group's values were read."""
+    from stc_mlir.isa.program import Semaphore
+
+    scheduled, program = fused_program
+    gap = next(p for p in program.probes if p.op.startswith("graph.global_avg_pool"))
+    stream = list(program.cores[0])
+    fence = max(i for c, i in program.probes[gap.index - 1].after if c == 0) + 1
+    stream[fence] = dataclasses.replace(stream[fence], waits=(*stream[fence].waits, "late"))
+    stream[-1] = dataclasses.replace(stream[-1], signals=(*stream[-1].signals, "late"))
+    bad = dataclasses.replace(program, cores={**program.cores, 0: stream},
+                              semaphores={**program.semaphores, "late": Semaphore("late", 0)})
+    comparison = compare_program(scheduled, bad, inputs(program))
+    assert comparison.error.startswith("deadlock: no command can start")
+    assert not comparison.ok and comparison.first_divergence is None
+    assert all(r.status in (EQUAL, SIMILAR) for r in comparison.rows[:gap.index])
+    assert {(r.status, r.note) for r in comparison.rows[gap.index:]} == {("not read", "the run stopped before it")}
+    assert "(8 equal, 5 not read)" in comparison.summary()
+    assert "; the run stopped: deadlock: no command can start" in comparison.summary()
 
 
 # -- stc-run

@@ -228,7 +228,7 @@ def compile_and_keep(module, schedule=None, **options):
 class keep_scheduled:
     """A pipeline stage keeping a copy of the schedule-level module (add it with `into`)."""
 
-    name = "keep the scheduled module for compare-all"
+    name = "keep-scheduled"
 
     def __init__(self) -> None:
         self.module = None

@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance", metavar="COS,EUCLID", type=_tolerance,
                    help="with --compare-all: the cosine and euclidean similarity a value must reach "
                         "(default 0.999,0.99)")
+    p.add_argument("--scheduled", metavar="FILE.mlir",
+                   help="with --compare-all on an .stcobj: the schedule-level IR it was compiled from "
+                        "(--dump-ir writes it as NN-schedule-verify.mlir)")
     p.add_argument("--dump-tensors", metavar="DIR",
                    help="with --compare-all: write both sides' values to DIR/reference.npz and DIR/npu.npz")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
@@ -172,7 +175,7 @@ def _pipeline(args, schedule, batch: int | None):
     if args.compare_all:  # the schedule-level module the program is lowered from
         from stc_mlir.compare_all import keep_scheduled
 
-        args.scheduled = keep_scheduled().into(pipeline)
+        args.keep = keep_scheduled().into(pipeline)
     if args.export_netron:  # the scheduled graph, right after it is verified
         from stc_mlir.viz.netron import ExportNetron
 
@@ -402,7 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UserError("--check compares output values, which --timing-only does not compute")
         if args.timing_only and args.compare_all:
             raise UserError("--compare-all compares values, which --timing-only does not compute")
-        for flag, value in (("--dump-tensors", args.dump_tensors), ("--tolerance", args.tolerance)):
+        for flag, value in (("--dump-tensors", args.dump_tensors), ("--tolerance", args.tolerance),
+                            ("--scheduled", args.scheduled)):
             if value and not args.compare_all:
                 raise UserError(f"{flag} applies to --compare-all: add it")
         if args.threads is not None and args.threads < 1:
@@ -419,10 +423,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
         _load_pass_plugins(args.load_pass_plugin)
-        if args.compare_all and kind == "stcobj":
-            raise UserError(f"--compare-all needs the model the program comes from (ONNX, built-in or "
-                            f".mlir): {spec} is already compiled and holds no graph")
-        args.scheduled = None
+        if args.compare_all and kind == "stcobj" and not args.scheduled:
+            raise UserError(f"--compare-all needs the graph the program comes from: {spec} holds none; give "
+                            "the schedule-level IR it was compiled from with --scheduled FILE.mlir (--dump-ir "
+                            "writes it), or run the model itself (ONNX, built-in or .mlir)")
+        if args.scheduled and kind != "stcobj":
+            raise UserError(f"--scheduled applies to an .stcobj: {spec} is compiled here, its scheduled "
+                            "graph is known")
+        args.keep = None
         job = make(args, spec)
         comparison = None
         if args.compare_all:
@@ -462,12 +470,32 @@ def _compare_all(args, job: Job):
     interpreter computes them too (stc_mlir.compare_all)."""
     from stc_mlir.compare_all import MIN_COSINE, MIN_EUCLIDEAN, compare_program
 
-    if args.scheduled is None or args.scheduled.module is None:
+    if args.scheduled:
+        scheduled = _read_scheduled(args, args.scheduled)
+    elif args.keep is not None and args.keep.module is not None:
+        scheduled = args.keep.module
+    else:
         raise UserError(f"--compare-all needs the graph the program comes from: {job.title} is an npu program")
     with _stage(args.progress, "emulate and compare every graph value with the reference interpreter"):
         cos, euclid = args.tolerance or (MIN_COSINE, MIN_EUCLIDEAN)
-        return compare_program(args.scheduled.module, job.program, job.inputs, min_cosine=cos,
+        return compare_program(scheduled, job.program, job.inputs, min_cosine=cos,
                                min_euclidean=euclid, threads=args.threads, trace=args.trace)
+
+
+def _read_scheduled(args, path: str):
+    """--scheduled FILE.mlir: a schedule-level module."""
+    from stc_mlir import ir
+    from stc_mlir.pipeline import module_level
+
+    if not os.path.isfile(path):
+        raise UserError(f"--scheduled: cannot open '{path}': no such file")
+    with _stage(args.progress, f"parse {path}"):
+        module = ir.read_ir(path)
+    level = module_level(module)
+    if level != "schedule":
+        raise UserError(f"--scheduled {path}: expected schedule-level IR (the graph the program was lowered "
+                        f"from), got {level}-level IR")
+    return module
 
 
 def _showing_progress(progress: ConsoleProgress, body: Callable[[], int]) -> int:

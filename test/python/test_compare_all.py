@@ -14,7 +14,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from stc_mlir import models, stcobj
-from stc_mlir.compare_all import DIVERGES, EQUAL, SIMILAR, CompareError, compare_program, compile_and_keep
+from stc_mlir.compare_all import (
+    DIVERGES, EQUAL, SIMILAR, CompareError, compare_program, compare_values, compile_and_keep,
+)
+from stc_mlir.executor import Executor
 from stc_mlir.graph_schedule import (
     GetNPUSubFunctions, Group, GroupOps, ListItems, ListOps, NPUMemScope, Schedule, ScheduleInfo,
     SplitGroups,
@@ -180,6 +183,24 @@ def test_a_program_from_another_module_is_refused(fused_program):
         compare_program(other, program, inputs(program))
 
 
+def test_verdicts_of_single_values():
+    a = np.linspace(-1, 1, 101).astype(np.float16)
+    assert compare_values(a, a)[0] == EQUAL
+    near = (a + np.float16(0.001)).astype(np.float16)
+    status, cos, euclid, max_abs, tolerance = compare_values(a, near)
+    assert status == SIMILAR and cos > 0.999 and euclid > 0.99 and max_abs < 0.002
+    assert tolerance == "cos>=0.999,eu>=0.99"
+    assert compare_values(a, near, min_cosine=0.99999999)[0] == DIVERGES
+    assert compare_values(a, a * np.float16(1.1))[0] == DIVERGES  # cosine 1, euclidean 0.905
+    nan = a.copy()
+    nan[3] = np.nan
+    assert compare_values(a, nan)[0] == DIVERGES and compare_values(nan, nan)[0] == EQUAL
+    idx = np.arange(10)
+    assert compare_values(idx, idx)[:1] == (EQUAL,)
+    assert compare_values(idx, idx[::-1])[0] == DIVERGES and compare_values(idx, idx[::-1])[4] == "exact"
+    assert compare_values(np.zeros((0, 3)), np.zeros((0, 3)))[0] == EQUAL
+
+
 # -- injected faults are found where they enter
 
 
@@ -277,6 +298,9 @@ def test_stc_run_compare_all_prints_the_table_and_dumps_both_sides(capsys, tmp_p
     (["--compare-all", "--timing-only"], "--compare-all compares values, which --timing-only does not compute"),
     (["--dump-tensors", "d"], "--dump-tensors applies to --compare-all: add it"),
     (["--tolerance", "0.9,0.9"], "--tolerance applies to --compare-all: add it"),
+    (["--scheduled", "s.mlir"], "--scheduled applies to --compare-all: add it"),
+    (["--compare-all", "--scheduled", "s.mlir"], "--scheduled applies to an .stcobj: deepfm is compiled here, "
+                                                 "its scheduled graph is known"),
 ])
 def test_stc_run_compare_all_bad_usage(capsys, argv, message):
     code, _, err = run(capsys, "deepfm", *argv)
@@ -284,11 +308,44 @@ def test_stc_run_compare_all_bad_usage(capsys, argv, message):
     assert err.strip().endswith(f"stc-run: error: {message}")
 
 
+@pytest.mark.parametrize("value", ["2,0.9", "0.99", "a,b"])
+def test_stc_run_bad_tolerance(capsys, value):
+    with pytest.raises(SystemExit) as exit_:
+        stc_run.main(["deepfm", "--compare-all", "--tolerance", value])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "argument --tolerance: " in err and len(err.strip().splitlines()) == 1
+
+
+def test_stc_run_compares_an_stcobj_with_the_scheduled_ir_it_was_compiled_from(capsys, tmp_path):
+    onnx.save(handmade(), tmp_path / "h.onnx")
+    code, _, err = run(capsys, tmp_path / "h.onnx", "--dump-ir", tmp_path / "ir", "-o", tmp_path / "h.stcobj", "-q")
+    assert code == 0, err
+    scheduled = tmp_path / "ir" / "04-schedule-verify.mlir"
+    code, out, err = run(capsys, tmp_path / "h.stcobj", "--compare-all", "--scheduled", scheduled, "-q")
+    assert code == 0, err
+    assert "graph.softmax 'prob'" in out and "every value within tolerance" in out
+    # the Python equivalent
+    executor = Executor.load_from_stcobj(tmp_path / "h.stcobj")
+    executor.set_input({"x": np.ones((BATCH, 8, 16, 16), np.float32)})
+    comparison = executor.compare_all(scheduled)
+    assert comparison.ok and len(comparison.rows) == 9 and executor.report is comparison.report
+
+
 def test_stc_run_compare_all_needs_the_graph(capsys, tmp_path):
     scheduled, program = compiled(handmade())
     stcobj.save(program, tmp_path / "m.stcobj")
     code, _, err = run(capsys, tmp_path / "m.stcobj", "--compare-all")
     assert code == 1 and "Traceback" not in err
-    assert err.strip().endswith(f"stc-run: error: --compare-all needs the model the program comes from "
-                                f"(ONNX, built-in or .mlir): {tmp_path / 'm.stcobj'} is already compiled "
-                                "and holds no graph")
+    assert err.strip().endswith(f"stc-run: error: --compare-all needs the graph the program comes from: "
+                                f"{tmp_path / 'm.stcobj'} holds none; give the schedule-level IR it was compiled "
+                                "from with --scheduled FILE.mlir (--dump-ir writes it), or run the model itself "
+                                "(ONNX, built-in or .mlir)")
+    code, _, err = run(capsys, "deepfm", "--batch", "16", "--dump-ir", tmp_path / "ir", "-q")
+    for scheduled, message in (
+            (tmp_path / "ir" / "00-input.mlir", "expected schedule-level IR (the graph the program was lowered "
+                                                "from), got graph-level IR"),
+            (tmp_path / "ir" / "04-schedule-verify.mlir", "program 'main' was not lowered from this module: it "
+                                                          "probes 9 values, the module has 26 graph op results")):
+        code, _, err = run(capsys, tmp_path / "m.stcobj", "--compare-all", "--scheduled", scheduled)
+        assert code == 1 and "Traceback" not in err
+        assert err.strip().endswith(message), err

@@ -175,11 +175,15 @@ def compare_program(scheduled, program, inputs: Mapping[str, np.ndarray], *,
     if values and not program.probes:
         raise CompareError(f"program '{program.name}' has no probes: compile it again with this "
                            "stc-mlir (probes are not kept in the npu text)")
-    if len(program.probes) != len(values) or any(
-            tuple(p.shape) != (tuple(v.type.get_shape()) or (1,))
-            for p, v in zip(program.probes, values)):
+    if len(program.probes) != len(values):
         raise CompareError(f"program '{program.name}' was not lowered from this module: it probes "
                            f"{len(program.probes)} values, the module has {len(values)} graph op results")
+    for i, (p, v) in enumerate(zip(program.probes, values)):
+        shape = tuple(v.type.get_shape()) or (1,)  # type: ignore[attr-defined]
+        if p.index != i or tuple(p.shape) != shape:
+            raise CompareError(f"program '{program.name}' was not lowered from this module: its value #{i} "
+                               f"({p.op}, {'x'.join(map(str, p.shape))}) is {_key(i, v)} "
+                               f"({'x'.join(map(str, shape))}) in the module")
     position = {v: i for i, v in enumerate(values)}
     keys = [_key(i, v) for i, v in enumerate(values)]
     golden: dict[int, np.ndarray] = {}

@@ -70,6 +70,8 @@ def output_names(f: func.FuncOp) -> list[str]:
 
 
 Kernel = Callable[[g.GraphOp, list[np.ndarray], dict], np.ndarray | Sequence[np.ndarray]]
+Observer = Callable[[SSAValue, np.ndarray], None]
+"""Shown every graph op's result (inside groups too) as it is computed."""
 
 
 def _unary(kind: str) -> Kernel:
@@ -228,10 +230,6 @@ def _store(value: np.ndarray, t: TensorType) -> np.ndarray:
     if out.shape != shape:
         raise InterpreterError(f"kernel produced shape {out.shape}, IR says {t}")
     return out
-
-
-Observer = Callable[[SSAValue, np.ndarray], None]
-"""Called with every graph op result (inside groups too) as it is computed."""
 
 
 def run_ops(ops: Sequence[Operation], env: dict[SSAValue, np.ndarray], observe: Observer | None = None) -> None:

@@ -77,17 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a manual schedule function, or 'default' for the default schedule")
     p.add_argument("--check", action="store_true",
                    help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
-    p.add_argument("--compare-all", action="store_true",
-                   help="compare every graph op's result, reference interpreter vs emulator (cosine, max "
-                        "abs error), and name the first op that diverges (docs/compare.md)")
-    p.add_argument("--tolerance", metavar="COS,EUCLID", type=_tolerance,
-                   help="with --compare-all: the cosine and euclidean similarity a value must reach "
-                        "(default 0.999,0.99)")
-    p.add_argument("--scheduled", metavar="FILE.mlir",
-                   help="with --compare-all on an .stcobj: the schedule-level IR it was compiled from "
-                        "(--dump-ir writes it as NN-schedule-verify.mlir)")
-    p.add_argument("--dump-tensors", metavar="DIR",
-                   help="with --compare-all: write both sides' values to DIR/reference.npz and DIR/npu.npz")
+    compare = p.add_argument_group("per-tensor comparison (docs/compare.md)")
+    compare.add_argument("--compare-all", action="store_true",
+                         help="compare every graph op's result, reference interpreter vs emulator (cosine, "
+                              "euclidean similarity, max abs error), naming the first op that diverges")
+    compare.add_argument("--tolerance", metavar="COS,EUCLID", type=_tolerance,
+                         help="the similarities a value must reach (default 0.999,0.99)")
+    compare.add_argument("--scheduled", metavar="FILE.mlir",
+                         help="for an .stcobj: the schedule-level IR it was compiled from (--dump-ir writes "
+                              "it as NN-schedule-verify.mlir)")
+    compare.add_argument("--dump-tensors", metavar="DIR",
+                         help="write both sides' values to DIR/reference.npz and DIR/npu.npz")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
     p.add_argument("--timing-only", action="store_true",
                    help="emulate without computing values: the same report (cycles, bytes, hazards), faster")

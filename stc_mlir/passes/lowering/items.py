@@ -45,7 +45,6 @@ from . import boxes as bx
 from .boxes import Box
 from .conv import ConvRule, PoolRule
 from .emitter import Emitter, Lowered, align
-from .probes import Probes
 from .matmul import MatmulRule
 from .movement import (
     ConcatRule, ExpandRule, GatherRule, SliceRule, SplitPartRule, TransposeRule,
@@ -53,6 +52,7 @@ from .movement import (
 from .placement import (
     Frame, IndexMap, LoweringError, Piece, Placement, split_box, transfer, whole,
 )
+from .probes import Probes
 from .stage import Job, Operand, Output, Rule, run_stage
 from .values import constant, dtype_of, shape_of
 from .vector import (

@@ -228,9 +228,10 @@ class Program:
     outputs: list[IOSpec] = field(default_factory=list)
     phases: tuple[str, ...] = ()
     """The schedule item of each phase (what npu-allocate names in its diagnostics)."""
-    probes: list[Probe] = field(default_factory=list)
+    probes: list[Probe] = field(default_factory=list, compare=False)
     """Where each graph value lives when it is complete (set by the lowering; used only by
-    per-tensor comparison, so not part of the npu text: see docs/compare.md)."""
+    per-tensor comparison). Debugging data, not what the program does: not part of the npu
+    text (docs/compare.md says why) nor of a program's equality."""
 
     def commands(self) -> Iterable[tuple[int, int, Command]]:
         """(core, index in its stream, command) for every command."""

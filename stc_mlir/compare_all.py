@@ -71,7 +71,7 @@ class Comparison:
     reference: dict[str, np.ndarray] = field(repr=False)
     npu: dict[str, np.ndarray] = field(repr=False)
     report: object = None
-    """the emulator's Report of the run"""
+    """the emulator's Report of the run (up to the hazard that stopped it, if one did)"""
     outputs: dict[str, np.ndarray] | None = field(default=None, repr=False)
     """the program's outputs by name (None if the run stopped)"""
     error: str = ""
@@ -193,8 +193,10 @@ def compare_program(scheduled, program, inputs: Mapping[str, np.ndarray], *,
     error, report, outputs = "", None, None
     try:
         outputs, report = run(program, dict(inputs), threads=threads, observer=snapshots, trace=trace)
-    except HazardError as err:
-        error, report = str(err), getattr(err, "report", None)
+    except HazardError as err:  # the values read so far are still compared
+        if getattr(err, "report", None) is None:
+            raise
+        error, report = str(err), err.report
     rows = []
     for probe in program.probes:
         i = probe.index

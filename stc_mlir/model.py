@@ -8,7 +8,8 @@
 
 `compile(output_file=None, schedule=None, **config)` runs `stc_mlir.pipeline` and writes
 the `.stcobj`; `compare_all(inputs=None, schedule=None, **config)` compiles the same way and
-compares every graph op's result, emulator against reference (docs/compare.md). Config keys (TensorTurbo's `tb.` prefix is accepted and ignored):
+compares every graph op's result, emulator against reference (docs/compare.md). Config keys
+(TensorTurbo's `tb.` prefix is accepted and ignored):
 
 | key | default | meaning |
 | --- | --- | --- |

@@ -440,8 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with _stage(args.progress, "emulate"):
                 outputs, report = run(job.program, job.inputs, trace=args.trace,
                                       numerics=not args.timing_only, threads=args.threads)
-        if report is not None:  # None only if --compare-all's run stopped before it began
-            _report(job, report)
+        _report(job, report)
         if args.report_json:
             with open(args.report_json, "w") as f:
                 json.dump(report.as_dict(), f, indent=1)

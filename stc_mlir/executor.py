@@ -78,14 +78,38 @@ class Executor:
         (default $STC_EMULATOR_THREADS, else 1: see `stc_mlir.emulator.simulator.blas_threads`)."""
         from stc_mlir.emulator import run
 
-        missing = [io.name for io in self.program.inputs if io.name not in self.inputs]
-        if missing:
-            raise ExecutorError(f"input(s) {', '.join(map(repr, missing))} not set: call set_input first")
+        self._check_inputs()
         outputs, self.report = run(self.program, self.inputs, trace=os.fspath(trace) if trace else None,
                                    check_hazards=check_hazards, threads=threads)
         return [outputs[io.name] for io in self.program.outputs]
 
     call = __call__
+
+    def compare_all(self, scheduled, *, min_cosine: float | None = None, min_euclidean: float | None = None,
+                    threads: int | None = None):
+        """Run the inputs set on the emulator and on the reference interpreter and compare
+        every graph op's result (docs/compare.md): `scheduled` is the schedule-level module
+        the program was compiled from, or its `.mlir` file (`dump_ir`'s
+        `NN-schedule-verify.mlir`). Returns a `stc_mlir.compare_all.Comparison`; sets `report`."""
+        from stc_mlir import ir
+        from stc_mlir.compare_all import MIN_COSINE, MIN_EUCLIDEAN, compare_program
+
+        if isinstance(scheduled, str | os.PathLike):
+            if not os.path.isfile(scheduled):
+                raise ExecutorError(f"compare_all: cannot open '{os.fspath(scheduled)}': no such file")
+            scheduled = ir.read_ir(os.fspath(scheduled))
+        self._check_inputs()
+        comparison = compare_program(
+            scheduled, self.program, self.inputs, threads=threads,
+            min_cosine=MIN_COSINE if min_cosine is None else min_cosine,
+            min_euclidean=MIN_EUCLIDEAN if min_euclidean is None else min_euclidean)
+        self.report = comparison.report
+        return comparison
+
+    def _check_inputs(self) -> None:
+        missing = [io.name for io in self.program.inputs if io.name not in self.inputs]
+        if missing:
+            raise ExecutorError(f"input(s) {', '.join(map(repr, missing))} not set: call set_input first")
 
     def __repr__(self) -> str:
         where = f" from {self.path}" if self.path else ""

@@ -7,7 +7,9 @@
     executor = Executor.load_from_stcobj(path)        # stc_mlir.executor
 
 `compile(output_file=None, schedule=None, **config)` runs `stc_mlir.pipeline` and writes
-the `.stcobj`. Config keys (TensorTurbo's `tb.` prefix is accepted and ignored):
+the `.stcobj`; `compare_all(inputs=None, schedule=None, **config)` compiles the same way and
+compares every graph op's result, emulator against reference (docs/compare.md). Config keys
+(TensorTurbo's `tb.` prefix is accepted and ignored):
 
 | key | default | meaning |
 | --- | --- | --- |
@@ -174,21 +176,47 @@ class Model:
         """Compile to an `.stcobj` (default: next to the ONNX file, else in the working
         directory, named after the model); returns its path. See the module doc for config."""
         from stc_mlir import stcobj
+
+        pipeline, batch = self._pipeline(schedule, config, "compile")
+        module = pipeline.run(self.graph_module(batch))
+        path = os.fspath(output_file) if output_file is not None else self.default_output()
+        stcobj.save(module, path)
+        return path
+
+    def compare_all(self, inputs: Mapping[str, object] | None = None, schedule=None, *,
+                    min_cosine: float | None = None, min_euclidean: float | None = None, **config):
+        """Compile as `compile` does (no file written), run the program on the emulator and
+        the scheduled graph on the reference interpreter, and compare every graph op's
+        result: a `stc_mlir.compare_all.Comparison` (`.table()`, `.first_divergence`,
+        `.save_npz(dir)`). `inputs` default to random ones (standard normal, seed 0); the
+        tolerance defaults to `compare_all.MIN_COSINE` and `MIN_EUCLIDEAN`."""
+        from stc_mlir.compare import random_arrays
+        from stc_mlir.compare_all import MIN_COSINE, MIN_EUCLIDEAN, compare_program, keep_scheduled
+        from stc_mlir.emulator import program_from_module
+        from stc_mlir.isa.program import DTYPES
+
+        pipeline, batch = self._pipeline(schedule, config, "compare_all")
+        kept = keep_scheduled().into(pipeline)
+        program = program_from_module(pipeline.run(self.graph_module(batch)))
+        if inputs is None:
+            inputs = random_arrays({io.name: (io.shape, DTYPES[io.dtype]) for io in program.inputs})
+        return compare_program(kept.module, program, {k: np.asarray(v) for k, v in inputs.items()},
+                               min_cosine=MIN_COSINE if min_cosine is None else min_cosine,
+                               min_euclidean=MIN_EUCLIDEAN if min_euclidean is None else min_euclidean)
+
+    def _pipeline(self, schedule, config: Mapping[str, Any], what: str):
+        """(the Pipeline for `config`, the batch); every option is checked first."""
         from stc_mlir.pipeline import DEFAULT_LEVEL, Pipeline
 
         options = {}
         for key, value in config.items():
             name = key.removeprefix("tb.")
             if name not in CONFIG_KEYS:
-                raise ModelError(f"compile: unknown config key '{key}'; valid keys: {', '.join(CONFIG_KEYS)}")
+                raise ModelError(f"{what}: unknown config key '{key}'; valid keys: {', '.join(CONFIG_KEYS)}")
             options[name] = value
         batch = options.pop("batch", None)
         level = options.pop("graph_schedule_level", DEFAULT_LEVEL)
-        pipeline = Pipeline(schedule, batch=batch, level=level, **options)  # checks every option first
-        module = pipeline.run(self.graph_module(batch))
-        path = os.fspath(output_file) if output_file is not None else self.default_output()
-        stcobj.save(module, path)
-        return path
+        return Pipeline(schedule, batch=batch, level=level, **options), batch
 
     def default_output(self) -> str:
         directory = os.path.dirname(self.path) if self.path else os.getcwd()

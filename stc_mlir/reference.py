@@ -70,6 +70,8 @@ def output_names(f: func.FuncOp) -> list[str]:
 
 
 Kernel = Callable[[g.GraphOp, list[np.ndarray], dict], np.ndarray | Sequence[np.ndarray]]
+Observer = Callable[[SSAValue, np.ndarray], None]
+"""Shown every graph op's result (inside groups too) as it is computed."""
 
 
 def _unary(kind: str) -> Kernel:
@@ -200,7 +202,7 @@ KERNELS: dict[type[Operation], Kernel] = {
 }
 
 
-def _group(op: sched.GroupOp, x: list[np.ndarray], p: dict) -> np.ndarray:
+def _group(op: sched.GroupOp, x: list[np.ndarray], p: dict, observe: Observer | None = None) -> np.ndarray:
     """Run a schedule group's body on its inputs; weights come from the enclosing function."""
     env: dict[SSAValue, np.ndarray] = dict(zip(op.body.block.args, x))
     body = op.body_ops()
@@ -208,7 +210,7 @@ def _group(op: sched.GroupOp, x: list[np.ndarray], p: dict) -> np.ndarray:
         for v in inner.operands:
             if v not in env and isinstance(v.owner, g.ConstantOp):
                 env[v] = v.owner.numpy()
-    run_ops(body, env)
+    run_ops(body, env, observe)
     return env[op.yield_op.value]
 
 
@@ -230,29 +232,54 @@ def _store(value: np.ndarray, t: TensorType) -> np.ndarray:
     return out
 
 
-def run_ops(ops: Sequence[Operation], env: dict[SSAValue, np.ndarray]) -> None:
-    """Execute graph ops in order, binding their results in `env`."""
+def run_ops(ops: Sequence[Operation], env: dict[SSAValue, np.ndarray], observe: Observer | None = None) -> None:
+    """Execute graph ops in order, binding their results in `env` (and showing each graph
+    op's result to `observe`)."""
     for op in ops:
         if isinstance(op, g.ConstantOp):
             env[op.output] = op.numpy()
             continue
+        args = [env[v] for v in op.operands]
+        if isinstance(op, sched.GroupOp):
+            env[op.output] = _store(_group(op, args, op.props(), observe), op.output.type)  # type: ignore[arg-type]
+            continue
         kernel = KERNELS.get(type(op))
         if kernel is None:
             raise InterpreterError(f"the reference interpreter cannot execute '{op.name}'")
-        args = [env[v] for v in op.operands]
         result = kernel(op, args, op.props())  # type: ignore[arg-type]
         values = result if isinstance(result, list | tuple) else [result]
         for r, v in zip(op.results, values, strict=True):
             env[r] = _store(v, r.type)  # type: ignore[arg-type]
+            if observe is not None and isinstance(op, g.GraphOp):
+                observe(r, env[r])
+
+
+def graph_values(f: func.FuncOp) -> list[SSAValue]:
+    """The results of `f`'s graph ops (not constants) in graph order: block order, a
+    group's body in its place (nested groups too). Per-tensor comparison keys values by
+    their position here (`stc_mlir.compare_all`), on both the reference and the npu side."""
+    out: list[SSAValue] = []
+
+    def walk(ops) -> None:
+        for op in ops:
+            if isinstance(op, sched.GroupOp):
+                walk(op.body_ops())
+            elif isinstance(op, g.GraphOp) and not isinstance(op, g.ConstantOp):
+                out.extend(op.results)
+
+    walk(f.body.block.ops)
+    return out
 
 
 def run(
-    module: ModuleOp, inputs: Mapping[str, np.ndarray], function: str | None = None
+    module: ModuleOp, inputs: Mapping[str, np.ndarray], function: str | None = None,
+    observe: Observer | None = None,
 ) -> list[np.ndarray]:
     """Run a graph-level function on named inputs; returns its results in order.
 
     Inputs are matched by model input name (or position name `arg0`...) and converted to
     the argument's element type; a missing input or a shape mismatch is an error.
+    `observe(value, array)` sees every graph op's result (per-tensor comparison).
     """
     f = find_function(module, function)
     env: dict[SSAValue, np.ndarray] = {}
@@ -267,6 +294,6 @@ def run(
             raise InterpreterError(f"input '{name}' has shape {value.shape}, the function expects {t}")
         env[arg] = value.astype(g.numpy_dtype(t.element_type), copy=False)
     body = list(f.body.block.ops)
-    run_ops(body[:-1], env)
+    run_ops(body[:-1], env, observe)
     ret = body[-1]
     return [np.asarray(env[v]) for v in ret.operands]

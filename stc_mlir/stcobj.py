@@ -19,6 +19,9 @@ Version 1 manifest (JSON):
                 init_dtype: f16|f32|i32|i64|null,           (init_dtype: has data/<name>.bin)
                 live: [first, last] phase (optional)}]
   phases      [str] (optional: the schedule item of each phase)
+  probes      [{index, op, item, shape, dtype, pieces: [[tile, [start per dim]]],
+                after: [[core, command index]], note (optional)}]
+              (optional: where each graph value is complete, for compare-all)
   semaphores  [[name, core, init >= 0]]
   inputs, outputs [[name, buffer, shape: [int > 0], dtype]]
   cores       {"<core>": [[op, {slot: [buffer, offset, shape, strides, dtype]}, {param: value},
@@ -264,6 +267,8 @@ def validate_manifest(manifest: Mapping[str, Any], target, where: str = "<manife
     _origins(c, manifest, cores)
     if "expects" in manifest:  # optional: the writers each read expects
         _expects(c, manifest["expects"], cores)
+    for i, probe in enumerate(c.array(manifest.get("probes", []), "probes")):  # optional
+        _probe(c, f"probes[{i}]", probe, buffers, cores)
 
 
 def _expects(c: _Checker, expects: Any, cores: Mapping[str, list[Any]]) -> None:
@@ -325,6 +330,53 @@ def _io(c: _Checker, field: str, io: Any, buffers: Mapping[str, Mapping[str, Any
                f"{math.prod(dims) * itemsize:,} bytes but buffer @{buffer} has {size:,}")
 
 
+def _tile(c: _Checker, where: str, t: Any, buffers: Mapping[str, Mapping[str, Any]]) -> tuple[int, ...]:
+    """Check a [buffer, offset, shape, strides, dtype] tile inside its buffer; its shape."""
+    buffer, offset, shape, strides, dtype = c.array(t, where, 5)
+    if not isinstance(buffer, str) or buffer not in buffers:
+        c.fail(where, f"unknown buffer {_show(buffer)}")
+    size = buffers[buffer]["size"]
+    c.integer(offset, f"{where} offset", 0, size)
+    dims = c.dims(shape, f"{where} shape", 1)
+    steps = c.dims(strides, f"{where} strides", 0)
+    if len(steps) != len(dims):
+        c.fail(f"{where} strides", f"{len(steps)} strides for a rank-{len(dims)} shape")
+    itemsize = DTYPES[c.choice(dtype, f"{where} dtype", tuple(DTYPES))].itemsize
+    span = (sum((d - 1) * s for d, s in zip(dims, steps)) + 1) * itemsize
+    if offset + span > size:
+        c.fail(where, f"the tile reaches byte {offset + span:,} of buffer @{buffer}, which has {size:,}")
+    return dims
+
+
+def _probe(c: _Checker, field: str, p: Any, buffers: Mapping[str, Mapping[str, Any]],
+           cores: Mapping[str, list[Any]]) -> None:
+    """A probe (`stc_mlir.isa.program.Probe`): its pieces inside the value and their
+    buffers, the commands it waits for in the streams."""
+    p = c.obj(p, field)
+    c.integer(c.get(p, "index", field), f"{field}.index", 0)
+    c.string(c.get(p, "op", field), f"{field}.op")
+    for key, value in (("item", c.get(p, "item", field)), ("note", p.get("note", ""))):
+        if not isinstance(value, str):
+            c.fail(f"{field}.{key}", f"expected a string, got {_show(value)}")
+    shape = c.dims(c.get(p, "shape", field), f"{field}.shape", 0)
+    dtype = c.choice(c.get(p, "dtype", field), f"{field}.dtype", tuple(DTYPES))
+    for i, piece in enumerate(c.array(c.get(p, "pieces", field), f"{field}.pieces")):
+        where = f"{field}.pieces[{i}]"
+        tile, at = c.array(piece, where, 2)
+        dims = _tile(c, f"{where}[0]", tile, buffers)
+        start = c.dims(at, f"{where}[1]", 0)
+        if tile[4] != dtype or len(dims) != len(shape) or len(start) != len(shape) or any(
+                a + d > n for a, d, n in zip(start, dims, shape)):
+            c.fail(where, f"a {'x'.join(map(str, dims))}x{tile[4]} tile at {list(start)} does not fit the "
+                          f"{'x'.join(map(str, shape))}x{dtype} value")
+    for i, after in enumerate(c.array(c.get(p, "after", field), f"{field}.after")):
+        core, index = c.array(after, f"{field}.after[{i}]", 2)
+        stream = cores.get(str(core)) if isinstance(core, int) else None
+        if stream is None:
+            c.fail(f"{field}.after[{i}]", f"core {_show(core)} has no command stream")
+        c.integer(index, f"{field}.after[{i}][1]", 0, len(stream) - 1)
+
+
 def _command(c: _Checker, field: str, cmd: Any, buffers: Mapping[str, Mapping[str, Any]],
              semaphores: set[str]) -> None:
     op, tiles, params, waits, signals = c.array(cmd, field, 5)
@@ -333,19 +385,7 @@ def _command(c: _Checker, field: str, cmd: Any, buffers: Mapping[str, Mapping[st
         where = f"{field}[1].{slot}"
         if slot not in spec.ins + spec.optional + spec.outs:
             c.fail(where, f"npu.{op} has no operand '{slot}'")
-        buffer, offset, shape, strides, dtype = c.array(t, where, 5)
-        if not isinstance(buffer, str) or buffer not in buffers:
-            c.fail(where, f"unknown buffer {_show(buffer)}")
-        size = buffers[buffer]["size"]
-        c.integer(offset, f"{where} offset", 0, size)
-        dims = c.dims(shape, f"{where} shape", 1)
-        steps = c.dims(strides, f"{where} strides", 0)
-        if len(steps) != len(dims):
-            c.fail(f"{where} strides", f"{len(steps)} strides for a rank-{len(dims)} shape")
-        itemsize = DTYPES[c.choice(dtype, f"{where} dtype", tuple(DTYPES))].itemsize
-        span = (sum((d - 1) * s for d, s in zip(dims, steps)) + 1) * itemsize
-        if offset + span > size:
-            c.fail(where, f"the tile reaches byte {offset + span:,} of buffer @{buffer}, which has {size:,}")
+        _tile(c, where, t, buffers)
     for slot in spec.ins + spec.outs:
         if slot not in tiles:
             c.fail(f"{field}[1] (tiles)", f"npu.{op} needs a tile for '{slot}'")

@@ -18,7 +18,7 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -86,13 +86,23 @@ def _partition(flows: list[_Flow]) -> tuple[list[_Flow], list[_Flow]]:
     return done, running
 
 
+class Observer(Protocol):
+    """Sees the run as it goes (per-tensor comparison reads values back through one:
+    `stc_mlir.emulator.probes`); without one a run pays nothing."""
+
+    def command_done(self, sim: Simulator, core: int, index: int) -> None: ...
+
+    def finished(self, sim: Simulator) -> None: ...
+
+
 class Simulator:
     def __init__(self, program: Program, target: Target, check_hazards: bool = True,
-                 numerics: bool = True):
+                 numerics: bool = True, observer: Observer | None = None):
         self.program = program
         self.target = target
         self.check_hazards = check_hazards
         self.numerics = numerics
+        self.observer = observer
         self.report = Report(program.name, target, describe=program.where)
         try:
             check_program(program, target, require_offsets=True)
@@ -201,6 +211,8 @@ class Simulator:
             with steps("commands", total=commands) as self._command_done:  # shown by stc-run on a terminal
                 self._simulate()
             outputs = self._read_outputs()
+            if self.observer is not None:
+                self.observer.finished(self)
         except HazardError as err:
             self.report.hazards.append(err.as_dict())
             err.report = self.report
@@ -428,6 +440,8 @@ class Simulator:
 
     def _complete(self, task: _Task) -> None:
         self._command_done()
+        if self.observer is not None:
+            self.observer.command_done(self, task.core, task.index)
         if task.fence is not None:
             self._complete_fence(task)
             return
@@ -526,14 +540,15 @@ def blas_threads(threads: int | None = None) -> int:
 def run(
     program: Program, inputs: dict[str, np.ndarray], target: Target | str | None = None,
     trace: str | None = None, check_hazards: bool = True, numerics: bool = True,
-    threads: int | None = None,
+    threads: int | None = None, observer: Observer | None = None,
 ) -> tuple[dict[str, np.ndarray], Report]:
     """Emulate `program` on `inputs` (by input name); returns (outputs by name, report).
 
     `target` defaults to the program's own target; `trace` is a path for a Chrome trace
     JSON. `numerics=False` is a timing-only run: the same report (cycles, bytes, hazards)
     without computing any value (no outputs are returned; gather indices are not checked).
-    `threads` is the number of BLAS threads (see `blas_threads`). Raises `HazardError`
+    `threads` is the number of BLAS threads (see `blas_threads`); `observer` sees every
+    command complete and the end of the run (see `Observer`). Raises `HazardError`
     (with `.report`) when the program would corrupt data or deadlock, `EmulatorError` for
     bad inputs."""
     from threadpoolctl import threadpool_limits
@@ -542,7 +557,7 @@ def run(
 
     tgt = targets.load(target if target is not None else program.target)
     with threadpool_limits(limits=blas_threads(threads), user_api="blas"), gc_paused():
-        sim = Simulator(program, tgt, check_hazards, numerics)
+        sim = Simulator(program, tgt, check_hazards, numerics, observer)
         try:
             outputs = sim.run(inputs)
         finally:

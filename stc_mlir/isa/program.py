@@ -219,6 +219,37 @@ def format_tile(t: Tile) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class ProbePiece:
+    """Part of a probed value: `tile` holds the box of the value starting at `at` (the
+    tile's shape is the box's extent)."""
+
+    tile: Tile
+    at: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Where one graph value can be read back from memory, for per-tensor comparison
+    (`stc_mlir.compare_all`, docs/compare.md).
+
+    `index` is the value's position in graph order (`stc_mlir.reference.graph_values`),
+    `op` the label of the graph op making it, `item` its schedule item. The value is
+    complete once every command in `after` ((core, index) pairs: the cluster barrier that
+    ends the phase computing it) has completed, and unchanged until the next phase starts:
+    buffers are reused only across phases. An empty `after`: complete at the end of the
+    program. No pieces: never in memory as a whole, `note` says why."""
+
+    index: int
+    op: str
+    item: str
+    shape: tuple[int, ...]
+    dtype: str
+    pieces: tuple[ProbePiece, ...]
+    after: tuple[tuple[int, int], ...] = ()
+    note: str = ""
+
+
 @dataclass
 class Program:
     name: str = "main"
@@ -232,6 +263,10 @@ class Program:
     """The schedule item of each phase (what npu-allocate names in its diagnostics)."""
     origins: list[Origin] = field(default_factory=list)
     """What the commands' `origin` fields index: the schedule item / graph op they lower."""
+    probes: list[Probe] = field(default_factory=list, compare=False)
+    """Where each graph value lives when it is complete (set by the lowering; used only by
+    per-tensor comparison). Debugging data, not what the program does: not part of the npu
+    text (docs/compare.md says why) nor of a program's equality."""
 
     def commands(self) -> Iterable[tuple[int, int, Command]]:
         """(core, index in its stream, command) for every command."""
@@ -393,6 +428,7 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
             for b in program.buffers.values()
         ],
         **({"phases": list(program.phases)} if program.phases else {}),
+        **({"probes": [_probe_json(p) for p in program.probes]} if program.probes else {}),
         "semaphores": [[s.name, s.core, s.init] for s in program.semaphores.values()],
         "inputs": [[io.name, io.buffer, list(io.shape), io.dtype] for io in program.inputs],
         "outputs": [[io.name, io.buffer, list(io.shape), io.dtype] for io in program.outputs],
@@ -457,4 +493,17 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
         outputs=[IOSpec(n, b, tuple(s), d) for n, b, s, d in manifest["outputs"]],
         phases=tuple(manifest.get("phases", ())),
         origins=[Origin(*o) for o in manifest.get("origins", ())],
+        probes=[_probe_of(p, tile_of) for p in manifest.get("probes", ())],
     )
+
+
+def _probe_json(p: Probe) -> dict[str, Any]:
+    return {"index": p.index, "op": p.op, "item": p.item, "shape": list(p.shape), "dtype": p.dtype,
+            "pieces": [[_tile_json(piece.tile), list(piece.at)] for piece in p.pieces],
+            "after": [list(a) for a in p.after], **({"note": p.note} if p.note else {})}
+
+
+def _probe_of(p: Mapping[str, Any], tile_of) -> Probe:
+    return Probe(p["index"], p["op"], p["item"], tuple(p["shape"]), p["dtype"],
+                 tuple(ProbePiece(tile_of(t), tuple(at)) for t, at in p["pieces"]),
+                 tuple((c, i) for c, i in p["after"]), p.get("note", ""))

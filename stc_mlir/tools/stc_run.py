@@ -45,6 +45,17 @@ of stc-run runs BLAS single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is
 """
 
 
+def _tolerance(text: str) -> tuple[float, float]:
+    """--tolerance COS,EUCLID (TPU-MLIR's form): two numbers in (0, 1]."""
+    try:
+        cos, euclid = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two numbers COS,EUCLID such as 0.999,0.99, got '{text}'") from None
+    if not (0 < cos <= 1 and 0 < euclid <= 1):
+        raise argparse.ArgumentTypeError(f"similarities are in (0, 1], got '{text}'")
+    return cos, euclid
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, like every other stc-run diagnostic (not the usage)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
@@ -66,6 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a manual schedule function, or 'default' for the default schedule")
     p.add_argument("--check", action="store_true",
                    help="compare the outputs with onnxruntime (the reference interpreter for .mlir input)")
+    compare = p.add_argument_group("per-tensor comparison (docs/compare.md)")
+    compare.add_argument("--compare-all", action="store_true",
+                         help="compare every graph op's result, reference interpreter vs emulator (cosine, "
+                              "euclidean similarity, max abs error), naming the first op that diverges")
+    compare.add_argument("--tolerance", metavar="COS,EUCLID", type=_tolerance,
+                         help="the similarities a value must reach (default 0.999,0.99)")
+    compare.add_argument("--scheduled", metavar="FILE.mlir",
+                         help="for an .stcobj: the schedule-level IR it was compiled from (--dump-ir writes "
+                              "it as NN-schedule-verify.mlir)")
+    compare.add_argument("--dump-tensors", metavar="DIR",
+                         help="write both sides' values to DIR/reference.npz and DIR/npu.npz")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (chrome://tracing, Perfetto)")
     p.add_argument("--timing-only", action="store_true",
                    help="emulate without computing values: the same report (cycles, bytes, hazards), faster")
@@ -154,6 +176,10 @@ def _pipeline(args, schedule, batch: int | None):
     pipeline = Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
                         disabled_pass=args.disabled_pass, target=args.target, progress=args.progress,
                         dump_ir=args.dump_ir)
+    if args.compare_all:  # the schedule-level module the program is lowered from
+        from stc_mlir.compare_all import keep_scheduled
+
+        args.keep = keep_scheduled().into(pipeline)
     if args.export_netron:  # the scheduled graph, right after it is verified
         from stc_mlir.viz.netron import ExportNetron
 
@@ -381,6 +407,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.timing_only and args.check:
             raise UserError("--check compares output values, which --timing-only does not compute")
+        if args.timing_only and args.compare_all:
+            raise UserError("--compare-all compares values, which --timing-only does not compute")
+        for flag, value in (("--dump-tensors", args.dump_tensors), ("--tolerance", args.tolerance),
+                            ("--scheduled", args.scheduled)):
+            if value and not args.compare_all:
+                raise UserError(f"{flag} applies to --compare-all: add it")
         if args.threads is not None and args.threads < 1:
             raise UserError(f"--threads must be at least 1, got {args.threads}")
         check_output_file(args.output, "-o")
@@ -388,6 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_output_file(args.report_csv, "--report-csv")
         check_output_file(args.trace, "--trace")
         check_output_dir(args.dump_ir, "--dump-ir")
+        check_output_dir(args.dump_tensors, "--dump-tensors")
         from stc_mlir import target
 
         target.load(args.target)  # a bad --target is reported before any work
@@ -395,10 +428,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = _kind(spec)
         make = {"builtin": _builtin_job, "onnx": _onnx_job, "mlir": _mlir_job, "stcobj": _stcobj_job}[kind]
         _load_pass_plugins(args.load_pass_plugin)
+        if args.compare_all and kind == "stcobj" and not args.scheduled:
+            raise UserError(f"--compare-all needs the graph the program comes from: {spec} holds none; give "
+                            "the schedule-level IR it was compiled from with --scheduled FILE.mlir (--dump-ir "
+                            "writes it), or run the model itself (ONNX, built-in or .mlir)")
+        if args.scheduled and kind != "stcobj":
+            raise UserError(f"--scheduled applies to an .stcobj: {spec} is compiled here, its scheduled "
+                            "graph is known")
+        args.keep = None
         job = make(args, spec)
-        with _stage(args.progress, "emulate"):
-            outputs, report = run(job.program, job.inputs, trace=args.trace,
-                                  numerics=not args.timing_only, threads=args.threads)
+        comparison = None
+        if args.compare_all:
+            comparison = _compare_all(args, job)
+            outputs, report = comparison.outputs, comparison.report
+        else:
+            with _stage(args.progress, "emulate"):
+                outputs, report = run(job.program, job.inputs, trace=args.trace,
+                                      numerics=not args.timing_only, threads=args.threads)
         _report(job, report)
         if args.report_json:
             with open(args.report_json, "w") as f:
@@ -414,11 +460,49 @@ def main(argv: Sequence[str] | None = None) -> int:
             with _stage(args.progress, f"plots into {args.plot}"):
                 written = write_plots(report, args.plot, fmt=args.plot_format)
             _note(args, f"wrote {', '.join(p.name for p in written)} in {args.plot}")
-        if args.check and not _check(job, outputs, args.progress):
+        if comparison is not None:
+            print()
+            print(comparison.table())
+            if args.dump_tensors:
+                _note(args, f"wrote {' and '.join(comparison.save_npz(args.dump_tensors))}")
+        if args.check and outputs is not None and not _check(job, outputs, args.progress):
             return 1
-        return 0
+        return 0 if comparison is None or comparison.ok else 1
 
     return run_cli("stc-run", lambda: _showing_progress(args.progress, body))
+
+
+def _compare_all(args, job: Job):
+    """--compare-all: the emulation reads every graph value back and the reference
+    interpreter computes them too (stc_mlir.compare_all)."""
+    from stc_mlir.compare_all import MIN_COSINE, MIN_EUCLIDEAN, compare_program
+
+    if args.scheduled:
+        scheduled = _read_scheduled(args, args.scheduled)
+    elif args.keep is not None and args.keep.module is not None:
+        scheduled = args.keep.module
+    else:
+        raise UserError(f"--compare-all needs the graph the program comes from: {job.title} is an npu program")
+    with _stage(args.progress, "emulate and compare every graph value with the reference interpreter"):
+        cos, euclid = args.tolerance or (MIN_COSINE, MIN_EUCLIDEAN)
+        return compare_program(scheduled, job.program, job.inputs, min_cosine=cos,
+                               min_euclidean=euclid, threads=args.threads, trace=args.trace)
+
+
+def _read_scheduled(args, path: str):
+    """--scheduled FILE.mlir: a schedule-level module."""
+    from stc_mlir import ir
+    from stc_mlir.pipeline import module_level
+
+    if not os.path.isfile(path):
+        raise UserError(f"--scheduled: cannot open '{path}': no such file")
+    with _stage(args.progress, f"parse {path}"):
+        module = ir.read_ir(path)
+    level = module_level(module)
+    if level != "schedule":
+        raise UserError(f"--scheduled {path}: expected schedule-level IR (the graph the program was lowered "
+                        f"from), got {level}-level IR")
+    return module
 
 
 def _showing_progress(progress: ConsoleProgress, body: Callable[[], int]) -> int:

@@ -53,6 +53,7 @@ from .movement import (
 from .placement import (
     Frame, IndexMap, LoweringError, Piece, Placement, split_box, transfer, whole,
 )
+from .probes import Probes
 from .stage import Job, Operand, Output, Rule, run_stage
 from .values import constant, dtype_of, shape_of
 from .vector import (
@@ -140,6 +141,7 @@ class FunctionLowering:
         self.dest: dict[SSAValue, Placement] = {}
         cores = sorted({c for op in self.items for c in op.core_bind.cores})  # type: ignore[union-attr]
         self.em.barrier_cores = cores or [0]
+        self.probes = Probes(self.em, reference.graph_values(f), op_label)
 
     # --- placements
 
@@ -237,7 +239,9 @@ class FunctionLowering:
             for v, out in copies:
                 for core, box in split_box(bx.full(out.shape), cores, range(len(out.shape))):
                     transfer(self.em, self.value(v), out.whole, box, core)
-        return self.em.finish()
+        lowered = self.em.finish()
+        lowered.program.probes = self.probes.resolve(lowered.program)
+        return lowered
 
     def _plan_concats(self) -> None:
         """Results that only feed a DDR/LLB concat are written straight into its buffer."""
@@ -672,8 +676,10 @@ class GroupLowering:
         have: dict[tuple[SSAValue, int], list[Box]] = {}
         out_dest = fl.result_placement(self.op.output, self.scope, f"g{self.ctx.index}_out")
         used_inside = any(self.output in self.ins(o) for o in ops)
+        probe = self.fl.probes.record
         for k, o in enumerate(ops):
             if isinstance(o, VIEW_OPS) and o.results[0] in self.env:
+                probe(o.results[0], self.env[o.results[0]], self.ctx.label)
                 continue  # a view of an input: placed by the plan
             if k:
                 self.em.barrier(self.ctx.label)
@@ -700,6 +706,8 @@ class GroupLowering:
                 placements[r] = Placement(shape_of(r), dtype_of(r), pieces)
                 self.env[r] = placements[r]
             if isinstance(o, VIEW_OPS):
+                if not (o.results[0] is self.output and out_dest is not None):
+                    probe(o.results[0], placements[o.results[0]], self.ctx.label)
                 continue
             for r in o.results:
                 rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
@@ -747,6 +755,8 @@ class GroupLowering:
                     min_tiles = 4 if streams or any(j.output.dest for j in jobs) else 1
                     run_stage(self.em, rule, jobs, self.wb, min_tiles, f"g{self.ctx.index}_{k}",
                               self.where(o))
+                if not final:  # the group's result is probed where it is stored, below
+                    probe(r, placements[r], self.ctx.label)
         if out_dest is not None:
             producer = self.output.owner
             if isinstance(producer, VIEW_OPS) and producer in ops:  # nothing stored it yet
@@ -754,6 +764,7 @@ class GroupLowering:
                     core = piece.core if piece.core is not None else self.ctx.cores[0]
                     self._store(core, self.output, piece.owned, piece, out_dest)
             self.env[self.output] = out_dest
+            probe(self.output, out_dest, self.ctx.label)
 
     def _store(self, core, r, box, piece, dest) -> None:
         src = Placement(shape_of(r), dtype_of(r), [piece])
@@ -773,6 +784,7 @@ class GroupLowering:
             for r in o.results:
                 if isinstance(o, VIEW_OPS):
                     self.env[r] = self._view(self.ins(o)[0], r, k)
+                    fl.probes.record(r, self.env[r], self.ctx.label)
                     continue
                 rule = self.rule(o, r)
                 if r is self.output:
@@ -806,6 +818,7 @@ class GroupLowering:
                         self.em.program.buffers[piece.frame.buffer].size if piece else 0)
                     jobs.append(Job(core, box, operands, output, free))
                 run_stage(em, rule, jobs, wb_free, 4, f"g{self.ctx.index}_{k}", self.where(o))
+                fl.probes.record(r, dest, self.ctx.label)
 
     def _scratch(self, r: SSAValue, k: int) -> Placement:
         nbytes = align(math.prod(shape_of(r)) * DTYPES[dtype_of(r)].itemsize)

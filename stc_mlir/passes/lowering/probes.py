@@ -1,0 +1,77 @@
+"""Recording where each graph value lives when it is complete (`Program.probes`).
+
+Per-tensor comparison (`stc_mlir.compare_all`, docs/compare.md) reads every graph value
+back from the emulator's memories. Only the lowering knows where a value is (a DDR/LLB
+buffer, or pieces in several cores' L1) and when it is complete, so it records a probe as
+it stores each result: the value's pieces as tiles, and a mark (how many commands each
+core had then). When the program is finished, each mark becomes the cluster barrier that
+follows it: the value is complete when that barrier's first fences have run on every
+core, and no later phase (which may reuse its bytes) has started yet.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from stc_mlir.isa.program import Probe, ProbePiece, Program
+
+from .emitter import Emitter
+from .placement import LoweringError, Placement
+from .values import shape_of
+
+
+class Probes:
+    """The probes of one lowering, keyed by the values' graph order; `label(op)` names the
+    op making a value (`items.op_label`)."""
+
+    def __init__(self, em: Emitter, values: Sequence[SSAValue], label: Callable[[Operation], str]):
+        self.em = em
+        self.label = label
+        self.index = {v: i for i, v in enumerate(values)}
+        self.values = list(values)
+        self.pending: dict[int, tuple[str, Placement, dict[int, int]]] = {}
+
+    def record(self, v: SSAValue, placement: Placement, item: str) -> None:
+        """`v` is complete in `placement` once the commands emitted so far have run."""
+        i = self.index.get(v)
+        if i is None:
+            return
+        marks = {c: len(self.em.cmds.get(c, ())) for c in self.em.barrier_cores}
+        self.pending[i] = (item, placement, marks)
+
+    def resolve(self, program: Program) -> list[Probe]:
+        """Every graph value's probe, in graph order (a value never stored whole has none of
+        its pieces and a note)."""
+        fences = {c: [i for i, cmd in enumerate(program.cores.get(c, ()))
+                      if cmd.op == "fence" and cmd.signals and not cmd.waits]
+                  for c in self.em.barrier_cores}
+        probes = []
+        for i, v in enumerate(self.values):
+            op = v.owner
+            assert isinstance(op, Operation)
+            label = self.label(op) + (f" #{v.index}" if len(op.results) > 1 else "")  # type: ignore[attr-defined]
+            if i not in self.pending:  # an op the lowering did not store a result of
+                probes.append(Probe(i, label, "", shape_of(v), "f16", (), (), "not lowered as a value"))
+                continue
+            item, placement, marks = self.pending[i]
+            pieces, note = _pieces(placement)
+            after = []
+            for c, mark in marks.items():
+                at = bisect.bisect_left(fences[c], mark)
+                if at < len(fences[c]):
+                    after.append((c, fences[c][at]))
+            if len(after) != len(marks):  # no barrier after it: complete at the end
+                after = []
+            probes.append(Probe(i, label, item, shape_of(v), placement.dtype, pieces, tuple(after), note))
+        return probes
+
+
+def _pieces(placement: Placement) -> tuple[tuple[ProbePiece, ...], str]:
+    try:
+        return tuple(ProbePiece(piece.frame.ref(piece.owned).tile, tuple(lo for lo, _ in piece.owned))
+                     for piece in placement.pieces), ""
+    except LoweringError as err:  # a tile the npu cannot address (rank above 4)
+        return (), f"not readable: {err}"

@@ -109,9 +109,9 @@ class Memory:
         self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
         self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
         self.reads = _ReadLog()
-        # per thread: epoch of its last write here and the hull [lo, hi) of all its writes
-        self.last_write: np.ndarray | None = None
-        self.write_hull: np.ndarray | None = None
+        # per thread that wrote here: [epoch of its last write, hull lo, hull hi) of all its
+        # writes (a few threads write each memory: a Python loop beats numpy on them)
+        self.writers: dict[int, list[int]] = {}
 
     def view(self, base: int, t: Tile) -> np.ndarray:
         size = t.itemsize
@@ -210,48 +210,57 @@ class HazardTracker:
 
     # --- accesses
 
-    def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+    def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
+             seen: list[int] | None = None) -> None:
+        """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list, if
+        the caller has it)."""
         codes = mem.codes(fp)
         if codes.min() == 0:
             addr = fp.address(codes == 0, mem.granule)
             raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "
                               f"{mem.name}+{addr:#x}, which was never written", core, index, addr)
-        self._check_writers(mem, codes, fp, tid, core, index, "reads")
-        mem.reads.add(fp, tid, int(self.vc[tid, tid]))
+        if seen is None:
+            seen = self.vc[tid].tolist()
+        self._check_writers(mem, codes, fp, tid, core, index, "reads", seen)
+        mem.reads.add(fp, tid, seen[tid])
         if mem.reads.n >= 2 * mem.reads.pruned_at:
             self._prune(mem)
 
-    def write(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+    def write(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
+              seen: list[int] | None = None) -> None:
         codes = mem.codes(fp)
-        self._check_writers(mem, codes, fp, tid, core, index, "writes")
+        if seen is None:
+            seen = self.vc[tid].tolist()
+        self._check_writers(mem, codes, fp, tid, core, index, "writes", seen)
         self._check_readers(mem, fp, tid, core, index)
-        epoch = int(self.vc[tid, tid])
+        epoch = seen[tid]
         codes[...] = (epoch << self.TID_BITS) | tid
-        if mem.last_write is None or mem.write_hull is None:
-            mem.last_write = np.zeros(self.n, dtype=np.int64)
-            mem.write_hull = np.tile(np.array([[np.iinfo(np.int64).max], [0]]), self.n)
-        mem.last_write[tid] = epoch
-        hull = mem.write_hull
-        hull[0, tid] = min(hull[0, tid], fp.base)
-        hull[1, tid] = max(hull[1, tid], fp.base + fp.span)
+        lo, hi = fp.base, fp.base + fp.span
+        mine = mem.writers.get(tid)
+        if mine is None:
+            mem.writers[tid] = [epoch, lo, hi]
+        else:
+            mine[0] = epoch
+            if lo < mine[1]:
+                mine[1] = lo
+            if hi > mine[2]:
+                mine[2] = hi
 
     def _check_writers(self, mem: Memory, codes: np.ndarray, fp: Footprint, tid: int,
-                       core: int, index: int, verb: str) -> None:
+                       core: int, index: int, verb: str, seen: list[int]) -> None:
         """Race if a byte's last writer does not happen-before thread `tid`. Only threads
         that wrote near these bytes after the epoch `tid` has seen of them need checking."""
-        if mem.last_write is None or mem.write_hull is None:
+        lo, hi = fp.base, fp.base + fp.span
+        writers = [w for w, (epoch, wlo, whi) in mem.writers.items()
+                   if epoch > seen[w] and wlo < hi and whi > lo]
+        if not writers:
             return
-        seen = self.vc[tid]
-        lo, hi = mem.write_hull
-        writers = np.flatnonzero((mem.last_write > seen) & (lo < fp.base + fp.span) & (hi > fp.base))
-        if not writers.size:
-            return
-        if writers.size == 1:
-            limit = int(seen[writers[0]] + 1) << self.TID_BITS
+        if len(writers) == 1:
+            limit = (seen[writers[0]] + 1) << self.TID_BITS
             bad = ((codes & self.mask) == writers[0]) & (codes >= limit)
         else:
             limits = np.full(self.mask + 1, np.iinfo(np.int32).max, dtype=np.int64)
-            limits[writers] = (seen[writers] + 1) << self.TID_BITS
+            limits[writers] = [(seen[w] + 1) << self.TID_BITS for w in writers]
             bad = codes >= np.take(limits, codes & self.mask)
         if bad.any():
             addr = fp.address(bad, mem.granule)

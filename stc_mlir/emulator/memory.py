@@ -142,26 +142,44 @@ class Memory:
 
 
 class _ReadLog:
-    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + footprints."""
+    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + footprints, and per
+    reading thread [its latest epoch, hull lo, hull hi) over its logged reads (a write
+    looks at the log only if some thread's summary says it may conflict)."""
 
     def __init__(self) -> None:
         self.cols = np.zeros((4, 64), dtype=np.int64)
         self.where: list[Footprint] = []
         self.n = 0
         self.pruned_at = 64
+        self.readers: dict[int, list[int]] = {}
 
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
         if self.n == self.cols.shape[1]:
             self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
-        self.cols[:, self.n] = (fp.base, fp.base + fp.span, tid, epoch)
+        lo, hi = fp.base, fp.base + fp.span
+        self.cols[:, self.n] = (lo, hi, tid, epoch)
         self.where.append(fp)
         self.n += 1
+        mine = self.readers.get(tid)
+        if mine is None:
+            self.readers[tid] = [epoch, lo, hi]
+        else:
+            mine[0] = epoch  # a thread's epochs only grow
+            if lo < mine[1]:
+                mine[1] = lo
+            if hi > mine[2]:
+                mine[2] = hi
 
     def keep(self, mask: np.ndarray) -> None:
         idx = np.flatnonzero(mask)
         self.cols[:, : idx.size] = self.cols[:, idx]
         self.where = [self.where[i] for i in idx]
         self.n = idx.size
+        self.readers = {}
+        lo, hi, tid, epoch = self.cols[:, : self.n]
+        for t in np.unique(tid).tolist():
+            mine = tid == t
+            self.readers[t] = [int(epoch[mine].max()), int(lo[mine].min()), int(hi[mine].max())]
 
 
 def _shift(fp: Footprint, delta: int) -> Footprint:
@@ -232,7 +250,7 @@ class HazardTracker:
         if seen is None:
             seen = self.vc[tid].tolist()
         self._check_writers(mem, codes, fp, tid, core, index, "writes", seen)
-        self._check_readers(mem, fp, tid, core, index)
+        self._check_readers(mem, fp, tid, core, index, seen)
         epoch = seen[tid]
         codes[...] = (epoch << self.TID_BITS) | tid
         lo, hi = fp.base, fp.base + fp.span
@@ -269,11 +287,14 @@ class HazardTracker:
                 f"by {self._other(int(codes[bad][0]))} with no synchronisation ordering them",
                 core, index, addr)
 
-    def _check_readers(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+    def _check_readers(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
+                       seen_list: list[int]) -> None:
         """Race if bytes this write overwrites were read by a command that does not
         happen-before it (exact overlap checked byte by byte for candidate reads)."""
         log = mem.reads
-        if not log.n:
+        lo, hi = fp.base, fp.base + fp.span
+        if not any(r != tid and epoch > seen_list[r] and rlo < hi and rhi > lo
+                   for r, (epoch, rlo, rhi) in log.readers.items()):
             return
         lo, hi, rtid, repoch = log.cols[:, : log.n]
         seen = self.vc[tid][rtid]

@@ -98,7 +98,11 @@ class Memory:
     """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
     With hazard tracking, `code` holds one writer code per `granule` bytes (the largest
-    granule all accesses to this memory are aligned to); 0: never written."""
+    granule all accesses to this memory are aligned to); 0: never written. `full` marks
+    the blocks of `BLOCK` granules known to be all written, so a large read is checked for
+    never-written bytes per block rather than per granule."""
+
+    BLOCK = 1024
 
     def __init__(self, name: str, level: str, extent: int, track: bool, granule: int = 1,
                  numerics: bool = True):
@@ -108,6 +112,9 @@ class Memory:
         # without numerics (a timing-only run) there are no bytes, only the hazard codes
         self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
         self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
+        # per block of BLOCK granules: known to be all written (codes never return to 0)
+        # (a bytearray: a slice's `0 in` test is much cheaper than numpy's .all())
+        self.full = bytearray(-(-self.code.size // self.BLOCK)) if track else None
         self.reads = _ReadLog()
         # per thread that wrote here: [epoch of its last write, hull lo, hull hi) of all its
         # writes (a few threads write each memory: a Python loop beats numpy on them)
@@ -121,6 +128,19 @@ class Memory:
     def codes(self, fp: Footprint) -> np.ndarray:
         assert self.code is not None
         return fp.view(self.code, self.granule)
+
+    def hull_written(self, fp: Footprint) -> bool:
+        """Whether every granule from `fp`'s first byte to its last has been written (so
+        are all of `fp`'s): the blocks not yet known to be are looked at again."""
+        assert self.code is not None and self.full is not None
+        g, shift = self.granule, self.BLOCK.bit_length() - 1
+        b0, b1 = fp.base // g >> shift, ((fp.base + fp.span - 1) // g >> shift) + 1
+        if 0 not in self.full[b0:b1]:
+            return True
+        full = np.frombuffer(self.full, dtype=bool)[b0:b1]
+        full |= np.minimum.reduceat(self.code[b0 << shift:b1 << shift],
+                                    np.arange(0, full.size << shift, self.BLOCK)) > 0
+        return bool(full.all())
 
     def host_write(self, base: int, raw: bytes | np.ndarray) -> None:
         raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw.view(np.uint8).ravel()
@@ -233,7 +253,7 @@ class HazardTracker:
         """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list, if
         the caller has it)."""
         codes = mem.codes(fp)
-        if codes.min() == 0:
+        if (codes.size < mem.BLOCK or not mem.hull_written(fp)) and codes.min() == 0:
             addr = fp.address(codes == 0, mem.granule)
             raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "
                               f"{mem.name}+{addr:#x}, which was never written", core, index, addr)

@@ -177,7 +177,11 @@ class _ReadLog:
         if self.n == self.cols.shape[1]:
             self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
         lo, hi = fp.base, fp.base + fp.span
-        self.cols[:, self.n] = (lo, hi, tid, epoch)
+        cols, n = self.cols, self.n
+        cols[0, n] = lo  # (four scalar stores are cheaper than one of a tuple)
+        cols[1, n] = hi
+        cols[2, n] = tid
+        cols[3, n] = epoch
         self.where.append(fp)
         self.n += 1
         mine = self.readers.get(tid)

@@ -301,7 +301,8 @@ class HazardTracker:
             limit = (seen[writers[0]] + 1) << self.TID_BITS
             bad = ((codes & self.mask) == writers[0]) & (codes >= limit)
         else:
-            limits = np.full(self.mask + 1, np.iinfo(np.int32).max, dtype=np.int64)
+            # int32 like the codes: no int64 temporaries the size of the footprint
+            limits = np.full(self.mask + 1, np.iinfo(np.int32).max, dtype=np.int32)
             limits[writers] = [(seen[w] + 1) << self.TID_BITS for w in writers]
             bad = codes >= np.take(limits, codes & self.mask)
         if bad.any():

@@ -98,7 +98,11 @@ class Memory:
     """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
     With hazard tracking, `code` holds one writer code per `granule` bytes (the largest
-    granule all accesses to this memory are aligned to); 0: never written."""
+    granule all accesses to this memory are aligned to); 0: never written. `full` marks
+    the blocks of `BLOCK` granules known to be all written, so a large read is checked for
+    never-written bytes per block rather than per granule."""
+
+    BLOCK = 1024
 
     def __init__(self, name: str, level: str, extent: int, track: bool, granule: int = 1,
                  numerics: bool = True):
@@ -108,10 +112,13 @@ class Memory:
         # without numerics (a timing-only run) there are no bytes, only the hazard codes
         self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
         self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
+        # per block of BLOCK granules: known to be all written (codes never return to 0)
+        # (a bytearray: a slice's `0 in` test is much cheaper than numpy's .all())
+        self.full = bytearray(-(-self.code.size // self.BLOCK)) if track else None
         self.reads = _ReadLog()
-        # per thread: epoch of its last write here and the hull [lo, hi) of all its writes
-        self.last_write: np.ndarray | None = None
-        self.write_hull: np.ndarray | None = None
+        # per thread that wrote here: [epoch of its last write, hull lo, hull hi) of all its
+        # writes (a few threads write each memory: a Python loop beats numpy on them)
+        self.writers: dict[int, list[int]] = {}
 
     def view(self, base: int, t: Tile) -> np.ndarray:
         size = t.itemsize
@@ -121,6 +128,19 @@ class Memory:
     def codes(self, fp: Footprint) -> np.ndarray:
         assert self.code is not None
         return fp.view(self.code, self.granule)
+
+    def hull_written(self, fp: Footprint) -> bool:
+        """Whether every granule from `fp`'s first byte to its last has been written (so
+        are all of `fp`'s): the blocks not yet known to be are looked at again."""
+        assert self.code is not None and self.full is not None
+        g, shift = self.granule, self.BLOCK.bit_length() - 1
+        b0, b1 = fp.base // g >> shift, ((fp.base + fp.span - 1) // g >> shift) + 1
+        if 0 not in self.full[b0:b1]:
+            return True
+        full = np.frombuffer(self.full, dtype=bool)[b0:b1]
+        full |= np.minimum.reduceat(self.code[b0 << shift:b1 << shift],
+                                    np.arange(0, full.size << shift, self.BLOCK)) > 0
+        return bool(full.all())
 
     def host_write(self, base: int, raw: bytes | np.ndarray) -> None:
         raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw.view(np.uint8).ravel()
@@ -142,26 +162,48 @@ class Memory:
 
 
 class _ReadLog:
-    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + footprints."""
+    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + footprints, and per
+    reading thread [its latest epoch, hull lo, hull hi) over its logged reads (a write
+    looks at the log only if some thread's summary says it may conflict)."""
 
     def __init__(self) -> None:
         self.cols = np.zeros((4, 64), dtype=np.int64)
         self.where: list[Footprint] = []
         self.n = 0
         self.pruned_at = 64
+        self.readers: dict[int, list[int]] = {}
 
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
         if self.n == self.cols.shape[1]:
             self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
-        self.cols[:, self.n] = (fp.base, fp.base + fp.span, tid, epoch)
+        lo, hi = fp.base, fp.base + fp.span
+        cols, n = self.cols, self.n
+        cols[0, n] = lo  # (four scalar stores are cheaper than one of a tuple)
+        cols[1, n] = hi
+        cols[2, n] = tid
+        cols[3, n] = epoch
         self.where.append(fp)
         self.n += 1
+        mine = self.readers.get(tid)
+        if mine is None:
+            self.readers[tid] = [epoch, lo, hi]
+        else:
+            mine[0] = epoch  # a thread's epochs only grow
+            if lo < mine[1]:
+                mine[1] = lo
+            if hi > mine[2]:
+                mine[2] = hi
 
     def keep(self, mask: np.ndarray) -> None:
         idx = np.flatnonzero(mask)
         self.cols[:, : idx.size] = self.cols[:, idx]
         self.where = [self.where[i] for i in idx]
         self.n = idx.size
+        self.readers = {}
+        lo, hi, tid, epoch = self.cols[:, : self.n]
+        for t in np.unique(tid).tolist():
+            mine = tid == t
+            self.readers[t] = [int(epoch[mine].max()), int(lo[mine].min()), int(hi[mine].max())]
 
 
 def _shift(fp: Footprint, delta: int) -> Footprint:
@@ -210,48 +252,58 @@ class HazardTracker:
 
     # --- accesses
 
-    def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+    def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
+             seen: list[int] | None = None) -> None:
+        """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list, if
+        the caller has it)."""
         codes = mem.codes(fp)
-        if codes.min() == 0:
+        if (codes.size < mem.BLOCK or not mem.hull_written(fp)) and codes.min() == 0:
             addr = fp.address(codes == 0, mem.granule)
             raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "
                               f"{mem.name}+{addr:#x}, which was never written", core, index, addr)
-        self._check_writers(mem, codes, fp, tid, core, index, "reads")
-        mem.reads.add(fp, tid, int(self.vc[tid, tid]))
+        if seen is None:
+            seen = self.vc[tid].tolist()
+        self._check_writers(mem, codes, fp, tid, core, index, "reads", seen)
+        mem.reads.add(fp, tid, seen[tid])
         if mem.reads.n >= 2 * mem.reads.pruned_at:
             self._prune(mem)
 
-    def write(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+    def write(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
+              seen: list[int] | None = None) -> None:
         codes = mem.codes(fp)
-        self._check_writers(mem, codes, fp, tid, core, index, "writes")
-        self._check_readers(mem, fp, tid, core, index)
-        epoch = int(self.vc[tid, tid])
+        if seen is None:
+            seen = self.vc[tid].tolist()
+        self._check_writers(mem, codes, fp, tid, core, index, "writes", seen)
+        self._check_readers(mem, fp, tid, core, index, seen)
+        epoch = seen[tid]
         codes[...] = (epoch << self.TID_BITS) | tid
-        if mem.last_write is None or mem.write_hull is None:
-            mem.last_write = np.zeros(self.n, dtype=np.int64)
-            mem.write_hull = np.tile(np.array([[np.iinfo(np.int64).max], [0]]), self.n)
-        mem.last_write[tid] = epoch
-        hull = mem.write_hull
-        hull[0, tid] = min(hull[0, tid], fp.base)
-        hull[1, tid] = max(hull[1, tid], fp.base + fp.span)
+        lo, hi = fp.base, fp.base + fp.span
+        mine = mem.writers.get(tid)
+        if mine is None:
+            mem.writers[tid] = [epoch, lo, hi]
+        else:
+            mine[0] = epoch
+            if lo < mine[1]:
+                mine[1] = lo
+            if hi > mine[2]:
+                mine[2] = hi
 
     def _check_writers(self, mem: Memory, codes: np.ndarray, fp: Footprint, tid: int,
-                       core: int, index: int, verb: str) -> None:
+                       core: int, index: int, verb: str, seen: list[int]) -> None:
         """Race if a byte's last writer does not happen-before thread `tid`. Only threads
         that wrote near these bytes after the epoch `tid` has seen of them need checking."""
-        if mem.last_write is None or mem.write_hull is None:
+        lo, hi = fp.base, fp.base + fp.span
+        writers = [w for w, (epoch, wlo, whi) in mem.writers.items()
+                   if epoch > seen[w] and wlo < hi and whi > lo]
+        if not writers:
             return
-        seen = self.vc[tid]
-        lo, hi = mem.write_hull
-        writers = np.flatnonzero((mem.last_write > seen) & (lo < fp.base + fp.span) & (hi > fp.base))
-        if not writers.size:
-            return
-        if writers.size == 1:
-            limit = int(seen[writers[0]] + 1) << self.TID_BITS
+        if len(writers) == 1:
+            limit = (seen[writers[0]] + 1) << self.TID_BITS
             bad = ((codes & self.mask) == writers[0]) & (codes >= limit)
         else:
-            limits = np.full(self.mask + 1, np.iinfo(np.int32).max, dtype=np.int64)
-            limits[writers] = (seen[writers] + 1) << self.TID_BITS
+            # int32 like the codes: no int64 temporaries the size of the footprint
+            limits = np.full(self.mask + 1, np.iinfo(np.int32).max, dtype=np.int32)
+            limits[writers] = [(seen[w] + 1) << self.TID_BITS for w in writers]
             bad = codes >= np.take(limits, codes & self.mask)
         if bad.any():
             addr = fp.address(bad, mem.granule)
@@ -260,11 +312,14 @@ class HazardTracker:
                 f"by {self._other(int(codes[bad][0]))} with no synchronisation ordering them",
                 core, index, addr)
 
-    def _check_readers(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int) -> None:
+    def _check_readers(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
+                       seen_list: list[int]) -> None:
         """Race if bytes this write overwrites were read by a command that does not
         happen-before it (exact overlap checked byte by byte for candidate reads)."""
         log = mem.reads
-        if not log.n:
+        lo, hi = fp.base, fp.base + fp.span
+        if not any(r != tid and epoch > seen_list[r] and rlo < hi and rhi > lo
+                   for r, (epoch, rlo, rhi) in log.readers.items()):
             return
         lo, hi, rtid, repoch = log.cols[:, : log.n]
         seen = self.vc[tid][rtid]

@@ -39,16 +39,15 @@ class Provenance:
         self.codes = {core: np.zeros(len(stream), dtype=np.int64)
                       for core, stream in program.cores.items()}
 
-    def check(self, task: _Task, memories: dict) -> None:
+    def check(self, task: _Task) -> None:
         """Note `task`'s writer code, then check its reads (before its writes land)."""
         tid = task.tid
         self.codes[task.core][task.index] = (int(self.tracker.vc[tid, tid]) << HazardTracker.TID_BITS) | tid
         expects = task.cmd.expects
         if not expects:
             return
-        for slot, key, fp, _, _ in task.reads:  # type: ignore[union-attr]
+        for slot, mem, fp, _, _ in task.reads:  # type: ignore[union-attr]
             writers = expects.get(slot)
-            mem = memories[key]
             if writers is None or mem.code is None:
                 continue
             codes = mem.codes(fp)

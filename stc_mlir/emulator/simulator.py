@@ -35,7 +35,7 @@ from stc_mlir.isa.program import DTYPES, Command, Program, Tile
 from .report import CommandFigures, Report, Slice
 
 
-@dataclass
+@dataclass(slots=True)
 class _Task:
     """A command prepared for execution."""
 
@@ -45,7 +45,7 @@ class _Task:
     unit: str
     tid: int
     ready: float  # when its issue completes
-    waits: Counter[str]
+    waits: dict[str, int]  # semaphore -> how many it takes
     places: dict[str, tuple[tuple[str, int | None], Footprint]]  # slot -> (memory, bytes)
     duration: float = 0.0  # compute commands
     dma: cost.DmaPlan | None = None
@@ -55,10 +55,12 @@ class _Task:
     reads: list[_Access] | None = None  # prepared once: what `_apply` checks, views and counts
     writes: list[_Access] | None = None
     dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
+    kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
 
 
-# (slot, memory, footprint, tile, bytes counted): one tile a command reads or writes
-_Access = tuple[str, tuple[str, int | None], Footprint, Tile, int]
+# (slot, memory, footprint, tile, bytes counted): one tile a command reads or writes; the
+# memory is its (space, core) key until `_make_memories` binds it to the Memory itself
+_Access = tuple[str, Any, Footprint, Tile, int]
 
 
 def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]:
@@ -68,6 +70,12 @@ def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]
         counted = cmd.tiles["output"] if (cmd.op, slot) == ("gather", "data") else tl  # only the selected rows move
         out.append((slot, *places[slot], tl, counted.numel * counted.itemsize))
     return out
+
+
+def _counts(names: list[str]) -> dict[str, int]:
+    """How many times each semaphore is named (in order; usually once each)."""
+    counts = dict.fromkeys(names, 1)
+    return counts if len(counts) == len(names) else dict(Counter(names))
 
 
 @dataclass(eq=False)
@@ -119,6 +127,11 @@ class Simulator:
         self.tasks = self._prepare()
         self.report.figures = CommandFigures.of(program, self.tasks)
         self.memories = self._make_memories()
+        for queue in self.tasks:  # accesses name their Memory from now on
+            for task in queue:
+                if task.reads is not None and task.writes is not None:
+                    task.reads = [(a[0], self.memories[a[1]], *a[2:]) for a in task.reads]
+                    task.writes = [(a[0], self.memories[a[1]], *a[2:]) for a in task.writes]
 
     # --- set-up
 
@@ -170,7 +183,7 @@ class Simulator:
                     assert b.offset is not None
                     places[slot] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
-                             Counter(cmd.waits), places)
+                             _counts(cmd.waits), places)
                 spec = cmd.spec
                 task.reads = _accesses(cmd, places, [s for s in spec.reads if s in cmd.tiles])
                 task.writes = _accesses(cmd, places, spec.outs)
@@ -180,6 +193,7 @@ class Simulator:
                                   and src.is_contiguous and dst.is_contiguous)
                     task.dma = cost.dma_plan(cmd, core, buffers[src.buffer], buffers[dst.buffer], t)
                     task.unit = task.dma.unit
+                    task.kind = (task.dma.shared, task.dma.cap)
                 else:
                     c = cost.compute_cost(cmd, t)
                     task.duration, task.macs = c.cycles, c.macs
@@ -194,7 +208,7 @@ class Simulator:
         """An npu.fence is one leg in each unit queue of its core: it starts when every
         unit has finished the commands issued before it, and the units resume after it."""
         ready = (index + 1) * self.target.issue_cycles
-        waits = Counter(cmd.waits)
+        waits = _counts(cmd.waits)
         legs: list[_Task] = []
         for unit in HazardTracker.UNITS:
             tid = self.tracker.tid(core, unit)
@@ -403,17 +417,17 @@ class Simulator:
         cmd = task.cmd
         ins: dict[str, np.ndarray] = {}
         outs: dict[str, np.ndarray] = {}
-        memories, numerics = self.memories, self.numerics
+        numerics = self.numerics
         if self.provenance is not None:
-            self.provenance.check(task, memories)
+            self.provenance.check(task)
+        seen = self.tracker.vc[task.tid].tolist() if self.check_hazards else None  # its clock
         for accesses, views, check, count in (
             (task.reads, ins, self.tracker.read, self.report.bytes_read),
             (task.writes, outs, self.tracker.write, self.report.bytes_written),
         ):
-            for slot, key, fp, tile, nbytes in accesses:  # type: ignore[union-attr]
-                mem = memories[key]
+            for slot, mem, fp, tile, nbytes in accesses:  # type: ignore[union-attr]
                 if mem.code is not None:
-                    check(mem, fp, task.tid, task.core, task.index)
+                    check(mem, fp, task.tid, task.core, task.index, seen)
                 if numerics:
                     views[slot] = mem.view(fp.base, tile)
                 count[mem.level] += nbytes
@@ -466,10 +480,12 @@ class Simulator:
         if not self.flows:
             return
         # max-min fair shares depend only on how many transfers use which resources
-        kinds = frozenset(Counter((f.task.dma.shared, f.task.dma.cap) for f in self.flows).items())
-        rates = cost.shares(kinds, self.target)
+        counts: dict[tuple, int] = {}
         for f in self.flows:
-            f.rate = rates[(f.task.dma.shared, f.task.dma.cap)]
+            counts[f.task.kind] = counts.get(f.task.kind, 0) + 1
+        rates = cost.shares(frozenset(counts.items()), self.target)
+        for f in self.flows:
+            f.rate = rates[f.task.kind]
         finish = min(max(f.remaining, 0.0) / f.rate for f in self.flows)
         self._push(self.now + finish, "flows", self.flow_generation)
 

@@ -288,3 +288,20 @@ def test_write_over_bytes_an_unordered_command_read():
                   r"core 0, command #1 \(npu\.dma @x\[512\] : 256xf16 -> @t\[0\] : 256xf16\) "
                   r"writes l1\[0\]\+0x0, read by core 0, command #2 \(npu\.unary relu .*\) on "
                   r"vector with no synchronisation ordering them")
+
+
+def test_large_reads_find_the_first_byte_never_written():
+    """Reads of thousands of granules are checked per block of granules known to be
+    written: the first never-written byte is still found, after the written part was read."""
+    n = 8192
+    b = ProgramBuilder("uninit_large")
+    x = b.input("x", (n,))
+    y = b.output("y", (2 * n,))
+    t = b.buffer("t", "l1", 4 * n, core=0, offset=0)
+    loaded = b.semaphore("loaded")
+    b.add(0, "dma", src=tile(x.buffer, (n,)), dst=tile(t, (n,)), signals=[loaded])
+    b.add(0, "dma", src=tile(t, (n,)), dst=tile(y.buffer, (n,)), waits=[loaded])
+    b.add(0, "dma", src=tile(t, (n + 3,)), dst=tile(y.buffer, (n + 3,), n - 3))
+    err = expect_hazard(b.build(), {"x": f16(n)}, "uninitialized_read",
+                        rf"command #2 .* reads l1\[0\]\+{2 * n:#x}, which was never written")
+    assert err.address == 2 * n

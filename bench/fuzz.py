@@ -95,7 +95,10 @@ def replay(fuzz, args) -> int:
         print(case.model.graph)
         print(outcome.scheduled_ir or "(not scheduled)")
     if outcome.failed:
-        print(f"reproducer: {fuzz.write_reproducer(case, outcome, args.out)}")
+        small = fuzz.shrink(case, outcome)
+        if small is not outcome:
+            print(f"shrunk plan: {json.dumps(small.plan)}")
+        print(f"reproducer: {fuzz.write_reproducer(case, small, args.out)}")
     return 1 if outcome.failed else 0
 
 

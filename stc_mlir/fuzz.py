@@ -761,7 +761,7 @@ def _run_case(case: Case, plan: dict | None) -> Outcome:
         message = str(e).strip()
         if stage.name in ("schedule", "lowering"):
             out.status = "refused"
-            out.stage = _refusal_stage(e, stage.name)
+            out.stage = _refusal_stage(e, stage.name, case.level)
         else:  # the generator's model, the reference or the emulator refusing: a finding
             out.status = "crash"
             out.stage = stage.name
@@ -790,9 +790,9 @@ class _Mismatch(Exception):
     pass
 
 
-def _refusal_stage(error: Exception, stage: str) -> str:
-    """Which part of the compiler refused: the schedule API, the verifier, the automatic
-    scheduler, the lowering or the allocator."""
+def _refusal_stage(error: Exception, stage: str, level: int | None) -> str:
+    """Which part of the compiler refused: the schedule API (manual schedules), the default
+    schedule (level 0), the automatic scheduler, the verifier, the lowering or the allocator."""
     name = type(error).__name__
     if name == "ScheduleVerifyError":
         return "verify"
@@ -803,7 +803,7 @@ def _refusal_stage(error: Exception, stage: str) -> str:
     if name in ("PipelineError", "AutoScheduleError", "ScheduleAutoError"):
         return "auto-schedule"
     if stage == "schedule":
-        return "schedule API"
+        return "schedule API" if level is None else "default schedule" if level == 0 else "auto-schedule"
     return stage
 
 

@@ -679,11 +679,35 @@ class _Stage:
     name = ""
 
 
-def run_case(case: Case, plan: dict | None = None) -> Outcome:
+CASE_TIMEOUT = 120.0
+"""Seconds a case may take before it counts as a hang (cases take well under a second)."""
+
+
+class CaseTimeout(Exception):
+    """A case ran past its time limit."""
+
+
+def run_case(case: Case, plan: dict | None = None, timeout: float | None = CASE_TIMEOUT) -> Outcome:
     """Compile, emulate and compare one case (see the module doc); a manual case uses `plan`
-    if given, else draws one."""
-    with np.errstate(over="ignore", invalid="ignore"):   # fp16 overflow is a result here
-        return _run_case(case, plan)
+    if given, else draws one. Past `timeout` seconds (main thread, POSIX) the case is a
+    crash: a hang."""
+    import signal
+    import threading
+
+    alarm = timeout is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if alarm:
+        def expire(signum, frame):
+            raise CaseTimeout(f"no result after {timeout:g} s (a hang)")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):   # fp16 overflow is a result here
+            return _run_case(case, plan)
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _run_case(case: Case, plan: dict | None) -> Outcome:

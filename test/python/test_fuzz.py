@@ -170,6 +170,12 @@ def test_bench_cli(tmp_path, capsys):
     assert "seed 0 case 2" in capsys.readouterr().out
 
 
+def test_a_hang_is_a_crash():
+    """A case past its time limit is reported as a hang, not waited for."""
+    outcome = fuzz.run_case(fuzz.make_case(0, 1), timeout=0.001)
+    assert outcome.status == "crash" and outcome.message.startswith("CaseTimeout: no result after 0.001 s")
+
+
 # ----------------------------------------------------------------------------- bugs it found
 
 

@@ -5,35 +5,39 @@
     outcome.status                          # "ok", "refused", "mismatch" or "crash"
 
 A case is drawn from `numpy.random.default_rng([seed, number])` alone, so any case of a run
-is rebuilt from its two numbers. Its graph (`random_model`) chains 1-8 nodes on small
-tensors of three families (NCHW images, [batch, rows, width] token rows, [batch, width]
-vectors): convolutions of random kernel, stride, padding, dilation and groups (depthwise
-too), pools, matmul / gemm, elementwise ops with broadcasts, softmax, layer norm,
-concat / split / slice / reshape / transpose, reductions and residual adds, over 1-3 inputs;
-every value no node uses is an output. Axis 0 is the batch throughout, as the schedules
-assume.
+is rebuilt from its two numbers. Its graph (`random_model`) takes 1-8 steps of 1-4 nodes on
+small tensors of three families (NCHW images, [batch, rows, width] token rows, [batch,
+width] vectors): convolutions of random kernel, stride, padding (asymmetric too), dilation
+and groups (depthwise too), pools, matmul / gemm (activation x activation too), elementwise
+ops with broadcasts, batch norm, softmax, layer norm, concat / split / slice / reshape /
+flatten / transpose, reductions and residual blocks, over 1-3 inputs of batch 1-8; every
+value no node uses is an output. Axis 0 is the batch throughout, as the schedules assume.
 
 Its schedule is one of the automatic levels 0-3 or a random manual schedule built with the
 API of `stc_mlir.graph_schedule` (`random_plan` / `apply_plan`): consecutive ops grouped at
 random cut points (a run of ops is a group when only its last result leaves it), some
 groups fused, groups split along the batch by random factors that keep samples apart, a
-random topological order of the items, random mem scopes and core binds (1, 2 or 4 parts of
-1-8 cores, cores in random order). The plan is recorded as plain data, so a reproducer
+random topological order of the items, random mem scopes and core binds (1, 2, 4 or 8 parts
+of 1-8 cores, cores in random order). The plan is recorded as plain data, so a reproducer
 replays it without the random generator.
 
 `run_case` compiles the case up to `schedule-verify`, runs the reference interpreter on the
-schedule-level IR, lowers and allocates, emulates (hazard checks on) and compares the
-emulator's outputs with that reference and with onnxruntime (fp32 on the ONNX model):
+schedule-level IR (and on the graph-level IR), lowers and allocates, emulates (hazard checks
+on) and compares the emulator's outputs with both references and with onnxruntime (fp32 on
+the ONNX model). The outcome is:
 
-- *refused*: the schedule API, the verifier, the lowering or the allocator declined the
-  case with a `StcError` (one line). Counted by stage and reason, not a failure;
-- *mismatch*: an output differs beyond `Tolerance`, or the emulator reported a hazard or an
-  uninitialised read (a compiled program must never have one);
-- *crash*: any other exception (a traceback from inside the compiler is a bug).
+- *refused*: the schedule API, the default schedule, the automatic scheduler, the verifier,
+  the lowering or the allocator declined the case with a `StcError` (one line). Counted by
+  stage and reason, not a failure;
+- *mismatch*: an output differs beyond `Tolerance`, or the emulator reported a hazard;
+- *crash*: any other exception (a traceback from inside the compiler), an error from the
+  importer, the reference or the emulator (the generator's model is valid and a compiled
+  program must run), or a case past `CASE_TIMEOUT` (a hang).
 
-`write_reproducer` puts a failing case in a directory: the ONNX model, the inputs, the
-schedule plan (`schedule.json`, replayed by `schedule.py`), the scheduled IR when it got
-that far, and the outcome.
+`shrink` simplifies a failing manual schedule while it fails the same way, and
+`write_reproducer` puts the case in a directory: the ONNX model, the inputs, the schedule
+(`schedule.py`: the plan, for `stc-run model.onnx --schedule schedule.py:schedule`), the
+scheduled IR when it got that far (`stc-run scheduled.mlir`) and the outcome.
 """
 
 from __future__ import annotations
@@ -124,7 +128,6 @@ class _Graph:
         self.used: set[str] = set()
         self.order: list[str] = []          # activations in creation order
         self.count = 0
-        self.notes: list[str] = []
 
     def fresh(self, base: str) -> str:
         self.count += 1
@@ -157,7 +160,6 @@ class _Graph:
         for name, shape in zip(outs, shapes):
             self.shapes[name] = tuple(int(d) for d in shape)
             self.order.append(name)
-        self.notes.append(op)
         return outs
 
     def pick(self, rank: int | None = None, shape: Sequence[int] | None = None, avoid: str | None = None) -> str | None:
@@ -315,8 +317,8 @@ def _norm(gr: _Graph, x: str) -> None:
         gr.node("Softmax", [x], [shape], axis=axis)
     else:
         d = shape[-1]
-        gr.node("LayerNormalization", [x, gr.const(rng.standard_normal(d) * 0.3 + 1), gr.const(rng.standard_normal(d) * 0.1)],
-                [shape], axis=-1, epsilon=1e-5)
+        scale, bias = gr.const(rng.standard_normal(d) * 0.3 + 1), gr.const(rng.standard_normal(d) * 0.1)
+        gr.node("LayerNormalization", [x, scale, bias], [shape], axis=-1, epsilon=1e-5)
 
 
 def _reduce(gr: _Graph, x: str) -> None:
@@ -488,8 +490,9 @@ def random_plan(module, rng: np.random.Generator) -> dict:
     plain data: groups as lists of op indices (block order of the top-level graph ops), their
     split factors and fusion. `apply_plan` adds, the first time it runs, the items in
     execution order with their placements (`items`: [index in ListItems after the splits,
-    mem scope, core bind]), so the plan then replays without the generator. Valid by construction where the API can tell (groups with one output, factors that divide
-    the batch of a group that keeps samples apart); capacities are left to the verifier."""
+    mem scope, core bind]), so the plan then replays without the generator. Valid by
+    construction where the API can tell (groups with one output, factors that divide the
+    batch of a group that keeps samples apart); capacities are left to the verifier."""
     from xdsl.dialects import func
 
     from stc_mlir.dialects import graph as g
@@ -636,7 +639,7 @@ def make_case(seed: int, number: int, max_nodes: int = 8) -> Case:
     rng = np.random.default_rng([seed, number])
     model = random_model(rng, max_nodes)
     inputs = model_inputs(model, rng)
-    level = _choice(rng, (None, None, None, 0, 1, 2, 3))
+    level = _choice(rng, (None, None, None, *LEVELS))   # None: manual, 3 in 7
     return Case(seed, number, model, inputs, level, int(rng.integers(2 ** 31)))
 
 
@@ -694,7 +697,8 @@ def run_case(case: Case, plan: dict | None = None, timeout: float | None = CASE_
     import signal
     import threading
 
-    alarm = timeout is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    alarm = (timeout is not None and hasattr(signal, "setitimer")
+             and threading.current_thread() is threading.main_thread())
     if alarm:
         def expire(signum, frame):
             raise CaseTimeout(f"no result after {timeout:g} s (a hang)")
@@ -904,6 +908,7 @@ class Summary:
     refusals: dict[str, int] = field(default_factory=dict)
     failures: list[Outcome] = field(default_factory=list)
     worst: dict[str, float] = field(default_factory=dict)
+    worst_case: dict[str, int] = field(default_factory=dict)
     slowest: float = 0.0
     overflows: int = 0
 
@@ -920,7 +925,8 @@ class Summary:
         self.overflows += bool(outcome.notes)
         for key, value in outcome.metrics.items():
             worse = min if key.endswith("_cos") else max
-            self.worst[key] = worse(self.worst.get(key, value), value)
+            if key not in self.worst or worse(self.worst[key], value) != self.worst[key]:
+                self.worst[key], self.worst_case[key] = value, outcome.number
         self.slowest = max(self.slowest, outcome.seconds)
 
     def table(self) -> str:
@@ -933,8 +939,12 @@ class Summary:
         if self.overflows:
             lines.append(f"  {self.overflows} case(s) overflow fp16 (compared with the reference only)")
         if self.worst:
-            lines.append("  worst among passing cases: " + ", ".join(
-                f"{k} {v:.6f}" if k.endswith("_cos") else f"{k} {v:.2e}" for k, v in sorted(self.worst.items())))
+            lines.append("  worst among passing cases (cosine; max |diff| / max(1, max |golden|)), by golden:")
+            for what in ("reference", "graph_reference", "onnxruntime"):
+                shown = [(f"{v:.6f}" if k.endswith("_cos") else f"{v:.2e}") + f" (case {self.worst_case[k]})"
+                         for k in (f"{what}_cos", f"{what}_err") if (v := self.worst.get(k)) is not None]
+                if shown:
+                    lines.append(f"    {what.replace('_', ' '):16} " + ", ".join(shown))
         if self.refusals:
             lines.append("  refusals by stage and reason:")
             for key, n in sorted(self.refusals.items(), key=lambda kv: -kv[1]):

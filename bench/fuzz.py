@@ -4,7 +4,7 @@ compared with the reference interpreter and onnxruntime (`stc_mlir.fuzz`).
     python bench/fuzz.py --seed 1 --cases 1000               # a run; failures -> fuzz-failures/
     python bench/fuzz.py --seed 1 --case 296                 # replay one case, with its traceback
     python bench/fuzz.py --seed 1 --case 296 --show          # ... and print its graph and schedule IR
-    python bench/fuzz.py --seed 1 --cases 200 --json out.json
+    python bench/fuzz.py --seed 1 --cases 200 --json out.json --large 0   # small shapes only
 
 Every case is drawn from (seed, case number) alone. Each failing case (a mismatch, or a
 traceback from inside the compiler) is printed with its seed and number and written to
@@ -35,13 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="number of the first case (default 0)")
     parser.add_argument("--case", type=int, help="run only this case and show its outcome in full")
     parser.add_argument("--max-nodes", type=int, default=8, help="graph steps per case (default 8)")
+    parser.add_argument("--large", type=float, default=0.05,
+                        help="fraction of cases with a large first input, 0.1-1.2 MB (default 0.05)")
     parser.add_argument("--out", default="fuzz-failures", help="directory for reproducers (default fuzz-failures)")
     parser.add_argument("--json", help="write the summary and every non-ok outcome as JSON here")
     parser.add_argument("--show", action="store_true", help="with --case: print the graph and the schedule IR")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     args = parser.parse_args(argv)
-    if args.cases < 1 or args.max_nodes < 1 or args.seed < 0 or args.first < 0:
-        parser.error("--cases, --max-nodes must be >= 1; --seed, --first >= 0")
+    if args.cases < 1 or args.max_nodes < 1 or args.seed < 0 or args.first < 0 or not 0 <= args.large <= 1:
+        parser.error("--cases, --max-nodes must be >= 1; --seed, --first >= 0; --large in [0, 1]")
 
     # level 3's decision cache goes to a scratch directory: random graphs would fill the user's
     os.environ.setdefault("STC_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="stc-fuzz-cache-"))
@@ -64,12 +66,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\r{done}/{args.cases} cases, {time.perf_counter() - start:.0f} s ", end="",
                   file=sys.stderr, flush=True)
 
-    summary = fuzz.run_cases(args.seed, numbers, args.out, args.max_nodes, progress)
+    summary = fuzz.run_cases(args.seed, numbers, args.out, args.max_nodes, progress, args.large)
     if not args.quiet:
         print(file=sys.stderr)
     print(summary.table())
     if summary.failures:
-        print(f"reproducers in {args.out}/; replay one with: python bench/fuzz.py --seed {args.seed} --case N")
+        print(f"reproducers in {args.out}/; replay one with: python bench/fuzz.py --seed {args.seed} --case N "
+              f"--large {args.large:g}")
     if args.json:
         with open(args.json, "w") as f:
             data = asdict(summary)
@@ -81,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def replay(fuzz, args) -> int:
-    case = fuzz.make_case(args.seed, args.case, args.max_nodes)
+    case = fuzz.make_case(args.seed, args.case, args.max_nodes, args.large)
     outcome = fuzz.run_case(case)
     print(outcome.line())
     print(f"graph: {outcome.graph}")

@@ -433,22 +433,30 @@ VECTOR_OPS: list[tuple[Callable[[_Graph, str], None], int]] = [
 FAMILIES = {4: IMAGE_OPS, 3: ROW_OPS, 2: VECTOR_OPS}
 
 
-def _input_shape(rng: np.random.Generator, batch: int, rank: int) -> tuple[int, ...]:
+def _input_shape(rng: np.random.Generator, batch: int, rank: int, large: bool = False) -> tuple[int, ...]:
+    """A small input shape; `large` ones (~0.1-1.2 MB) make the L1 and LLB capacities bite."""
     if rank == 4:
+        if large:
+            return (batch, int(_choice(rng, (16, 32))), int(rng.integers(24, 49)), int(rng.integers(24, 49)))
         return (batch, int(_choice(rng, (1, 3, 4, 8, 16))), int(rng.integers(3, 13)), int(rng.integers(3, 13)))
     if rank == 3:
+        if large:
+            return (batch, int(rng.integers(64, 129)), int(_choice(rng, (128, 256))))
         return (batch, int(rng.integers(2, 13)), int(_choice(rng, (8, 16, 24, 32))))
-    return (batch, int(_choice(rng, (8, 16, 32, 48))))
+    return (batch, int(_choice(rng, (1024, 4096)) if large else _choice(rng, (8, 16, 32, 48))))
 
 
-def random_model(rng: np.random.Generator, max_nodes: int = 8) -> onnx.ModelProto:
-    """A random ONNX model of 1-`max_nodes` steps on small tensors (see the module doc)."""
+def random_model(rng: np.random.Generator, max_nodes: int = 8, large: float = 0.0) -> onnx.ModelProto:
+    """A random ONNX model of 1-`max_nodes` steps on small tensors (see the module doc); with
+    probability `large` its first input is large (0.1-1.2 MB: a case then takes seconds)."""
     gr = _Graph(rng)
     batch = int(_choice(rng, (1, 2, 2, 4, 4, 8)))
     rank = int(_choice(rng, (4, 4, 3, 2)))
+    big = rng.random() < large   # drawn whatever `large` is: the cases stay the same
     for _ in range(int(_choice(rng, (1, 1, 1, 2, 3)))):
         same = rng.integers(2)
-        gr.input(_input_shape(rng, batch, rank if same or not gr.inputs else int(_choice(rng, (4, 3, 2)))))
+        gr.input(_input_shape(rng, batch, rank if same or not gr.inputs else int(_choice(rng, (4, 3, 2))),
+                              big and not gr.inputs))
     for _ in range(int(rng.integers(1, max_nodes + 1))):
         x = gr.pick()
         assert x is not None
@@ -628,19 +636,24 @@ class Case:
     inputs: dict[str, np.ndarray]
     level: int | None               # None: a manual schedule (plan drawn after the graph passes)
     plan_seed: int
+    large: float = 0.0              # the fraction of large cases it was drawn with
+
+    @property
+    def replay(self) -> str:
+        return f"python bench/fuzz.py --seed {self.seed} --case {self.number} --large {self.large:g}"
 
     @property
     def schedule_name(self) -> str:
         return MANUAL if self.level is None else f"level {self.level}"
 
 
-def make_case(seed: int, number: int, max_nodes: int = 8) -> Case:
-    """Case `number` of the run with `seed` (depends on those two numbers only)."""
+def make_case(seed: int, number: int, max_nodes: int = 8, large: float = 0.0) -> Case:
+    """Case `number` of the run with `seed` (depends on those numbers and the options only)."""
     rng = np.random.default_rng([seed, number])
-    model = random_model(rng, max_nodes)
+    model = random_model(rng, max_nodes, large)
     inputs = model_inputs(model, rng)
     level = _choice(rng, (None, None, None, *LEVELS))   # None: manual, 3 in 7
-    return Case(seed, number, model, inputs, level, int(rng.integers(2 ** 31)))
+    return Case(seed, number, model, inputs, level, int(rng.integers(2 ** 31)), large)
 
 
 @dataclass
@@ -675,7 +688,7 @@ def reason_of(message: str) -> str:
     text = message.splitlines()[0] if message else ""
     text = re.sub(r"'[^']*'|\"[^\"]*\"|%[\w.#]+|@\w+", "_", text)
     text = re.sub(r"tensor<[^>]*>|\[[^\]]*\]|\d[\d,.x]*", "N", text)
-    return re.sub(r"\s+", " ", text)[:110]
+    return re.sub(r"\s+", " ", text)[:150]
 
 
 class _Stage:
@@ -708,6 +721,9 @@ def run_case(case: Case, plan: dict | None = None, timeout: float | None = CASE_
     try:
         with np.errstate(over="ignore", invalid="ignore"):   # fp16 overflow is a result here
             return _run_case(case, plan)
+    except CaseTimeout as e:  # outside the stages' handlers (between them, or at the very end)
+        return Outcome(case.seed, case.number, case.schedule_name, "crash", "", "CaseTimeout: a hang",
+                       f"CaseTimeout: {e}", describe(case.model), float(timeout or 0))
     finally:
         if alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -888,8 +904,8 @@ def _reproducer_script(case: Case, outcome: Outcome) -> str:
         schedule = f"LEVEL = {case.level}\n"
         usage = f"stc-run model.onnx --level {case.level} --check"
     return (f'"""Fuzz case: seed {case.seed} case {case.number}, {outcome.schedule}.\n\n'
-            f"{outcome.line()}\n\nGraph: {outcome.graph}\n\nReplay: python bench/fuzz.py --seed {case.seed} "
-            f"--case {case.number}\nor:     {usage}\n\"\"\"\n\n{schedule}")
+            f"{outcome.line()}\n\nGraph: {outcome.graph}\n\nReplay: {case.replay}\n"
+            f"or:     {usage}\n\"\"\"\n\n{schedule}")
 
 
 # ----------------------------------------------------------------------------- runs
@@ -955,12 +971,12 @@ class Summary:
 
 
 def run_cases(seed: int, numbers: Sequence[int], reproducers: str | None = None, max_nodes: int = 8,
-              progress: Callable[[Outcome], None] | None = None) -> Summary:
+              progress: Callable[[Outcome], None] | None = None, large: float = 0.0) -> Summary:
     """Run the cases `numbers` of seed `seed`; failing ones are written under `reproducers`."""
     summary = Summary(seed)
     start = time.perf_counter()
     for number in numbers:
-        case = make_case(seed, number, max_nodes)
+        case = make_case(seed, number, max_nodes, large)
         outcome = run_case(case)
         summary.add(outcome)
         if outcome.failed and reproducers:

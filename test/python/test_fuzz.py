@@ -31,7 +31,8 @@ def test_fuzz_run(tmp_path):
     fuzzer must not decay into refusals), under every kind of schedule."""
     summary = fuzz.run_cases(SEED, range(CASES), reproducers=str(tmp_path / "repro"))
     print(summary.table())
-    assert not summary.failures, "\n".join(o.line() for o in summary.failures)
+    assert not summary.failures, "\n".join(f"{o.line()} (replay: python bench/fuzz.py --seed {SEED} "
+                                           f"--case {o.number} --large 0)" for o in summary.failures)
     assert summary.status.get("ok", 0) >= 0.8 * CASES, summary.table()
     for name in ("manual", "level 0", "level 1", "level 2", "level 3"):
         assert summary.by_schedule.get(name, {}).get("ok", 0) >= 10, summary.table()

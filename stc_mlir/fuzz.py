@@ -786,9 +786,12 @@ def _run_case(case: Case, plan: dict | None) -> Outcome:
                 checks.append(("onnxruntime", ONNXRUNTIME, golden[k]))
             if golden is not None and fp16_overflow(golden[k], want[k]):
                 checks.pop()   # the model leaves fp16's range: only our two fp16 results compare
-                out.notes.append(f"output '{name}' overflows fp16: not compared with onnxruntime")
+                out.notes.append(OVERFLOW)
             for what, tol, expected in checks:
                 ok, m = tol.check(expected, got[name])
+                if not ok and what == "onnxruntime" and fp16_conditioned(expected, want[k]):
+                    out.notes.append(CONDITIONED)   # the emulator agreed with the fp16 reference
+                    continue
                 key = what.replace(" ", "_")
                 if m["peak"] > m["bound"]:   # see Tolerance: a cancelled result has no direction
                     worst[f"{key}_cos"] = min(worst.get(f"{key}_cos", 1.0), m["cosine"])
@@ -820,6 +823,20 @@ def _run_case(case: Case, plan: dict | None) -> Outcome:
         out.traceback = traceback.format_exc()
     out.seconds = time.perf_counter() - start
     return out
+
+
+OVERFLOW = "leaves fp16's range (compared with the references only)"
+CONDITIONED = ("ill-conditioned in fp16: the fp16 reference is as far from onnxruntime as the emulator "
+               "(cosine >= 0.99)")
+
+
+def fp16_conditioned(golden: np.ndarray, reference: np.ndarray) -> bool:
+    """Whether our fp16 reference itself misses onnxruntime's fp32 result by more than the
+    bound, but keeps its direction (cosine >= 0.99): a model that fp16 cannot compute more
+    closely (a layer norm of nearly equal values divides rounding noise by a tiny spread),
+    not a compiler error. A kernel computing the wrong thing loses the direction."""
+    ok, m = ONNXRUNTIME.check(golden, reference)
+    return not ok and m["cosine"] >= 0.99
 
 
 def fp16_overflow(golden: np.ndarray, reference: np.ndarray) -> bool:
@@ -926,7 +943,7 @@ class Summary:
     worst: dict[str, float] = field(default_factory=dict)
     worst_case: dict[str, int] = field(default_factory=dict)
     slowest: float = 0.0
-    overflows: int = 0
+    notes: dict[str, int] = field(default_factory=dict)
 
     def add(self, outcome: Outcome) -> None:
         self.cases += 1
@@ -938,7 +955,8 @@ class Summary:
             self.refusals[key] = self.refusals.get(key, 0) + 1
         if outcome.failed:
             self.failures.append(outcome)
-        self.overflows += bool(outcome.notes)
+        for note in set(outcome.notes):
+            self.notes[note] = self.notes.get(note, 0) + 1
         for key, value in outcome.metrics.items():
             worse = min if key.endswith("_cos") else max
             if key not in self.worst or worse(self.worst[key], value) != self.worst[key]:
@@ -952,8 +970,8 @@ class Summary:
         for name in sorted(self.by_schedule):
             row = self.by_schedule[name]
             lines.append(f"  {name:8} " + ", ".join(f"{k} {v}" for k, v in sorted(row.items())))
-        if self.overflows:
-            lines.append(f"  {self.overflows} case(s) overflow fp16 (compared with the reference only)")
+        for note, n in sorted(self.notes.items()):
+            lines.append(f"  {n} case(s) {note}")
         if self.worst:
             lines.append("  worst among passing cases (cosine; max |diff| / max(1, max |golden|)), by golden:")
             for what in ("reference", "graph_reference", "onnxruntime"):

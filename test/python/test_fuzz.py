@@ -94,6 +94,11 @@ def test_tolerance():
     assert not ok and metrics["max_abs"] == pytest.approx(0.5, abs=2e-3)
     assert not fuzz.ONNXRUNTIME.check(golden, -golden)[0]
     assert not fuzz.REFERENCE.check(golden, golden[:10])[0]
+    # fp16 conditioning: our reference misses fp32 by more than the bound but keeps the
+    # direction (excused when the emulator agrees with the reference); a wrong kernel does not
+    off = golden + np.where(np.arange(1000) == 5, 0.2, 0.0).astype(np.float32)
+    assert not fuzz.ONNXRUNTIME.check(golden, off)[0] and fuzz.fp16_conditioned(golden, off)
+    assert not fuzz.fp16_conditioned(golden, -golden) and not fuzz.fp16_conditioned(golden, golden)
 
 
 def test_a_wrong_number_is_a_mismatch(monkeypatch, tmp_path):

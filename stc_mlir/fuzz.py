@@ -347,19 +347,24 @@ def _concat(gr: _Graph, x: str) -> None:
     gr.node("Concat", operands, [out], axis=axis)
 
 
+def _cut_axis(gr: _Graph, x: str) -> int | None:
+    """A random axis of `x` but the batch with 2 or more elements (None if there is none)."""
+    axes = [a for a in range(1, len(gr.shapes[x])) if gr.shapes[x][a] >= 2]
+    return int(_choice(gr.rng, axes)) if axes else None
+
+
 def _split(gr: _Graph, x: str) -> None:
-    rng, shape = gr.rng, gr.shapes[x]
-    axes = [a for a in range(1, len(shape)) if shape[a] >= 2]
-    if not axes:
+    rng, shape, axis = gr.rng, gr.shapes[x], _cut_axis(gr, x)
+    if axis is None:
         _unary(gr, x)
         return
-    axis = int(_choice(rng, axes))
     first = int(rng.integers(1, shape[axis]))
     sizes = [first, shape[axis] - first]
     outs = [tuple(s if i == axis else d for i, d in enumerate(shape)) for s in sizes]
     a, b = gr.node("Split", [x, gr.ints(sizes)], outs, axis=axis)
-    gr.order = gr.order[:-2]   # only the next op uses the halves: a group can hold the split
-    # the halves meet again in one op (a group with one output can hold the split)
+    # only the next op uses the halves, which meet again there: a group with one output can
+    # hold the split with it
+    gr.order = gr.order[:-2]
     if outs[0] == outs[1] and rng.integers(2):
         gr.node(_choice(rng, ("Add", "Mul", "Max")), [a, b], [outs[0]])
     else:
@@ -367,17 +372,14 @@ def _split(gr: _Graph, x: str) -> None:
 
 
 def _slice(gr: _Graph, x: str) -> None:
-    rng, shape = gr.rng, gr.shapes[x]
-    axes = [a for a in range(1, len(shape)) if shape[a] >= 2]
-    if not axes:
+    rng, shape, axis = gr.rng, gr.shapes[x], _cut_axis(gr, x)
+    if axis is None:
         _unary(gr, x)
         return
-    axis = int(_choice(rng, axes))
     start = int(rng.integers(0, shape[axis] - 1))
     end = int(rng.integers(start + 1, shape[axis] + 1))
-    step = 1
     out = tuple(end - start if i == axis else d for i, d in enumerate(shape))
-    gr.node("Slice", [x, gr.ints([start]), gr.ints([end]), gr.ints([axis]), gr.ints([step])], [out])
+    gr.node("Slice", [x, gr.ints([start]), gr.ints([end]), gr.ints([axis]), gr.ints([1])], [out])
 
 
 def _transpose(gr: _Graph, x: str) -> None:

@@ -511,7 +511,6 @@ def random_plan(module, rng: np.random.Generator) -> dict:
 
     f = find_function(module)
     ops = [op for op in f.body.block.ops if isinstance(op, g.GraphOp) and not isinstance(op, g.ConstantOp)]
-    index = {op: i for i, op in enumerate(ops)}
     cut_p = float(_choice(rng, (0.0, 0.3, 0.6, 1.0)))
     returned = {v for op in f.body.block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
 
@@ -549,7 +548,7 @@ def random_plan(module, rng: np.random.Generator) -> dict:
 
 
 def _core_bind(rng: np.random.Generator, batch: int | None, separable: bool, bias: str) -> list[list[int]]:
-    parts_choices = [p for p in (1, 2, 4, 8) if batch and batch % p == 0 and (p == 1 or separable)]
+    parts_choices = [p for p in (1, 2, 4, 8) if batch and batch % p == 0 and (p == 1 or separable)] or [1]
     if bias == "one":
         parts = 1
     elif bias == "many":
@@ -694,6 +693,8 @@ def reason_of(message: str) -> str:
 
 
 class _Stage:
+    """How far a case got (set as it goes, read by the handlers)."""
+
     name = ""
 
 

@@ -806,10 +806,14 @@ class GroupLowering:
                             rule.run(em, core, box, srcs, dest.whole)  # type: ignore[attr-defined]
                         continue
                     operands = []
-                    for v in rule.operands:
+                    steps = rule.steps(box)
+                    for i, v in enumerate(rule.operands):
                         placement = self.value(v)
                         own = placement.on(core)
-                        if own is not None and not constant(v):
+                        # the core's own piece serves only if it holds every region the core
+                        # reads (another distribution or a halo reaches past it)
+                        if own is not None and not constant(v) and all(
+                                s[i] is None or bx.contains(own.frame.box, s[i]) for s in steps):
                             operands.append(Operand(placement, own.frame, [own.owned]))
                         else:
                             operands.append(Operand(placement))

@@ -139,6 +139,7 @@ BINARY = {
     "pow": np.power,
     "maximum": np.maximum,
     "minimum": np.minimum,
+    "prelu": lambda x, slope: np.where(x >= 0, x, x * slope),
 }
 
 
@@ -206,12 +207,15 @@ def unary(kind: str, x: np.ndarray, **params: float | str) -> np.ndarray:
                 return -x
             case "log":
                 return np.log(x)
+            case "sign" | "cosh" | "sinh" | "softplus" | "mish" | "hard_sigmoid" | "hard_swish" | "not":
+                return unary_extra(kind, x, **params)  # type: ignore[arg-type]
     raise KeyError(f"unknown unary kernel '{kind}'")
 
 
 UNARY_KINDS = (
     "relu", "clip", "leaky_relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt",
     "rsqrt", "reciprocal", "abs", "neg", "log",
+    "sign", "cosh", "sinh", "softplus", "mish", "hard_sigmoid", "hard_swish", "not",
 )
 
 
@@ -309,7 +313,7 @@ def global_avg_pool(x: np.ndarray) -> np.ndarray:
     return np.mean(x, axis=tuple(range(2, x.ndim)), keepdims=True)
 
 
-REDUCE = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max}
+REDUCE = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max, "reduce_min": np.min}
 
 
 def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.ndarray:
@@ -346,7 +350,8 @@ def cast(x: np.ndarray, dtype: np.dtype, saturate: bool = True) -> np.ndarray:
 
 
 def unary_extra(kind: str, x: np.ndarray, **params: float) -> np.ndarray:
-    """Elementwise ops beyond the vector unit's `UNARY_KINDS`."""
+    """Elementwise ops added to the vector unit's first set (sign, cosh, sinh, softplus,
+    mish, hard sigmoid/swish, not); sign, abs and neg exactly on integers."""
     if kind == "not":
         return np.logical_not(x)
     if kind in ("sign", "abs", "neg") and is_exact(x):

@@ -128,13 +128,12 @@ func.func @views(%x: tensor<2x256xf16> {graph.name = "x"}) -> (tensor<2x256xf16>
 
 // What the lowering cannot do is a diagnostic naming the item, the op and why.
 
-// CHECK: @bn: group 'bn': graph.batch_norm 'bn' is not supported: the npu lowering has no rule for it: graph-canonicalize folds it into the conv before it or, if its scale, bias, mean and variance are constants, turns it into a per-channel multiply and add
-// DIAG: stc-opt: error: {{.*}}convert-schedule-to-npu.mlir: verification failed: @bn: group 'bn': graph.batch_norm 'bn' is not supported: the npu lowering has no rule for it: graph-canonicalize folds it into the conv before it or, if its scale, bias, mean and variance are constants, turns it into a per-channel multiply and add
-func.func @bn(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16> {
-  %s = graph.constant dense<1.000000e+00> : tensor<2xf16>
-  %g = schedule.group "bn" (%a = %x : tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
-    %bn = graph.batch_norm %a, %s, %s, %s, %s : (tensor<1x2x4x4xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x4x4xf16>
-    schedule.yield %bn : tensor<1x2x4x4xf16>
+// CHECK: @lrn: group 'lrn': graph.lrn 'lrn' is not supported: the npu lowering has no rule for it
+// DIAG: stc-opt: error: {{.*}}convert-schedule-to-npu.mlir: verification failed: @lrn: group 'lrn': graph.lrn 'lrn' is not supported: the npu lowering has no rule for it
+func.func @lrn(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16> {
+  %g = schedule.group "lrn" (%a = %x : tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
+    %lrn = graph.lrn %a {size = 3 : i64} : tensor<1x2x4x4xf16>
+    schedule.yield %lrn : tensor<1x2x4x4xf16>
   }
   func.return %g : tensor<1x2x4x4xf16>
 }

@@ -57,6 +57,7 @@ from .values import constant, dtype_of, shape_of
 from .vector import (
     BINARY, UNARY, BinaryRule, CastRule, LayerNormRule, ReduceRule, SoftmaxRule, UnaryRule,
 )
+from . import indexing, vector
 
 MARGIN = 0.02
 """Fraction of L1 / weight buffer / LLB the lowering leaves to the allocator (alignment,
@@ -70,6 +71,9 @@ RULES: dict[type[Operation], type[Rule]] = {
     **dict.fromkeys((g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.GlobalAvgPoolOp), ReduceRule),
     g.TransposeOp: TransposeRule, g.SliceOp: SliceRule, g.ConcatOp: ConcatRule,
     g.ExpandOp: ExpandRule, g.GatherOp: GatherRule,
+    **dict.fromkeys(vector.COMPARE, vector.CompareRule), g.WhereOp: vector.SelectRule,
+    g.ReduceMinOp: ReduceRule, g.ArgMaxOp: vector.ArgReduceRule, g.ArgMinOp: vector.ArgReduceRule,
+    g.BatchNormOp: vector.BatchNormRule, **indexing.RULES,
 }
 
 
@@ -79,13 +83,12 @@ def make_rule(op: Operation, out: SSAValue, operands: Sequence[SSAValue] | None 
     operands = list(op.operands if operands is None else operands)
     if isinstance(op, g.SplitOp):
         return SplitPartRule(op, operands, out, list(op.results).index(out))
+    if type(op) in indexing.RESULT_RULES:
+        return indexing.RESULT_RULES[type(op)](op, operands, out, list(op.results).index(out))
     rule = RULES.get(type(op))
     if rule is not None:
         return rule(op, operands, out)
     hints = {
-        g.BatchNormOp: "the npu lowering has no rule for it: graph-canonicalize folds it into the conv "
-                       "before it or, if its scale, bias, mean and variance are constants, turns it "
-                       "into a per-channel multiply and add",
         g.GemmOp: "run graph-canonicalize first (it becomes matmul + add)",
         g.SumOp: "run graph-canonicalize first (it becomes adds)",
     }
@@ -427,7 +430,7 @@ class GroupLowering:
     def rule(self, op: Operation, out: SSAValue) -> Rule:
         try:
             rule = make_rule(op, out, self.ins(op))
-            if not rule.movement and not isinstance(rule, CastRule):
+            if not rule.movement and not isinstance(rule, CastRule) and not getattr(rule, "exact", False):
                 for v in [*rule.operands, out]:
                     if dtype_of(v) not in ("f16", "f32"):
                         raise LoweringError(f"computes on {dtype_of(v)} tensors: the matrix and "
@@ -444,7 +447,7 @@ class GroupLowering:
             self.fl.env[self.op.output] = self.env[self.output]
             return
         for o in ops:
-            if len(o.results) != 1 and not isinstance(o, g.SplitOp):
+            if len(o.results) != 1 and not isinstance(o, (g.SplitOp, *indexing.RESULT_RULES)):
                 raise LoweringError(f"{self.where(o)} has {len(o.results)} results")
         plan = self.plan()
         all_ddr = all(self.value(v).whole is not None for o in ops for v in self.ins(o)

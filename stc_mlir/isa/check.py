@@ -398,6 +398,16 @@ def _nms(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
 
 def _einsum(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
     operands = [tiles[s].shape for s in ("lhs", "rhs") if s in tiles]
+    eq = p["equation"].replace(" ", "")
+    extent: dict[str, int] = {}
+    for letters, shape in zip(eq.split("->")[0].split(","), operands):
+        if "..." in letters:
+            continue  # numpy's broadcasting of the ellipsis decides below
+        _expect(len(letters) == len(shape), f"einsum '{eq}': operand {list(shape)} has "
+                f"{len(shape)} dims for the {len(letters)} indices '{letters}'")
+        for letter, d in zip(letters, shape):
+            _expect(extent.setdefault(letter, d) in (d, 1) or d == 1, f"einsum '{eq}': index "
+                    f"'{letter}' is {extent[letter]} in one operand and {d} in another")
     try:
         out = np.einsum(p["equation"], *(np.broadcast_to(np.float32(0), s) for s in operands)).shape
     except ValueError as e:

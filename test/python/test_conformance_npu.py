@@ -188,3 +188,22 @@ def test_a_command_the_vector_unit_cannot_do_on_integers_is_refused_by_name():
     m = model([helper.make_node("ReduceMean", ["x"], ["y"], keepdims=1)], [("x", I64, [3, 4])], [("y", I64, None)])
     with pytest.raises(LoweringError, match=r"graph.reduce_mean 'y': a mean of i64 tensors is not supported"):
         onnx_backend.EmulatorBackend.prepare(m)
+
+
+def test_default_schedule_gives_multi_result_ops_one_item_per_used_result():
+    """A group has one output: a Split becomes slices, a TopK one group per used result
+    (results nobody uses are not computed)."""
+    from stc_mlir.frontend import import_onnx
+    from stc_mlir.schedules.default import default_schedule
+
+    m = model([helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1),
+               helper.make_node("TopK", ["a", "k"], ["v", "i"], axis=1)],
+              [("x", F, [2, 7])], [("b", F, None), ("i", I64, None)],
+              [("sizes", np.array([3, 4], np.int64)), ("k", np.array([2], np.int64))])
+    module = default_schedule(import_onnx(m, dtype="float16")).module
+    names = [op.name for op in module.walk()]
+    assert "graph.split" not in names and names.count("graph.slice") == 2
+    groups = [op for op in module.walk() if op.name == "schedule.group"]
+    assert [g.group_name.data for g in groups if "graph.topk" in [o.name for o in g.walk()]] == ["i_0"]
+    assert commands(m) >= {"topk"}
+    check(m, {"x": RNG.standard_normal((2, 7)).astype(np.float32)})

@@ -96,6 +96,12 @@ def make_rule(op: Operation, out: SSAValue, operands: Sequence[SSAValue] | None 
     raise LoweringError(f"{op_label(op)} is not supported: {hint}")
 
 
+def computed(op: Operation) -> list[SSAValue]:
+    """The results of `op` the lowering computes: all of a one-result op, the used ones of
+    a multi-result op (a TopK grouped for its indices does not sort for its values)."""
+    return list(op.results) if len(op.results) == 1 else [r for r in op.results if r.uses]
+
+
 def op_label(op: Operation) -> str:
     span = op.attributes.get(SPAN_ATTR)
     name = getattr(span, "data", None) or (op.results[0].name_hint if op.results else None)
@@ -472,7 +478,7 @@ class GroupLowering:
                 p.first.setdefault(v, k)
         p.last[self.output] = len(ops)
         for o in ops:
-            for r in o.results:
+            for r in computed(o):
                 if isinstance(o, VIEW_OPS) and self.ins(o)[0] in self.env:
                     view = self._map_view(self.env[self.ins(o)[0]], r)
                     if view is None:
@@ -504,7 +510,7 @@ class GroupLowering:
         for o in ops:
             if isinstance(o, VIEW_OPS):
                 continue
-            for r in o.results:
+            for r in computed(o):
                 rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
                 for core, box in p.owned[r]:
                     for step in rule.steps(box):
@@ -670,7 +676,7 @@ class GroupLowering:
                 continue  # a view of an input: placed by the plan
             if k:
                 self.em.barrier(self.ctx.label)
-            for r in o.results:
+            for r in computed(o):
                 root = p.root[r]
                 pieces = []
                 for core, box in p.owned[r]:
@@ -693,7 +699,7 @@ class GroupLowering:
                 self.env[r] = placements[r]
             if isinstance(o, VIEW_OPS):
                 continue
-            for r in o.results:
+            for r in computed(o):
                 rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
                 rule.configure(self.wb)
                 final = r is self.output and out_dest is not None
@@ -761,7 +767,7 @@ class GroupLowering:
         for k, o in enumerate(ops):
             if k:
                 em.barrier(self.ctx.label)
-            for r in o.results:
+            for r in computed(o):
                 if isinstance(o, VIEW_OPS):
                     self.env[r] = self._view(self.ins(o)[0], r, k)
                     continue

@@ -113,6 +113,8 @@ def vector_passes(cmd: Command) -> list[tuple[str, int]]:
         case "max_roi_pool":  # each bin reads its share of the feature map per roi
             x, rois = t["input"].shape, t["rois"].shape[0]
             return [("max", rois * x[1] * x[2] * x[3])]
+        case "lrn":  # squares, a running sum over `size` channels, the power and the divide
+            return [("mul", n_in), ("add", n_in * p["size"]), ("pow", n_in), ("divide", n_in)]
         case "nms":  # pairwise IoU of each class's boxes, then the greedy pass
             batches, classes, boxes = t["scores"].shape
             pairs = batches * classes * boxes * boxes

@@ -171,6 +171,8 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
                 ins["boxes"], ins["scores"], p["max_output_boxes_per_class"], p["iou_threshold"],
                 p["score_threshold"], p["center_point_box"], bound)
             result = selected if p["kind"] == "indices" else count
+        case "lrn":
+            result = kernels.lrn(ins["input"], p["size"], p["alpha"], p["beta"], p["bias"])
         case "einsum":
             result = kernels.einsum(p["equation"], *(ins[s] for s in ("lhs", "rhs") if s in ins))
         case _:

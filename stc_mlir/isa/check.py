@@ -415,6 +415,13 @@ def _einsum(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
     _expect_shape("output", tiles["output"], out or (1,))
 
 
+def _lrn(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    _expect(len(tiles["input"].shape) >= 3 and p["size"] >= 1,
+            f"lrn takes an input with channels (N, C, ...) and a size >= 1, got "
+            f"{list(tiles['input'].shape)} and size {p['size']}")
+    _expect_shape("output", tiles["output"], tiles["input"].shape)
+
+
 _SHAPE_CHECKS = {
     "dma": _dma, "gather": _gather, "conv2d": _conv2d, "matmul": _matmul, "unary": _elementwise,
     "binary": _elementwise, "softmax": _softmax, "layer_norm": _layer_norm, "pool": _pool,
@@ -422,6 +429,6 @@ _SHAPE_CHECKS = {
     "compare": _compare, "select": _select, "arg_reduce": _arg_reduce, "topk": _topk,
     "resize": _resize, "gather_elements": _gather_elements, "gather_nd": _gather_nd,
     "one_hot": _one_hot, "batch_norm": _batch_norm, "roi_align": _rois, "max_roi_pool": _rois,
-    "nms": _nms, "einsum": _einsum,
+    "nms": _nms, "einsum": _einsum, "lrn": _lrn,
 }
 assert set(_SHAPE_CHECKS) == set(OPS)

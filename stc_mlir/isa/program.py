@@ -372,6 +372,9 @@ OPS: dict[str, OpSpec] = {
                 "iou_threshold": ("float", 0.0), "score_threshold": ("float", -math.inf),
                 "center_point_box": ("bool", False)}, ("indices", "count")),
         OpSpec("einsum", "matrix", ("lhs",), ("output",), ("rhs",), {"equation": ("str", REQUIRED)}),
+        OpSpec("lrn", "vector", ("input",), ("output",), (),
+               {"size": ("int", REQUIRED), "alpha": ("float", 1e-4), "beta": ("float", 0.75),
+                "bias": ("float", 1.0)}),
     )
 }
 

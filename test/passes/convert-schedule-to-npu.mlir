@@ -128,12 +128,12 @@ func.func @views(%x: tensor<2x256xf16> {graph.name = "x"}) -> (tensor<2x256xf16>
 
 // What the lowering cannot do is a diagnostic naming the item, the op and why.
 
-// CHECK: @lrn: group 'lrn': graph.lrn 'lrn' is not supported: the npu lowering has no rule for it
-// DIAG: stc-opt: error: {{.*}}convert-schedule-to-npu.mlir: verification failed: @lrn: group 'lrn': graph.lrn 'lrn' is not supported: the npu lowering has no rule for it
-func.func @lrn(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16> {
-  %g = schedule.group "lrn" (%a = %x : tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
-    %lrn = graph.lrn %a {size = 3 : i64} : tensor<1x2x4x4xf16>
-    schedule.yield %lrn : tensor<1x2x4x4xf16>
+// CHECK: @l2: group 'l2': graph.reduce_l2 'l2' is not supported: the npu lowering has no rule for it
+// DIAG: stc-opt: error: {{.*}}convert-schedule-to-npu.mlir: verification failed: @l2: group 'l2': graph.reduce_l2 'l2' is not supported: the npu lowering has no rule for it
+func.func @l2(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x1x1xf16> {
+  %g = schedule.group "l2" (%a = %x : tensor<1x2x4x4xf16>) -> tensor<1x2x1x1xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
+    %l2 = graph.reduce_l2 %a {axes = array<i64: 2, 3>} : (tensor<1x2x4x4xf16>) -> tensor<1x2x1x1xf16>
+    schedule.yield %l2 : tensor<1x2x1x1xf16>
   }
-  func.return %g : tensor<1x2x4x4xf16>
+  func.return %g : tensor<1x2x1x1xf16>
 }

@@ -162,6 +162,14 @@ def test_roi_align_and_nms_as_a_bound_plus_a_count():
               "idx": np.array([0, 0, 1, 1], np.int64)})
 
 
+def test_lrn_across_channels():
+    """AlexNet / Inception v1 / ZFNet's LRN: cut along every axis but the channels."""
+    m = model([helper.make_node("LRN", ["x"], ["y"], size=5, alpha=1e-3, beta=0.75, bias=2.0)],
+              [("x", F, [2, 16, 6, 6])], [("y", F, None)])
+    check(m, {"x": RNG.standard_normal((2, 16, 6, 6)).astype(np.float32)})
+    assert "lrn" in commands(m)
+
+
 def test_einsum_contractions_of_attention():
     m = model([helper.make_node("Einsum", ["q", "k"], ["s"], equation="bhid,bhjd->bhij")],
               [("q", F, [1, 2, 4, 8]), ("k", F, [1, 2, 5, 8])], [("s", F, None)])

@@ -175,8 +175,8 @@ def test_batch_split_sub_groups_in_l1_and_llb_joined_by_a_concat():
 
 def test_unsupported_op_names_the_item_and_the_op():
     module = default_schedule(function(
-        {"x": ((2, 8), F)}, lambda b, x: b(g.LRNOp.make(b(g.ReshapeOp.make(x, shape=(2, 8, 1, 1))), size=3))))
-    with pytest.raises(LoweringError, match=r"^@main: group 'lrn_0': graph.lrn is "
+        {"x": ((2, 8), F)}, lambda b, x: b(g.ReduceL2Op.make(x, axes=(1,), keepdims=True))))
+    with pytest.raises(LoweringError, match=r"^@main: group 'reduce_l2_0': graph.reduce_l2 is "
                                             r"not supported: the npu lowering has no rule for it"):
         lower(module)
     module = default_schedule(function({"x": ((4, 3), np.int64)},

@@ -73,7 +73,7 @@ RULES: dict[type[Operation], type[Rule]] = {
     g.ExpandOp: ExpandRule, g.GatherOp: GatherRule,
     **dict.fromkeys(vector.COMPARE, vector.CompareRule), g.WhereOp: vector.SelectRule,
     g.ReduceMinOp: ReduceRule, g.ArgMaxOp: vector.ArgReduceRule, g.ArgMinOp: vector.ArgReduceRule,
-    g.BatchNormOp: vector.BatchNormRule, **indexing.RULES,
+    g.BatchNormOp: vector.BatchNormRule, g.LRNOp: vector.LRNRule, **indexing.RULES,
 }
 
 

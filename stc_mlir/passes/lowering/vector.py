@@ -177,6 +177,18 @@ class SoftmaxRule(_RowWise):
                 axis=self.axis)
 
 
+class LRNRule(_RowWise):
+    """Local response normalisation across channels: cut along every axis but C."""
+
+    def __init__(self, op: g.LRNOp, operands, out):
+        super().__init__(op, operands, out, {1})
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        p = self.op.props()  # type: ignore[attr-defined]
+        em.emit(core, "lrn", input=frames[0].ref(work.steps[0][0]), output=out, size=p["size"],
+                alpha=p["alpha"], beta=p["beta"], bias=p["bias"])
+
+
 class LayerNormRule(_RowWise):
     def __init__(self, op: g.LayerNormOp, operands, out):
         rank = len(shape_of(out))

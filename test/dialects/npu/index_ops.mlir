@@ -3,7 +3,7 @@
 // RUN: stc-opt %s --print-op-generic | stc-opt | filecheck %s
 
 // The index, mask and detection commands (docs/npu.md): integer, bool (i1) and narrow
-// float tiles, comparisons into masks, selects, index results, resize scales as an f64
+// float tiles, LRN, comparisons into masks, selects, index results, resize scales as an f64
 // array, per-result commands of multi-result ops (topk values / indices, nms rows / count).
 
 // CHECK:      npu.core 0 {
@@ -27,6 +27,7 @@
 // CHECK-NEXT:   npu.nms indices @r[0] : 1x6x4xf16, @s[0] : 1x1x6xf16 -> @c[0] : 3x3xi64 {max_output_boxes_per_class = 3 : i64, iou_threshold = 5.000000e-01 : f64}
 // CHECK-NEXT:   npu.nms count @r[0] : 1x6x4xf16, @s[0] : 1x1x6xf16 -> @c[0] : 1xi64 {max_output_boxes_per_class = 3 : i64, iou_threshold = 5.000000e-01 : f64, score_threshold = 0.000000e+00 : f64}
 // CHECK-NEXT:   npu.einsum @f[0] : 2x3x4xf16 rhs @g[0] : 2x4x5xf16 -> @e[0] : 2x3x5xf16 {equation = "bij,bjk->bik"}
+// CHECK-NEXT:   npu.lrn @f[0] : 1x8x2x2xf16 -> @g[0] : 1x8x2x2xf16 {size = 3 : i64, bias = 2.000000e+00 : f64}
 // CHECK-NEXT:   npu.cast @f[0] : 8xf16 -> @q[0] : 8xf8E4M3FN {saturate = false}
 // CHECK-NEXT:   npu.cast @q[0] : 8xf8E4M3FN -> @h[0] : 8xbf16
 // CHECK-NEXT:   npu.cast @h[0] : 8xbf16 -> @u[0] : 8xui16
@@ -65,6 +66,7 @@ npu.program @p target "stcp920" {
     npu.nms indices @r[0] : 1x6x4xf16, @s[0] : 1x1x6xf16 -> @c[0] : 3x3xi64 {max_output_boxes_per_class = 3 : i64, iou_threshold = 0.5 : f64}
     npu.nms count @r[0] : 1x6x4xf16, @s[0] : 1x1x6xf16 -> @c[0] : 1xi64 {max_output_boxes_per_class = 3 : i64, iou_threshold = 0.5 : f64, score_threshold = 0.0 : f64}
     npu.einsum @f[0] : 2x3x4xf16 rhs @g[0] : 2x4x5xf16 -> @e[0] : 2x3x5xf16 {equation = "bij,bjk->bik"}
+    npu.lrn @f[0] : 1x8x2x2xf16 -> @g[0] : 1x8x2x2xf16 {size = 3 : i64, bias = 2.0 : f64}
     npu.cast @f[0] : 8xf16 -> @q[0] : 8xf8E4M3FN {saturate = false}
     npu.cast @q[0] : 8xf8E4M3FN -> @h[0] : 8xbf16
     npu.cast @h[0] : 8xbf16 -> @u[0] : 8xui16

@@ -13,6 +13,10 @@ core) is cut along the batch into the fewest sub-groups that fit, run one after 
 each over all cores; the splits and concats between them stay in DDR. Groups made by a
 manual schedule are never re-cut: `schedule-verify` reports one that does not fit.
 
+An op whose result has no elements, or whose non-constant operands all have none (a
+reduction over an empty axis gives its identity), computes nothing from data: it becomes
+a `graph.constant` first (`fold_empty`), so no item holds an empty tensor.
+
 A group has one output, so a top-level op with several results is first made into
 one-result items (`one_result_items`): a graph.split into one graph.slice per result that
 is used, any other (TopK's values and indices, NonMaxSuppression's rows and count) into a
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
@@ -62,6 +67,7 @@ def default_schedule(mod, batch: int | None = None, *, target: str | targets.Tar
                 f"default_schedule(batch={batch}) is applied to a model with batch {model_batch}: "
                 f"pass batch={model_batch} or import the model with batch {batch}"
             )
+        fold_empty(f)
         one_result_items(f)
         placed = {op for op in ListItems(f) if _placed(op)}
         if len(placed) == len(ListItems(f)):
@@ -70,6 +76,34 @@ def default_schedule(mod, batch: int | None = None, *, target: str | targets.Tar
         _cut_to_fit(f, placed, t)
         Schedule(_infos(f, t), target=t)(mod)
     return mod
+
+
+def fold_empty(f: func.FuncOp) -> None:
+    """Replace the top-level graph ops that compute nothing from data (see the module doc)
+    by constants, with the reference kernels on the (empty) operands."""
+    from stc_mlir import reference
+
+    def empty(v) -> bool:
+        shape = g.shape_of(v.type)
+        return len(shape) > 0 and 0 in shape
+
+    for op in list(f.body.block.ops):
+        if isinstance(op, s.ScheduledItem | g.ConstantOp) or not op.name.startswith("graph."):
+            continue
+        data = [v for v in op.operands if not isinstance(v.owner, g.ConstantOp)]
+        if not (any(empty(r) for r in op.results) or (data and all(empty(v) for v in data))):
+            continue
+        env = {v: (v.owner.numpy() if isinstance(v.owner, g.ConstantOp)
+                   else np.zeros(g.shape_of(v.type), g.numpy_dtype(v.type.element_type)))
+               for v in op.operands}
+        reference.run_ops([op], env)
+        for r in op.results:
+            const = g.ConstantOp.from_numpy(np.ascontiguousarray(env[r]))
+            const.output.name_hint = r.name_hint
+            f.body.block.insert_op_before(const, op)
+            r.replace_all_uses_with(const.output)
+        op.detach()
+        op.erase()
 
 
 def one_result_items(f: func.FuncOp) -> None:

@@ -169,6 +169,9 @@ class EinsumRule(WholeRule):
         if len(operands) > 2:
             raise LoweringError(f"an einsum of {len(operands)} operands is not supported "
                                 "(the matrix unit contracts one or two)")
+        if any(not g.shape_of(v.type) for v in operands):
+            raise LoweringError(f"einsum '{op.props()['equation']}' has a rank-0 operand (npu tiles "
+                                "have 1 to 4 dims, and its subscripts name none): reshape it to [1]")
         super().__init__(op, operands, out)
 
     @property

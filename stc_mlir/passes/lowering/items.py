@@ -226,7 +226,7 @@ class FunctionLowering:
                 if str(err).startswith(f"@{self.f.sym_name.data}"):
                     raise
                 raise LoweringError(f"@{self.f.sym_name.data}: {label}: {err}") from None
-        copies = [(v, out) for v, out in outputs if self.value(v) is not out]
+        copies = [(v, out) for v, out in outputs if self.value(v) is not out and math.prod(out.shape)]
         if copies:
             if self.items:
                 self.em.barrier("model outputs")

@@ -327,9 +327,10 @@ def gather(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return np.take(data, idx, axis=axis)
 
 
-# ----------------------------------------------------------------------------- graph-level kernels
-# The operators below run in the reference interpreter only (the npu lowering has no rule for
-# them yet). Integer and bool tensors are computed exactly in their own dtype; floats in float32.
+# ----------------------------------------------------------------------------- index, mask and detection kernels
+# The operators below, for the reference interpreter and for the vector unit's exact and
+# index commands (docs/npu.md). Integer and bool tensors are computed exactly in their own
+# dtype; floats in float32.
 
 
 def is_exact(*arrays: np.ndarray) -> bool:

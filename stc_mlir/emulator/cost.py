@@ -8,7 +8,8 @@ residual, activation) is pipelined and free.
 
 Vector unit (`elements_per_cycle` per cycle): a command is a list of passes over elements;
 a special-function pass (names in the target's `special` list) costs `special_cost` simple
-passes. cycles = ceil(sum(elements * cost) / elements_per_cycle).
+passes. cycles = ceil(sum(elements * cost) * width / elements_per_cycle), width 2 for a
+command on i32 tiles and 4 on i64 tiles (the unit's lanes are fp16-wide), else 1.
 
 DMA: `latency` (the source's and destination's memory latencies, plus `hop_latency` per
 NoC hop between cores) then the bytes flow at a rate shared max-min fairly over the
@@ -25,7 +26,7 @@ from typing import Any
 
 from stc_mlir.target import Target
 
-from stc_mlir.isa.program import LOCAL_SPACES, Buffer, Command
+from stc_mlir.isa.program import DTYPES, FLOAT_DTYPES, LOCAL_SPACES, Buffer, Command
 
 # (pass name, which element count): "in" input elements, "out" output elements,
 # "window" output elements x window size, "row" normalised rows
@@ -158,7 +159,16 @@ def compute_cost(cmd: Command, target: Target) -> ComputeCost:
         return ComputeCost(max(1, _ceil(macs, k * n)), macs)
     work = sum(count * (target.special_cost if name in target.special else 1)
                for name, count in vector_passes(cmd))
-    return ComputeCost(_ceil(work, target.vector_elements), elements=work)
+    return ComputeCost(_ceil(work * _integer_width(cmd), target.vector_elements), elements=work)
+
+
+def _integer_width(cmd: Command) -> int:
+    """How many fp16 lanes an element of the widest integer tile takes: the vector unit
+    moves `vector_elements` fp16 values (2 bytes each) per cycle, so i32 passes run at half
+    and i64 passes at a quarter of that rate; 1- and 2-byte integers at the full rate."""
+    widest = max((DTYPES[t.dtype].itemsize for t in cmd.tiles.values()
+                  if t.dtype not in FLOAT_DTYPES and DTYPES[t.dtype].kind in "biu"), default=2)
+    return max(1, widest // 2)
 
 
 @dataclass(frozen=True)

@@ -215,3 +215,23 @@ def test_default_schedule_gives_multi_result_ops_one_item_per_used_result():
     assert [g.group_name.data for g in groups if "graph.topk" in [o.name for o in g.walk()]] == ["i_0"]
     assert commands(m) >= {"topk"}
     check(m, {"x": RNG.standard_normal((2, 7)).astype(np.float32)})
+
+
+def test_integer_passes_cost_by_element_width():
+    """The vector unit moves 64 fp16 lanes a cycle: an i64 add takes 4 times an f16 add,
+    i32 twice, an i8 / i1 compare the same; a topk sorts in log2 passes."""
+    from stc_mlir import target
+    from stc_mlir.emulator.cost import compute_cost
+    from stc_mlir.isa.program import command, tile
+
+    t = target.load("stcp920")
+
+    def add(dtype):
+        x = tile("a", (1024,), dtype=dtype)
+        return compute_cost(command("binary", kind="add", lhs=x, rhs=x, output=x), t).cycles
+    assert (add("f16"), add("i32"), add("i64"), add("i8")) == (16, 32, 64, 16)
+    mask = tile("m", (1024,), dtype="i1")
+    assert compute_cost(command("compare", kind="less", lhs=tile("a", (1024,)), rhs=tile("b", (1024,)),
+                                output=mask), t).cycles == 16
+    sort = command("topk", kind="values", k=4, input=tile("a", (8, 128)), output=tile("b", (8, 4)))
+    assert compute_cost(sort, t).cycles == -(-(1024 * 7 * 8 // 2 + 32) // 64)  # log2(128) = 7 stages

@@ -482,7 +482,11 @@ def topk(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.ndarray, n
 
 def gather_elements(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     idx = np.asarray(indices).astype(np.int64)
-    idx = np.where(idx < 0, idx + data.shape[axis], idx)
+    size = data.shape[axis]
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise IndexError(f"gather_elements index {int(idx[(idx < -size) | (idx >= size)].flat[0])} "
+                         f"is out of range for axis size {size}")
+    idx = np.where(idx < 0, idx + size, idx)
     return np.take_along_axis(np.asarray(data), idx, axis=axis)
 
 
@@ -495,6 +499,8 @@ def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndar
     d = data.reshape((nb,) + data.shape[b:])
     j = idx.reshape((nb, -1, depth))
     dims = np.array(data.shape[b : b + depth])
+    if j.size and ((j < -dims).any() or (j >= dims).any()):
+        raise IndexError(f"gather_nd index out of range for data dims {list(dims)}")
     j = np.where(j < 0, j + dims, j)
     out = np.stack([d[n][tuple(j[n].T)] for n in range(nb)])
     return out.reshape(idx.shape[:-1] + data.shape[b + depth :])

@@ -40,14 +40,6 @@ MOVEMENT = ("dma", "gather", "copy", "cast", "fence")
 """Ops that move stored values as they are (every other op computes in fp32)."""
 
 
-def _checked(gather, data: np.ndarray, indices: np.ndarray, where: int) -> np.ndarray:
-    """A vector-unit gather; an index out of range is an IndexError (as npu.gather's)."""
-    try:
-        return gather(data, indices, where)
-    except IndexError as e:
-        raise IndexError(f"{gather.__name__} index out of range: {e}") from None
-
-
 def _nms_bound(ins: Mapping[str, np.ndarray]) -> int:
     """Rows of the selection an `nms` count command works through: every box of every class."""
     batches, classes, boxes = ins["scores"].shape
@@ -72,7 +64,7 @@ def _upcast(ins: Mapping[str, np.ndarray], derived: Derived) -> dict[str, np.nda
 def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray],
             derived: Derived = _nothing_kept) -> None:
     """Compute `cmd` from the input views `ins` into the output views `outs` (by slot).
-    Raises IndexError for a gather index out of range."""
+    Raises IndexError for a gather (gather, gather_elements, gather_nd) index out of range."""
     p = cmd.params
     if cmd.op not in MOVEMENT:
         ins = _upcast(ins, derived)
@@ -150,9 +142,9 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
         case "resize":
             result = kernels.resize(ins["input"], outs["output"].shape, p["scales"], p)
         case "gather_elements":
-            result = _checked(kernels.gather_elements, ins["data"], ins["indices"], p["axis"])
+            result = kernels.gather_elements(ins["data"], ins["indices"], p["axis"])
         case "gather_nd":
-            result = _checked(kernels.gather_nd, ins["data"], ins["indices"], p["batch_dims"])
+            result = kernels.gather_nd(ins["data"], ins["indices"], p["batch_dims"])
         case "one_hot":
             result = kernels.one_hot(ins["indices"], ins["values"], p["depth"], p["axis"])
         case "batch_norm":

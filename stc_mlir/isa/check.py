@@ -18,8 +18,8 @@ from stc_mlir.kernels import window_output_size
 from stc_mlir.target import Target
 
 from .program import (
-    ACTIVATIONS, DTYPES, EXACT_KINDS, EXACT_OPS, FLOAT_DTYPES, INDEX_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES, Buffer,
-    Command, Program, Tile,
+    ACTIVATIONS, DTYPES, FLOAT_DTYPES, INDEX_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES, Buffer,
+    Command, Program, Tile, takes_integers,
 )
 
 
@@ -171,8 +171,7 @@ def _check_command(program: Program, core: int, cmd: Command) -> None:
         if (cmd.op, slot) == ("conv2d", "weight") and b.space != "wb":
             raise ProgramError("invalid", f"weight: conv weights are read from the weight "
                                f"buffer, not {describe_buffer(b)}")
-        exact = cmd.op in EXACT_OPS and cmd.params.get("kind") in EXACT_KINDS.get(cmd.op, (cmd.params.get("kind"),))
-        if t.dtype not in FLOAT_DTYPES and not exact and slot not in INDEX_SLOTS:
+        if t.dtype not in FLOAT_DTYPES and not takes_integers(cmd) and slot not in INDEX_SLOTS:
             kind = f" {cmd.params['kind']}" if "kind" in cmd.params else ""
             raise ProgramError("invalid", f"{slot}: npu.{cmd.op}{kind} takes f16/f32 tiles, "
                                f"got {t.dtype}")

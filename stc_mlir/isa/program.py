@@ -61,6 +61,12 @@ EXACT_KINDS: dict[str, tuple[str, ...]] = {
     "reduce": ("sum", "max", "min"),
 }
 """The kinds of an EXACT_OPS command that take integer/bool tiles (other kinds: f16/f32)."""
+
+
+def takes_integers(cmd: Command) -> bool:
+    """Whether `cmd` computes on integer/bool tiles (EXACT_OPS, restricted by EXACT_KINDS)."""
+    kinds = EXACT_KINDS.get(cmd.op)
+    return cmd.op in EXACT_OPS and (kinds is None or cmd.params.get("kind") in kinds)
 MAX_RANK = 4
 ACTIVATIONS = ("none", "relu", "relu6")
 

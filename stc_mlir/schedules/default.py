@@ -32,10 +32,11 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
+from stc_mlir import reference
 from stc_mlir import target as targets
+from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.dialects.schedule import batch_of
-from stc_mlir.dialects import graph as g
 from stc_mlir.graph_schedule import (  # the group helpers the manual API builds groups with
     GetNPUSubFunctions,
     IRModule,
@@ -81,8 +82,6 @@ def default_schedule(mod, batch: int | None = None, *, target: str | targets.Tar
 def fold_empty(f: func.FuncOp) -> None:
     """Replace the top-level graph ops that compute nothing from data (see the module doc)
     by constants, with the reference kernels on the (empty) operands."""
-    from stc_mlir import reference
-
     def empty(v) -> bool:
         shape = g.shape_of(v.type)
         return len(shape) > 0 and 0 in shape

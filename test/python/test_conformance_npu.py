@@ -235,3 +235,13 @@ def test_integer_passes_cost_by_element_width():
                                 output=mask), t).cycles == 16
     sort = command("topk", kind="values", k=4, input=tile("a", (8, 128)), output=tile("b", (8, 4)))
     assert compute_cost(sort, t).cycles == -(-(1024 * 7 * 8 // 2 + 32) // 64)  # log2(128) = 7 stages
+
+
+def test_a_gather_index_out_of_range_stops_the_emulator():
+    from stc_mlir.emulator.memory import HazardError
+
+    m = model([helper.make_node("GatherElements", ["x", "i"], ["y"], axis=1)],
+              [("x", F, [2, 3]), ("i", I64, [2, 2])], [("y", F, None)])
+    rep = onnx_backend.EmulatorBackend.prepare(m)
+    with pytest.raises(HazardError, match=r"out of bounds: .*npu.gather_elements.*index 7 is out of range for axis size 3"):
+        rep.run({"x": np.ones((2, 3), np.float32), "i": np.array([[0, 7], [1, 2]], np.int64)})

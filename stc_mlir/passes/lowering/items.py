@@ -54,10 +54,10 @@ from .placement import (
 )
 from .stage import Job, Operand, Output, Rule, run_stage
 from .values import constant, dtype_of, shape_of
+from . import indexing, vector
 from .vector import (
     BINARY, UNARY, BinaryRule, CastRule, LayerNormRule, ReduceRule, SoftmaxRule, UnaryRule,
 )
-from . import indexing, vector
 
 MARGIN = 0.02
 """Fraction of L1 / weight buffer / LLB the lowering leaves to the allocator (alignment,

@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from xdsl.ir import Operation, SSAValue
 
 from stc_mlir.dialects import graph as g
+from stc_mlir.isa.program import FLOAT_DTYPES
 
 from . import boxes as bx
 from .boxes import Box
-from stc_mlir.isa.program import FLOAT_DTYPES
-
 from .emitter import Emitter, Ref
 from .placement import Frame, LoweringError
 from .stage import Rule, Work, project

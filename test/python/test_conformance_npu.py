@@ -162,6 +162,24 @@ def test_roi_align_and_nms_as_a_bound_plus_a_count():
               "idx": np.array([0, 0, 1, 1], np.int64)})
 
 
+@pytest.mark.parametrize("a,b,weight", [
+    ((300,), (300, 70), True),   # a row times a weight
+    ((2, 3, 40), (40,), False),  # a batch of matrices times a computed column
+    ((40,), (3, 40, 5), False),  # a row broadcast against batched matrices
+    ((33,), (33,), False),       # an inner product: a rank-0 result
+])
+def test_matmul_of_1d_operands(a, b, weight):
+    """numpy.matmul's 1-D rules: the 1-D operand is read as a row / column (a unit dim at
+    stride 0) and the result drops that dim."""
+    inputs = [("a", F, list(a))] + ([] if weight else [("b", F, list(b))])
+    inits = [("b", RNG.standard_normal(b).astype(np.float32))] if weight else []
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"])], inputs, [("y", F, None)], inits)
+    feeds = {"a": RNG.standard_normal(a).astype(np.float32)}
+    if not weight:
+        feeds["b"] = RNG.standard_normal(b).astype(np.float32)
+    check(m, feeds, atol=5e-2)
+
+
 def test_lrn_across_channels():
     """AlexNet / Inception v1 / ZFNet's LRN: cut along every axis but the channels."""
     m = model([helper.make_node("LRN", ["x"], ["y"], size=5, alpha=1e-3, beta=0.75, bias=2.0)],

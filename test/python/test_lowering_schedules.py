@@ -184,11 +184,6 @@ def test_unsupported_op_names_the_item_and_the_op():
     with pytest.raises(LoweringError, match=r"^@main: group 'reduce_mean_0': graph.reduce_mean: a mean of "
                                             r"i64 tensors is not supported \(cast to f16 first\)"):
         lower(module)
-    module = default_schedule(function(
-        {"x": ((4,), F)}, lambda b, x: b(g.MatmulOp.make(x, b.const(f16(4, 3))))))
-    with pytest.raises(LoweringError, match=r"^@main: group 'matmul_0': graph.matmul: matmul of "
-                                            r"a 1-D operand is not supported"):
-        lower(module)
 
 
 def test_integer_and_bool_tensors_are_computed_exactly_on_the_npu():

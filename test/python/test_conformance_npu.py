@@ -263,3 +263,14 @@ def test_a_gather_index_out_of_range_stops_the_emulator():
     rep = onnx_backend.EmulatorBackend.prepare(m)
     with pytest.raises(HazardError, match=r"out of bounds: .*npu.gather_elements.*index 7 is out of range for axis size 3"):
         rep.run({"x": np.ones((2, 3), np.float32), "i": np.array([[0, 7], [1, 2]], np.int64)})
+
+
+def test_a_negative_slice_step_is_refused_with_the_step_and_axis():
+    from stc_mlir.passes.lowering import LoweringError
+
+    m = model([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])], [("x", F, [4, 6])], [("y", F, None)],
+              [("s", np.array([5], np.int64)), ("e", np.array([0], np.int64)), ("a", np.array([1], np.int64)),
+               ("st", np.array([-2], np.int64))])
+    with pytest.raises(LoweringError, match=r"graph.slice 'y': a slice with step -2 along axis 1 is not "
+                                            r"supported: the DMA engines take non-negative strides"):
+        onnx_backend.EmulatorBackend.prepare(m)

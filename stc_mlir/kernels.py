@@ -139,6 +139,7 @@ BINARY = {
     "pow": np.power,
     "maximum": np.maximum,
     "minimum": np.minimum,
+    "prelu": lambda x, slope: np.where(x >= 0, x, x * slope),
 }
 
 
@@ -206,12 +207,15 @@ def unary(kind: str, x: np.ndarray, **params: float | str) -> np.ndarray:
                 return -x
             case "log":
                 return np.log(x)
+            case "sign" | "cosh" | "sinh" | "softplus" | "mish" | "hard_sigmoid" | "hard_swish" | "not":
+                return unary_extra(kind, x, **params)  # type: ignore[arg-type]
     raise KeyError(f"unknown unary kernel '{kind}'")
 
 
 UNARY_KINDS = (
     "relu", "clip", "leaky_relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt",
     "rsqrt", "reciprocal", "abs", "neg", "log",
+    "sign", "cosh", "sinh", "softplus", "mish", "hard_sigmoid", "hard_swish", "not",
 )
 
 
@@ -315,7 +319,7 @@ def global_avg_pool(x: np.ndarray) -> np.ndarray:
     return np.mean(x, axis=tuple(range(2, x.ndim)), keepdims=True)
 
 
-REDUCE = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max}
+REDUCE = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max, "reduce_min": np.min}
 
 
 def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.ndarray:
@@ -329,9 +333,10 @@ def gather(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return np.take(data, idx, axis=axis)
 
 
-# ----------------------------------------------------------------------------- graph-level kernels
-# The operators below run in the reference interpreter only (the npu lowering has no rule for
-# them yet). Integer and bool tensors are computed exactly in their own dtype; floats in float32.
+# ----------------------------------------------------------------------------- index, mask and detection kernels
+# The operators below, for the reference interpreter and for the vector unit's exact and
+# index commands (docs/npu.md). Integer and bool tensors are computed exactly in their own
+# dtype; floats in float32.
 
 
 def is_exact(*arrays: np.ndarray) -> bool:
@@ -352,7 +357,8 @@ def cast(x: np.ndarray, dtype: np.dtype, saturate: bool = True) -> np.ndarray:
 
 
 def unary_extra(kind: str, x: np.ndarray, **params: float) -> np.ndarray:
-    """Elementwise ops beyond the vector unit's `UNARY_KINDS`."""
+    """Elementwise ops added to the vector unit's first set (sign, cosh, sinh, softplus,
+    mish, hard sigmoid/swish, not); sign, abs and neg exactly on integers."""
     if kind == "not":
         return np.logical_not(x)
     if kind in ("sign", "abs", "neg") and is_exact(x):
@@ -482,7 +488,11 @@ def topk(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.ndarray, n
 
 def gather_elements(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     idx = np.asarray(indices).astype(np.int64)
-    idx = np.where(idx < 0, idx + data.shape[axis], idx)
+    size = data.shape[axis]
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise IndexError(f"gather_elements index {int(idx[(idx < -size) | (idx >= size)].flat[0])} "
+                         f"is out of range for axis size {size}")
+    idx = np.where(idx < 0, idx + size, idx)
     return np.take_along_axis(np.asarray(data), idx, axis=axis)
 
 
@@ -495,6 +505,8 @@ def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndar
     d = data.reshape((nb,) + data.shape[b:])
     j = idx.reshape((nb, -1, depth))
     dims = np.array(data.shape[b : b + depth])
+    if j.size and ((j < -dims).any() or (j >= dims).any()):
+        raise IndexError(f"gather_nd index out of range for data dims {list(dims)}")
     j = np.where(j < 0, j + dims, j)
     out = np.stack([d[n][tuple(j[n].T)] for n in range(nb)])
     return out.reshape(idx.shape[:-1] + data.shape[b + depth :])

@@ -107,28 +107,41 @@ class BackendRep(base.BackendRep):
         )
 
 
-def bounded_outputs(module, results: list[np.ndarray]) -> list[np.ndarray]:
-    """The model outputs of a graph-level function's results: outputs that are a static
-    upper bound (`graph.valid_count`) cut to their count, the count results dropped."""
+def output_bounds(module) -> list[tuple[str, str | None, int]]:
+    """(name, name of its valid count or None, counted axis) of each result of the
+    graph-level function: which outputs are a static upper bound (`graph.valid_count`)."""
     from xdsl.dialects.builtin import IntegerAttr, StringAttr
 
     from stc_mlir import reference
 
     f = reference.find_function(module)
-    names = reference.output_names(f)
-    by_name = dict(zip(names, results))
-    counts = set()
-    out = []
-    for i, (name, value) in enumerate(zip(names, results)):
+    bounds = []
+    for i, name in enumerate(reference.output_names(f)):
         attrs = f.res_attrs.data[i].data if f.res_attrs is not None else {}
         count = attrs.get(reference.VALID_COUNT_ATTR)
-        if isinstance(count, StringAttr):
-            counts.add(count.data)
-            axis = attrs.get(reference.VALID_AXIS_ATTR)
-            axis = axis.value.data if isinstance(axis, IntegerAttr) else 0
-            value = np.take(value, np.arange(int(np.asarray(by_name[count.data]).reshape(-1)[0])), axis=axis)
+        axis = attrs.get(reference.VALID_AXIS_ATTR)
+        bounds.append((name, count.data if isinstance(count, StringAttr) else None,
+                       axis.value.data if isinstance(axis, IntegerAttr) else 0))
+    return bounds
+
+
+def cut_to_counts(bounds: list[tuple[str, str | None, int]], results: list[np.ndarray]) -> list[np.ndarray]:
+    """The model outputs: bounded results cut to their count, the count results dropped."""
+    by_name = {name: value for (name, _, _), value in zip(bounds, results)}
+    counts = {count for _, count, _ in bounds if count is not None}
+    out = []
+    for (name, count, axis), value in zip(bounds, results):
+        if name in counts:
+            continue
+        if count is not None:
+            value = np.take(value, np.arange(int(np.asarray(by_name[count]).reshape(-1)[0])), axis=axis)
         out.append(value)
-    return [v for n, v in zip(names, out) if n not in counts]
+    return out
+
+
+def bounded_outputs(module, results: list[np.ndarray]) -> list[np.ndarray]:
+    """The model outputs of a graph-level function's results (`cut_to_counts`)."""
+    return cut_to_counts(output_bounds(module), results)
 
 
 def _static_shape(info: onnx.ValueInfoProto) -> tuple[int, ...] | None:
@@ -200,14 +213,19 @@ class EmulatorBackend(Backend):
         from stc_mlir.emulator import program_from_module
         from stc_mlir.pipeline import Pipeline
 
-        return program_from_module(Pipeline(None).run(super().compile(model, shapes, values)))
+        module = super().compile(model, shapes, values)
+        bounds = output_bounds(module)
+        return program_from_module(Pipeline(None).run(module)), bounds
 
     @classmethod
     def execute(cls, compiled, feeds):
+        """The program's outputs; a bounded output (NonMaxSuppression's rows, TopK with a
+        run-time k) cut to the count the program computed."""
         from stc_mlir.emulator import run
 
-        outputs, _ = run(compiled, feeds)
-        return [outputs[io.name] for io in compiled.outputs]
+        program, bounds = compiled
+        outputs, _ = run(program, feeds)
+        return cut_to_counts(bounds, [outputs[io.name] for io in program.outputs])
 
 
 prepare = Backend.prepare

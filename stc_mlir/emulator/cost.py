@@ -8,7 +8,8 @@ residual, activation) is pipelined and free.
 
 Vector unit (`elements_per_cycle` per cycle): a command is a list of passes over elements;
 a special-function pass (names in the target's `special` list) costs `special_cost` simple
-passes. cycles = ceil(sum(elements * cost) / elements_per_cycle).
+passes. cycles = ceil(sum(elements * cost) * width / elements_per_cycle), width 2 for a
+command on i32 tiles and 4 on i64 tiles (the unit's lanes are fp16-wide), else 1.
 
 DMA: `latency` (the source's and destination's memory latencies, plus `hop_latency` per
 NoC hop between cores) then the bytes flow at a rate shared max-min fairly over the
@@ -25,7 +26,7 @@ from typing import Any
 
 from stc_mlir.target import Target
 
-from stc_mlir.isa.program import LOCAL_SPACES, Buffer, Command
+from stc_mlir.isa.program import DTYPES, FLOAT_DTYPES, LOCAL_SPACES, Buffer, Command
 
 # (pass name, which element count): "in" input elements, "out" output elements,
 # "window" output elements x window size, "row" normalised rows
@@ -33,7 +34,14 @@ _UNARY_PASSES: dict[str, list[str]] = {
     "gelu": ["mul", "erf", "add", "mul", "mul"],
     "reciprocal": ["divide"],
     "leaky_relu": ["mul"],
+    "cosh": ["exp", "divide", "add", "mul"],  # (e^x + 1/e^x) / 2
+    "sinh": ["exp", "divide", "sub", "mul"],
+    "softplus": ["exp", "add", "log"],
+    "mish": ["exp", "add", "log", "tanh", "mul"],
+    "hard_sigmoid": ["mul", "add", "clip"],
+    "hard_swish": ["mul", "add", "clip", "mul"],
 }
+_RESIZE_TAPS = {"nearest": 1, "linear": 2, "cubic": 4}
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,7 @@ def _ceil(a: int, b: int) -> int:
 def vector_passes(cmd: Command) -> list[tuple[str, int]]:
     """(pass name, element count) of a vector-unit command."""
     t, p = cmd.tiles, cmd.params
-    n_in, n_out = t["input" if "input" in t else "lhs"].numel, t["output"].numel
+    n_in, n_out = t["input" if "input" in t else cmd.spec.ins[0]].numel, t["output"].numel
     match cmd.op:
         case "unary":
             kind = p["kind"]
@@ -80,7 +88,51 @@ def vector_passes(cmd: Command) -> list[tuple[str, int]]:
             return passes + ([("mul", n_out)] if p["kind"] == "mean" else [])
         case "copy" | "cast":
             return [(cmd.op, n_out)]
+        case "compare" | "select":
+            return [(cmd.op, n_out)]
+        case "arg_reduce":  # compare with the running best, keep its index
+            return [("max", n_in), ("select", n_in)]
+        case "topk":  # a bitonic sort of each row: log2(n) (log2(n) + 1) / 2 compare-exchange passes
+            x = t["input"].shape
+            stages = max(1, math.ceil(math.log2(max(x[p["axis"] % len(x)], 2))))
+            return [("compare", n_in * stages * (stages + 1) // 2), ("select", n_out)]
+        case "resize":  # taps per output element on each interpolated axis (separable)
+            x, y = t["input"].shape, t["output"].shape
+            axes = sum(1 for a, b in zip(x, y) if a != b) or 1
+            taps = _RESIZE_TAPS.get(p["mode"], 1)
+            return [("mul", n_out * taps * axes), ("add", n_out * taps * axes)]
+        case "gather_elements" | "gather_nd":
+            return [("gather", n_out)]
+        case "one_hot":
+            return [("compare", n_out), ("select", n_out)]
+        case "batch_norm":
+            channels = t["scale"].numel
+            return [("sub", n_in), ("mul", n_in), ("add", n_in), ("rsqrt", channels)]
+        case "roi_align":  # bilinear samples: 4 corners, a weight and an add each
+            grid = max(p["sampling_ratio"], 2) ** 2
+            return [("mul", n_out * grid * 4), ("add", n_out * grid * 4)]
+        case "max_roi_pool":  # each bin reads its share of the feature map per roi
+            x, rois = t["input"].shape, t["rois"].shape[0]
+            return [("max", rois * x[1] * x[2] * x[3])]
+        case "lrn":  # squares, a running sum over `size` channels, the power and the divide
+            return [("mul", n_in), ("add", n_in * p["size"]), ("pow", n_in), ("divide", n_in)]
+        case "nms":  # pairwise IoU of each class's boxes, then the greedy pass
+            batches, classes, boxes = t["scores"].shape
+            pairs = batches * classes * boxes * boxes
+            return [("mul", pairs * 4), ("max", pairs * 4), ("divide", pairs),
+                    ("compare", batches * classes * boxes * max(1, math.ceil(math.log2(boxes))))]
     raise KeyError(cmd.op)
+
+
+def _einsum_macs(cmd: Command) -> int:
+    """Multiply-accumulates of an einsum: the product of every index's extent."""
+    inputs = cmd.params["equation"].replace(" ", "").split("->")[0].split(",")
+    extent: dict[str, int] = {}
+    for letters, slot in zip(inputs, ("lhs", "rhs")):
+        shape = cmd.tiles[slot].shape
+        for letter, d in zip(letters.replace("...", ""), shape[len(shape) - len(letters.replace("...", "")):]):
+            extent[letter] = d
+    return math.prod(extent.values())
 
 
 def compute_cost(cmd: Command, target: Target) -> ComputeCost:
@@ -102,9 +154,21 @@ def compute_cost(cmd: Command, target: Target) -> ComputeCost:
         rows = math.prod(out[:-1])
         kdim, ndim = t["lhs"].shape[-1], out[-1]
         return ComputeCost(rows * _ceil(kdim, k) * _ceil(ndim, n), rows * kdim * ndim)
+    if cmd.op == "einsum":  # a contraction as a matmul at full lane use (its best case)
+        macs = _einsum_macs(cmd)
+        return ComputeCost(max(1, _ceil(macs, k * n)), macs)
     work = sum(count * (target.special_cost if name in target.special else 1)
                for name, count in vector_passes(cmd))
-    return ComputeCost(_ceil(work, target.vector_elements), elements=work)
+    return ComputeCost(_ceil(work * _integer_width(cmd), target.vector_elements), elements=work)
+
+
+def _integer_width(cmd: Command) -> int:
+    """How many fp16 lanes an element of the widest integer tile takes: the vector unit
+    moves `vector_elements` fp16 values (2 bytes each) per cycle, so i32 passes run at half
+    and i64 passes at a quarter of that rate; 1- and 2-byte integers at the full rate."""
+    widest = max((DTYPES[t.dtype].itemsize for t in cmd.tiles.values()
+                  if t.dtype not in FLOAT_DTYPES and DTYPES[t.dtype].kind in "biu"), default=2)
+    return max(1, widest // 2)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,12 @@ MOVEMENT = ("dma", "gather", "copy", "cast", "fence")
 """Ops that move stored values as they are (every other op computes in fp32)."""
 
 
+def _nms_bound(ins: Mapping[str, np.ndarray]) -> int:
+    """Rows of the selection an `nms` count command works through: every box of every class."""
+    batches, classes, boxes = ins["scores"].shape
+    return batches * classes * boxes
+
+
 def _nothing_kept(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
     return make()
 
@@ -58,7 +64,7 @@ def _upcast(ins: Mapping[str, np.ndarray], derived: Derived) -> dict[str, np.nda
 def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray],
             derived: Derived = _nothing_kept) -> None:
     """Compute `cmd` from the input views `ins` into the output views `outs` (by slot).
-    Raises IndexError for a gather index out of range."""
+    Raises IndexError for a gather (gather, gather_elements, gather_nd) index out of range."""
     p = cmd.params
     if cmd.op not in MOVEMENT:
         ins = _upcast(ins, derived)
@@ -78,7 +84,8 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
             _copy(ins["input"], outs["output"])
             return
         case "cast":  # converts to the output tile's element type (numpy astype)
-            outs["output"][...] = ins["input"]
+            out = outs["output"]
+            out[...] = kernels.cast(ins["input"], out.dtype, p["saturate"])
             return
         case "fence":
             return
@@ -97,9 +104,13 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
             if "bias" in ins:
                 acc += np.asarray(ins["bias"], np.float32)
             result = _epilogue(cmd, acc, ins)
+        case "unary" if kernels.is_exact(ins["input"]):
+            result = kernels.unary_extra(p["kind"], ins["input"])
         case "unary":
             result = kernels.unary(p["kind"], ins["input"], min=p["min"], max=p["max"],
-                                   alpha=p["alpha"], approximate=p["approximate"])
+                                   alpha=p["alpha"], beta=p["beta"], approximate=p["approximate"])
+        case "binary" if kernels.is_exact(ins["lhs"], ins["rhs"]):
+            result = kernels.binary_exact(p["kind"], ins["lhs"], ins["rhs"])
         case "binary":
             result = kernels.binary(p["kind"], ins["lhs"], ins["rhs"])
         case "softmax":
@@ -113,8 +124,49 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
         case "pool":
             result = kernels.avg_pool(ins["input"], p["kernel"], p["strides"], p["pads"],
                                       p["ceil_mode"], p["count_include_pad"])
+        case "reduce" if kernels.is_exact(ins["input"]):
+            result = kernels.reduce_any(f"reduce_{p['kind']}", ins["input"], p["axes"], p["keepdims"])
         case "reduce":
             result = kernels.reduce(f"reduce_{p['kind']}", ins["input"], p["axes"], p["keepdims"])
+        case "compare":
+            result = kernels.compare(p["kind"], ins["lhs"], ins["rhs"])
+        case "select":
+            result = np.where(ins["cond"], ins["lhs"], ins["rhs"])
+        case "arg_reduce":
+            result = kernels.arg_reduce(p["kind"], ins["input"], p["axis"], p["keepdims"],
+                                        p["select_last_index"])
+        case "topk":
+            values, indices = kernels.topk(ins["input"], p["k"], p["axis"] % ins["input"].ndim,
+                                           p["largest"])
+            result = values if p["kind"] == "values" else indices
+        case "resize":
+            result = kernels.resize(ins["input"], outs["output"].shape, p["scales"], p)
+        case "gather_elements":
+            result = kernels.gather_elements(ins["data"], ins["indices"], p["axis"])
+        case "gather_nd":
+            result = kernels.gather_nd(ins["data"], ins["indices"], p["batch_dims"])
+        case "one_hot":
+            result = kernels.one_hot(ins["indices"], ins["values"], p["depth"], p["axis"])
+        case "batch_norm":
+            result = kernels.batch_norm(ins["input"], ins["scale"], ins["bias"], ins["mean"],
+                                        ins["var"], p["epsilon"])
+        case "roi_align":
+            result = kernels.roi_align(ins["input"], ins["rois"], ins["batch_indices"],
+                                       p["output_height"], p["output_width"], p["sampling_ratio"],
+                                       p["spatial_scale"], p["kind"], p["half_pixel"])
+        case "max_roi_pool":
+            result = kernels.max_roi_pool(ins["input"], ins["rois"], p["pooled_shape"],
+                                          p["spatial_scale"])
+        case "nms":
+            bound = outs["output"].shape[0] if p["kind"] == "indices" else _nms_bound(ins)
+            selected, count = kernels.non_max_suppression(
+                ins["boxes"], ins["scores"], p["max_output_boxes_per_class"], p["iou_threshold"],
+                p["score_threshold"], p["center_point_box"], bound)
+            result = selected if p["kind"] == "indices" else count
+        case "lrn":
+            result = kernels.lrn(ins["input"], p["size"], p["alpha"], p["beta"], p["bias"])
+        case "einsum":
+            result = kernels.einsum(p["equation"], *(ins[s] for s in ("lhs", "rhs") if s in ins))
         case _:
             raise KeyError(cmd.op)
     out = outs["output"]

@@ -152,7 +152,7 @@ class Memory:
 
     def unwritten(self, base: int, nbytes: int) -> int | None:
         """Address of the first never-written byte of [base, base + nbytes), if any."""
-        if self.code is None:
+        if self.code is None or nbytes == 0:  # an empty tensor has no bytes to write
             return None
         g = self.granule
         codes = self.code[base // g:-(-(base + nbytes) // g)]

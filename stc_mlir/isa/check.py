@@ -19,7 +19,7 @@ from stc_mlir.target import Target
 
 from .program import (
     ACTIVATIONS, DTYPES, FLOAT_DTYPES, HOST, INDEX_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES,
-    Buffer, Command, Program, Tile,
+    Buffer, Command, Program, Tile, takes_integers,
 )
 
 
@@ -204,8 +204,9 @@ def _check_command(program: Program, core: int, cmd: Command) -> None:
         if (cmd.op, slot) == ("conv2d", "weight") and b.space != "wb":
             raise ProgramError("invalid", f"weight: conv weights are read from the weight "
                                f"buffer, not {describe_buffer(b)}")
-        if t.dtype not in FLOAT_DTYPES and cmd.op != "cast":
-            raise ProgramError("invalid", f"{slot}: compute commands take f16/f32 tiles, "
+        if t.dtype not in FLOAT_DTYPES and not takes_integers(cmd) and slot not in INDEX_SLOTS:
+            kind = f" {cmd.params['kind']}" if "kind" in cmd.params else ""
+            raise ProgramError("invalid", f"{slot}: npu.{cmd.op}{kind} takes f16/f32 tiles, "
                                f"got {t.dtype}")
     if "kind" in spec.params and cmd.params["kind"] not in spec.kinds:
         raise ProgramError("invalid", f"unknown kind '{cmd.params['kind']}' (expected one of "
@@ -341,9 +342,125 @@ def _gather(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
     _expect_shape("output", out, data.shape[:axis] + idx.shape + data.shape[axis + 1:])
 
 
+INDEX_SLOTS = ("indices", "batch_indices")
+"""Operand slots holding indices (i32/i64) whatever the command computes on."""
+
+
+def _compare(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    _expect(tiles["output"].dtype == "i1", f"compare writes an i1 mask, got {tiles['output'].dtype}")
+    _elementwise(cmd, tiles, p)
+
+
+def _select(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    _expect(tiles["cond"].dtype == "i1", f"select's condition is an i1 mask, got {tiles['cond'].dtype}")
+    _elementwise(cmd, tiles, p)
+
+
+def _arg_reduce(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x = tiles["input"].shape
+    axis = _axis(p["axis"], len(x))
+    _expect(tiles["output"].dtype in INDEX_DTYPES, f"arg_reduce writes indices, got {tiles['output'].dtype}")
+    out = tuple(1 if i == axis else d for i, d in enumerate(x) if p["keepdims"] or i != axis)
+    _expect_shape("output", tiles["output"], out or (1,))
+
+
+def _topk(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x = tiles["input"].shape
+    axis = _axis(p["axis"], len(x))
+    _expect(1 <= p["k"] <= x[axis], f"topk: k {p['k']} is outside 1..{x[axis]}")
+    if p["kind"] == "indices":
+        _expect(tiles["output"].dtype in INDEX_DTYPES, f"topk indices are i32/i64, got {tiles['output'].dtype}")
+    _expect_shape("output", tiles["output"], x[:axis] + (p["k"],) + x[axis + 1:])
+
+
+def _resize(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x, y = tiles["input"].shape, tiles["output"].shape
+    _expect(len(x) == len(y) == len(p["scales"]), f"resize: input {list(x)}, output {list(y)} and "
+            f"{len(p['scales'])} scales must have one entry per axis")
+    _expect(len(p["roi"]) in (0, 2 * len(x)), f"resize: roi has {len(p['roi'])} values, expected "
+            f"0 or {2 * len(x)}")
+
+
+def _gather_elements(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    data, idx = tiles["data"].shape, tiles["indices"].shape
+    _axis(p["axis"], len(data))
+    _expect(len(idx) == len(data), f"gather_elements: indices {list(idx)} and data {list(data)} differ in rank")
+    _expect_shape("output", tiles["output"], idx)
+
+
+def _gather_nd(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    data, idx, b = tiles["data"].shape, tiles["indices"].shape, p["batch_dims"]
+    _expect(0 <= b < len(idx) and b + idx[-1] <= len(data) and data[:b] == idx[:b],
+            f"gather_nd: indices {list(idx)} do not index data {list(data)} with {b} batch dims")
+    _expect_shape("output", tiles["output"], (idx[:-1] + data[b + idx[-1]:]) or (1,))
+
+
+def _one_hot(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    idx = tiles["indices"].shape
+    axis = _axis(p["axis"], len(idx) + 1)
+    _expect(tiles["values"].numel == 2, "one_hot values are (off, on)")
+    _expect_shape("output", tiles["output"], idx[:axis] + (p["depth"],) + idx[axis:])
+
+
+def _batch_norm(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x = tiles["input"].shape
+    _expect(len(x) >= 2, f"batch_norm input {list(x)} has no channel axis")
+    for slot in ("scale", "bias", "mean", "var"):
+        _expect_shape(slot, tiles[slot], (x[1],))
+    _expect_shape("output", tiles["output"], x)
+
+
+def _rois(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    x, rois = tiles["input"].shape, tiles["rois"].shape
+    corners = 4 if cmd.op == "roi_align" else 5  # max_roi_pool rows start with the batch index
+    _expect(len(x) == 4 and len(rois) == 2 and rois[1] == corners,
+            f"{cmd.op}: input {list(x)} (NCHW) and rois {list(rois)} (R x {corners})")
+    bins = (p["output_height"], p["output_width"]) if cmd.op == "roi_align" else p["pooled_shape"]
+    _expect_shape("output", tiles["output"], (rois[0], x[1], *bins))
+
+
+def _nms(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    boxes, scores, out = tiles["boxes"].shape, tiles["scores"].shape, tiles["output"]
+    _expect(len(boxes) == 3 and boxes[2] == 4 and len(scores) == 3 and scores[0] == boxes[0]
+            and scores[2] == boxes[1], f"nms: boxes {list(boxes)} and scores {list(scores)}")
+    _expect(out.dtype in INDEX_DTYPES, f"nms writes indices, got {out.dtype}")
+    _expect(out.shape == (1,) if p["kind"] == "count" else len(out.shape) == 2 and out.shape[1] == 3,
+            f"nms {p['kind']}: output tile {list(out.shape)}")
+
+
+def _einsum(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    operands = [tiles[s].shape for s in ("lhs", "rhs") if s in tiles]
+    eq = p["equation"].replace(" ", "")
+    extent: dict[str, int] = {}
+    for letters, shape in zip(eq.split("->")[0].split(","), operands):
+        if "..." in letters:
+            continue  # numpy's broadcasting of the ellipsis decides below
+        _expect(len(letters) == len(shape), f"einsum '{eq}': operand {list(shape)} has "
+                f"{len(shape)} dims for the {len(letters)} indices '{letters}'")
+        for letter, d in zip(letters, shape):
+            _expect(extent.setdefault(letter, d) in (d, 1) or d == 1, f"einsum '{eq}': index "
+                    f"'{letter}' is {extent[letter]} in one operand and {d} in another")
+    try:
+        out = np.einsum(p["equation"], *(np.broadcast_to(np.float32(0), s) for s in operands)).shape
+    except ValueError as e:
+        raise ProgramError("invalid", f"einsum '{p['equation']}': {e}") from None
+    _expect_shape("output", tiles["output"], out or (1,))
+
+
+def _lrn(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
+    _expect(len(tiles["input"].shape) >= 3 and p["size"] >= 1,
+            f"lrn takes an input with channels (N, C, ...) and a size >= 1, got "
+            f"{list(tiles['input'].shape)} and size {p['size']}")
+    _expect_shape("output", tiles["output"], tiles["input"].shape)
+
+
 _SHAPE_CHECKS = {
     "dma": _dma, "gather": _gather, "conv2d": _conv2d, "matmul": _matmul, "unary": _elementwise,
     "binary": _elementwise, "softmax": _softmax, "layer_norm": _layer_norm, "pool": _pool,
     "reduce": _reduce, "copy": _copy, "cast": _cast, "fence": _fence,
+    "compare": _compare, "select": _select, "arg_reduce": _arg_reduce, "topk": _topk,
+    "resize": _resize, "gather_elements": _gather_elements, "gather_nd": _gather_nd,
+    "one_hot": _one_hot, "batch_norm": _batch_norm, "roi_align": _rois, "max_roi_pool": _rois,
+    "nms": _nms, "einsum": _einsum, "lrn": _lrn,
 }
 assert set(_SHAPE_CHECKS) == set(OPS)

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from stc_mlir import kernels
@@ -31,9 +32,41 @@ DTYPES: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
+    # storage types of integer, bool and narrow float tensors (MLIR spellings): moved by
+    # the DMA engines, computed exactly by the vector unit's EXACT_OPS, cast to f16/f32
+    "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "ui8": np.dtype(np.uint8),
+    "i16": np.dtype(np.int16),
+    "ui16": np.dtype(np.uint16),
+    "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn),
+    "f8E4M3FNUZ": np.dtype(ml_dtypes.float8_e4m3fnuz),
+    "f8E5M2": np.dtype(ml_dtypes.float8_e5m2),
+    "f8E5M2FNUZ": np.dtype(ml_dtypes.float8_e5m2fnuz),
 }
 FLOAT_DTYPES = ("f16", "f32")
 INDEX_DTYPES = ("i32", "i64")
+EXACT_OPS = frozenset({
+    "cast", "copy", "unary", "binary", "compare", "select", "reduce", "arg_reduce", "topk",
+    "one_hot", "nms", "gather_elements", "gather_nd",
+})
+"""Vector-unit commands that also take integer/bool tiles (computed exactly in their own
+type, as the unit's integer ALU does); the others (and the matrix unit) take f16/f32."""
+EXACT_KINDS: dict[str, tuple[str, ...]] = {
+    "unary": ("abs", "neg", "sign", "not"),
+    "binary": ("add", "sub", "mul", "div", "pow", "maximum", "minimum"),
+    "reduce": ("sum", "max", "min"),
+}
+"""The kinds of an EXACT_OPS command that take integer/bool tiles (other kinds: f16/f32)."""
+
+
+def takes_integers(cmd: Command) -> bool:
+    """Whether `cmd` computes on integer/bool tiles (EXACT_OPS, restricted by EXACT_KINDS)."""
+    kinds = EXACT_KINDS.get(cmd.op)
+    return cmd.op in EXACT_OPS and (kinds is None or cmd.params.get("kind") in kinds)
 MAX_RANK = 4
 ACTIVATIONS = ("none", "relu", "relu6")
 
@@ -289,7 +322,7 @@ class Program:
 # ----------------------------------------------------------------------------- op table
 
 REQUIRED = object()  # marks a parameter without default
-PARAM_KINDS = ("int", "ints", "float", "str", "bool")
+PARAM_KINDS = ("int", "ints", "float", "floats", "str", "bool")
 
 
 @dataclass(frozen=True)
@@ -339,6 +372,8 @@ def _normalise(kind: str, value: Any) -> Any:
             return tuple(int(v) for v in value)
         case "float":
             return float(value)
+        case "floats":
+            return tuple(float(v) for v in value)
         case "str":
             return str(value)
         case "bool":
@@ -366,7 +401,7 @@ OPS: dict[str, OpSpec] = {
         OpSpec(
             "unary", "vector", ("input",), ("output",), (),
             {"kind": ("str", REQUIRED), "alpha": ("float", 0.01), "min": ("float", 0.0),
-             "max": ("float", 6.0), "approximate": ("str", "none")},
+             "max": ("float", 6.0), "approximate": ("str", "none"), "beta": ("float", 0.5)},
             kernels.UNARY_KINDS,
         ),
         OpSpec("binary", "vector", ("lhs", "rhs"), ("output",), (),
@@ -382,10 +417,47 @@ OPS: dict[str, OpSpec] = {
         ),
         OpSpec("reduce", "vector", ("input",), ("output",), (),
                {"kind": ("str", REQUIRED), "axes": ("ints", REQUIRED), "keepdims": ("bool", True)},
-               ("sum", "mean", "max")),
+               ("sum", "mean", "max", "min")),
         OpSpec("copy", "vector", ("input",), ("output",)),
-        OpSpec("cast", "vector", ("input",), ("output",)),
+        OpSpec("cast", "vector", ("input",), ("output",), (), {"saturate": ("bool", True)}),
         OpSpec("fence", "sync", (), ()),
+        # --- beyond the seeds' first command set (docs/npu.md, "Index, mask and detection
+        # commands"): comparisons, masks, index results and data-dependent shapes
+        OpSpec("compare", "vector", ("lhs", "rhs"), ("output",), (),
+               {"kind": ("str", REQUIRED)}, tuple(kernels.COMPARE)),
+        OpSpec("select", "vector", ("cond", "lhs", "rhs"), ("output",)),
+        OpSpec("arg_reduce", "vector", ("input",), ("output",), (),
+               {"kind": ("str", REQUIRED), "axis": ("int", 0), "keepdims": ("bool", True),
+                "select_last_index": ("bool", False)}, ("argmax", "argmin")),
+        OpSpec("topk", "vector", ("input",), ("output",), (),
+               {"kind": ("str", REQUIRED), "k": ("int", REQUIRED), "axis": ("int", -1),
+                "largest": ("bool", True)}, ("values", "indices")),
+        OpSpec("resize", "vector", ("input",), ("output",), (),
+               {"mode": ("str", "nearest"), "coordinate_transformation_mode": ("str", "half_pixel"),
+                "nearest_mode": ("str", "round_prefer_floor"), "cubic_coeff_a": ("float", -0.75),
+                "exclude_outside": ("bool", False), "antialias": ("bool", False),
+                "extrapolation_value": ("float", 0.0), "scales": ("floats", REQUIRED),
+                "roi": ("floats", ())}),
+        OpSpec("gather_elements", "vector", ("data", "indices"), ("output",), (), {"axis": ("int", 0)}),
+        OpSpec("gather_nd", "vector", ("data", "indices"), ("output",), (), {"batch_dims": ("int", 0)}),
+        OpSpec("one_hot", "vector", ("indices", "values"), ("output",), (),
+               {"depth": ("int", REQUIRED), "axis": ("int", -1)}),
+        OpSpec("batch_norm", "vector", ("input", "scale", "bias", "mean", "var"), ("output",), (),
+               {"epsilon": ("float", 1e-5)}),
+        OpSpec("roi_align", "vector", ("input", "rois", "batch_indices"), ("output",), (),
+               {"kind": ("str", REQUIRED), "output_height": ("int", 1), "output_width": ("int", 1),
+                "sampling_ratio": ("int", 0), "spatial_scale": ("float", 1.0),
+                "half_pixel": ("bool", True)}, ("avg", "max")),
+        OpSpec("max_roi_pool", "vector", ("input", "rois"), ("output",), (),
+               {"pooled_shape": ("ints", REQUIRED), "spatial_scale": ("float", 1.0)}),
+        OpSpec("nms", "vector", ("boxes", "scores"), ("output",), (),
+               {"kind": ("str", REQUIRED), "max_output_boxes_per_class": ("int", 0),
+                "iou_threshold": ("float", 0.0), "score_threshold": ("float", -math.inf),
+                "center_point_box": ("bool", False)}, ("indices", "count")),
+        OpSpec("einsum", "matrix", ("lhs",), ("output",), ("rhs",), {"equation": ("str", REQUIRED)}),
+        OpSpec("lrn", "vector", ("input",), ("output",), (),
+               {"size": ("int", REQUIRED), "alpha": ("float", 1e-4), "beta": ("float", 0.75),
+                "bias": ("float", 1.0)}),
     )
 }
 

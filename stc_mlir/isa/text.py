@@ -71,6 +71,8 @@ def format_param(kind: str, value: Any) -> str:
             return f"{value} : i64"
         case "ints":
             return f"array<i64: {', '.join(map(str, value))}>" if value else "array<i64>"
+        case "floats":
+            return f"array<f64: {', '.join(map(format_float, value))}>" if value else "array<f64>"
         case "float":
             if not np.isfinite(value):  # MLIR spells inf and nan by their bits
                 return f"0x{np.array(value, np.float64).view(np.uint64).item():016X} : f64"
@@ -381,12 +383,13 @@ class _Scanner:
         text = self.text
         if text.startswith("array<", start):
             self.pos = start + len("array<")
-            self.expect(re.compile(r"i64\b"), "'i64' (parameters are array<i64: ...>)")
-            values: list[int] = []
+            element = self.expect(re.compile(r"[if]64\b"), "'i64' or 'f64' (array<i64: ...>, array<f64: ...>)")
+            read = self._signed if element.group() == "i64" else self._real
+            values: list[Any] = []
             if self.punct(":"):
-                values.append(self._signed())
+                values.append(read())
                 while self.punct(","):
-                    values.append(self._signed())
+                    values.append(read())
             self.expect_punct(">")
             return tuple(values)
         if text.startswith('"', start):
@@ -427,6 +430,9 @@ class _Scanner:
             if not t.startswith(("i", "si", "ui")) and t != "index":
                 raise self.error(f"unexpected type {t}", type_start)
         return number
+
+    def _real(self) -> float:
+        return float(self.expect(_NUMBER, "a float literal").group())
 
     def _signed(self) -> int:
         m = self.expect(re.compile(r"-?\d+"), "integer literal")
@@ -744,7 +750,8 @@ def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) -> Co
 # A command as the printer writes it (one line, single spaces, bare names) is read by one
 # regular expression made from its OpSpec; anything else takes the general path above, which
 # accepts any spacing and says exactly what is wrong.
-_TILE_TEXT = r"(@[A-Za-z_][\w$.\-]*\[\d+\] : (?:\d+x)*(?:f16|f32|i32|i64)(?: strides \[-?\d+(?:, -?\d+)*\])?)"
+_TILE_TEXT = (r"(@[A-Za-z_][\w$.\-]*\[\d+\] : (?:\d+x)*(?:" + "|".join(sorted(DTYPES, key=len, reverse=True))
+              + r")(?: strides \[-?\d+(?:, -?\d+)*\])?)")
 _ATTR_ITEM = re.compile(
     r'([A-Za-z_]\w*) = (?:\[((?:@[A-Za-z_][\w$.\-]*(?:, (?=@))?)*)\]|(array<i64(?:: (-?\d+(?:, -?\d+)*))?>)'
     r'|"([^"\\\n]*)"|(true|false)|(-?\d+) : i64|(-?\d+\.\d*(?:e[-+]?\d+)?) : f64)(?:, |$)')
@@ -868,7 +875,7 @@ def _fast_attrs(spec: OpSpec, kind: str | None, attrs: str
 
 
 _PARAM_TYPES: dict[str, tuple[type, ...]] = {
-    "int": (int,), "ints": (tuple,), "float": (int, float), "str": (str,), "bool": (bool,),
+    "int": (int,), "ints": (tuple,), "float": (int, float), "floats": (tuple,), "str": (str,), "bool": (bool,),
 }
 
 
@@ -879,6 +886,7 @@ def _param(s: _Scanner, spec: OpSpec, key: str, value: Any, at: int) -> Any:
         ok = False
     if not ok:
         expected = {"int": "an integer (e.g. 2 : i64)", "ints": "array<i64: ...>", "float": "a float (e.g. 0.5 : f64)",
+                    "floats": "array<f64: ...>",
                     "str": "a string", "bool": "true or false"}[kind]
         raise s.error(f"npu.{spec.op} parameter '{key}' must be {expected}", at)
     return value

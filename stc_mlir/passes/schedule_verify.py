@@ -275,7 +275,7 @@ def _check_placement(f: func.FuncOp, item: Item, target: targets.Target) -> None
             raise _error(f, f"{item.label}: core_bind {bind.text} uses core {core}, outside the cluster's "
                             f"cores 0-{target.cores - 1}")
     batch = item.batch
-    if batch is None or batch % bind.parts:
+    if (batch is None and bind.parts > 1) or (batch is not None and batch % bind.parts):  # a scalar: one part
         raise _error(f, f"{item.label}: core_bind {bind.text} cuts the batch into {bind.parts} parts, which do "
                         f"not divide its batch of {batch}")
     if bind.parts > 1 and isinstance(op, s.GroupOp):

@@ -12,19 +12,32 @@ the cores' L1 at the model's batch (ResNet-50's first conv at batch 16 needs 3.8
 core) is cut along the batch into the fewest sub-groups that fit, run one after the other,
 each over all cores; the splits and concats between them stay in DDR. Groups made by a
 manual schedule are never re-cut: `schedule-verify` reports one that does not fit.
+
+An op whose result has no elements, or whose non-constant operands all have none (a
+reduction over an empty axis gives its identity), computes nothing from data: it becomes
+a `graph.constant` first (`fold_empty`), so no item holds an empty tensor.
+
+A group has one output, so a top-level op with several results is first made into
+one-result items (`one_result_items`): a graph.split into one graph.slice per result that
+is used, any other (TopK's values and indices, NonMaxSuppression's rows and count) into a
+one-op group per used result, each holding its own copy of the op (the lowering computes
+only that result's command; a model using both results of a TopK sorts twice).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
+from stc_mlir import reference
 from stc_mlir import target as targets
+from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.dialects.schedule import batch_of
-from stc_mlir.graph_schedule import (
+from stc_mlir.graph_schedule import (  # the group helpers the manual API builds groups with
     GetNPUSubFunctions,
     IRModule,
     ListItems,
@@ -32,6 +45,9 @@ from stc_mlir.graph_schedule import (
     Schedule,
     ScheduleError,
     ScheduleInfo,
+    _fresh_name,
+    _group_names,
+    _outline,
     split_group,
 )
 from stc_mlir.passes.schedule_verify import analyse, body_peak, fmt
@@ -52,6 +68,8 @@ def default_schedule(mod, batch: int | None = None, *, target: str | targets.Tar
                 f"default_schedule(batch={batch}) is applied to a model with batch {model_batch}: "
                 f"pass batch={model_batch} or import the model with batch {batch}"
             )
+        fold_empty(f)
+        one_result_items(f)
         placed = {op for op in ListItems(f) if _placed(op)}
         if len(placed) == len(ListItems(f)):
             continue  # fully scheduled already
@@ -59,6 +77,68 @@ def default_schedule(mod, batch: int | None = None, *, target: str | targets.Tar
         _cut_to_fit(f, placed, t)
         Schedule(_infos(f, t), target=t)(mod)
     return mod
+
+
+def fold_empty(f: func.FuncOp) -> None:
+    """Replace the top-level graph ops that compute nothing from data (see the module doc)
+    by constants, with the reference kernels on the (empty) operands."""
+    def empty(v) -> bool:
+        shape = g.shape_of(v.type)
+        return len(shape) > 0 and 0 in shape
+
+    for op in list(f.body.block.ops):
+        if isinstance(op, s.ScheduledItem | g.ConstantOp) or not op.name.startswith("graph."):
+            continue
+        data = [v for v in op.operands if not isinstance(v.owner, g.ConstantOp)]
+        if not (any(empty(r) for r in op.results) or (data and all(empty(v) for v in data))):
+            continue
+        env = {v: (v.owner.numpy() if isinstance(v.owner, g.ConstantOp)
+                   else np.zeros(g.shape_of(v.type), g.numpy_dtype(v.type.element_type)))
+               for v in op.operands}
+        reference.run_ops([op], env)
+        for r in op.results:
+            const = g.ConstantOp.from_numpy(np.ascontiguousarray(env[r]))
+            const.output.name_hint = r.name_hint
+            f.body.block.insert_op_before(const, op)
+            r.replace_all_uses_with(const.output)
+        op.detach()
+        op.erase()
+
+
+def one_result_items(f: func.FuncOp) -> None:
+    """Give every top-level multi-result graph op's used results an item of their own (see
+    the module doc); results nobody uses are dropped with the op."""
+    taken = _group_names(f)
+    for op in list(f.body.block.ops):
+        if isinstance(op, s.ScheduledItem | g.ConstantOp) or len(op.results) < 2 or not op.name.startswith("graph."):
+            continue
+        if isinstance(op, g.SplitOp):
+            p = op.props()
+            start = 0
+            for r, size in zip(op.results, p["sizes"]):  # type: ignore[call-overload]
+                if r.uses:
+                    part = g.SliceOp.make(op.input, starts=(start,), ends=(start + size,), axes=(p["axis"],))
+                    f.body.block.insert_op_before(part, op)
+                    part.output.name_hint = r.name_hint
+                    r.replace_all_uses_with(part.output)
+                start += size
+        else:
+            inputs = list(dict.fromkeys(v for v in op.operands if not isinstance(v.owner, g.ConstantOp)))
+            for i, r in enumerate(op.results):
+                if not r.uses:
+                    continue
+                copy = op.clone()
+                f.body.block.insert_op_before(copy, op)
+                for mine, theirs in zip(copy.results, op.results):
+                    mine.name_hint = theirs.name_hint
+                r.replace_all_uses_with(copy.results[i])
+                name = _fresh_name(taken, r.name_hint or op.name.removeprefix("graph."))
+                taken.add(name)
+                _outline(name, inputs, [copy], copy.results[i])
+        for r in op.results:
+            assert not r.uses
+        op.detach()
+        op.erase()
 
 
 def _placed(op: Operation) -> bool:

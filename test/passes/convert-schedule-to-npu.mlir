@@ -137,13 +137,12 @@ func.func @views(%x: tensor<2x256xf16> {graph.name = "x"}) -> (tensor<2x256xf16>
 
 // What the lowering cannot do is a diagnostic naming the item, the op and why.
 
-// CHECK: @bn: group 'bn': graph.batch_norm 'bn' is not supported: the npu lowering has no rule for it: graph-canonicalize folds it into the conv before it or, if its scale, bias, mean and variance are constants, turns it into a per-channel multiply and add
-// DIAG: stc-opt: error: {{.*}}convert-schedule-to-npu.mlir: verification failed: @bn: group 'bn': graph.batch_norm 'bn' is not supported: the npu lowering has no rule for it: graph-canonicalize folds it into the conv before it or, if its scale, bias, mean and variance are constants, turns it into a per-channel multiply and add
-func.func @bn(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16> {
-  %s = graph.constant dense<1.000000e+00> : tensor<2xf16>
-  %g = schedule.group "bn" (%a = %x : tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
-    %bn = graph.batch_norm %a, %s, %s, %s, %s : (tensor<1x2x4x4xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x4x4xf16>
-    schedule.yield %bn : tensor<1x2x4x4xf16>
+// CHECK: @l2: group 'l2': graph.reduce_l2 'l2' is not supported: the npu lowering has no rule for it
+// DIAG: stc-opt: error: {{.*}}convert-schedule-to-npu.mlir: verification failed: @l2: group 'l2': graph.reduce_l2 'l2' is not supported: the npu lowering has no rule for it
+func.func @l2(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x1x1xf16> {
+  %g = schedule.group "l2" (%a = %x : tensor<1x2x4x4xf16>) -> tensor<1x2x1x1xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
+    %l2 = graph.reduce_l2 %a {axes = array<i64: 2, 3>} : (tensor<1x2x4x4xf16>) -> tensor<1x2x1x1xf16>
+    schedule.yield %l2 : tensor<1x2x1x1xf16>
   }
-  func.return %g : tensor<1x2x4x4xf16>
+  func.return %g : tensor<1x2x1x1xf16>
 }

@@ -33,13 +33,6 @@ KNOWN_GAPS = {
     # runs the rest of the model)
     ("xlnet", "import"): "initializer 'onnx::Const_16' has 1 of 1 values outside fp16's range "
                          "(largest magnitude 1e+30; fp16 holds up to 65504): they become inf",
-    ("wide-deep", "compile"): "graph.add 'linear_linear_model_Add_output': computes on i64 tensors: "
-                              "the matrix and vector units take f16/f32 (cast first)",
-    ("mmoe", "compile"): "graph.add 'input_layer_Add_output': computes on i64 tensors: "
-                         "the matrix and vector units take f16/f32 (cast first)",
-    # XLNet with the mask scale of HuggingFace's float16 export: the runtime masks
-    ("xlnet-fp16-mask", "compile"): "graph.greater '_Greater_output' is not supported: "
-                                    "the npu lowering has no rule for it",
 }
 
 
@@ -136,11 +129,13 @@ def test_xlnet_with_its_fp16_mask_scale_matches_in_the_reference():
     assert_matches("xlnet", model, want, dict(zip((o.name for o in model.graph.output), got)))
 
 
-@pytest.mark.xfail(strict=True, raises=KnownGap, reason=KNOWN_GAPS[("xlnet-fp16-mask", "compile")])
 def test_xlnet_with_its_fp16_mask_scale_on_the_emulator():
+    """Its runtime masks (Greater, Equal, Not, OneHot on int64 ids) and relative attention
+    (Einsum) on the npu: npu.compare, npu.unary not, npu.one_hot, npu.einsum."""
     model, inputs, want = golden("xlnet", **XLNET_FP16_MASK)
     module = imported("xlnet", model)
-    program = stage("xlnet-fp16-mask", "compile", lambda: program_from_module(Pipeline(None).run(module)))
+    program = program_from_module(Pipeline(None).run(module))
+    assert {"compare", "one_hot", "einsum"} <= {c.op for _, _, c in program.commands()}
     outputs, report = run(program, inputs)
     assert not report.hazards
     assert_matches("xlnet", model, want, outputs)

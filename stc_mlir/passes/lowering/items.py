@@ -56,6 +56,7 @@ from .placement import (
 from .probes import Probes
 from .stage import Job, Operand, Output, Rule, run_stage
 from .values import constant, dtype_of, shape_of
+from . import indexing, vector
 from .vector import (
     BINARY, UNARY, BinaryRule, CastRule, LayerNormRule, ReduceRule, SoftmaxRule, UnaryRule,
 )
@@ -72,6 +73,9 @@ RULES: dict[type[Operation], type[Rule]] = {
     **dict.fromkeys((g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.GlobalAvgPoolOp), ReduceRule),
     g.TransposeOp: TransposeRule, g.SliceOp: SliceRule, g.ConcatOp: ConcatRule,
     g.ExpandOp: ExpandRule, g.GatherOp: GatherRule,
+    **dict.fromkeys(vector.COMPARE, vector.CompareRule), g.WhereOp: vector.SelectRule,
+    g.ReduceMinOp: ReduceRule, g.ArgMaxOp: vector.ArgReduceRule, g.ArgMinOp: vector.ArgReduceRule,
+    g.BatchNormOp: vector.BatchNormRule, g.LRNOp: vector.LRNRule, **indexing.RULES,
 }
 
 
@@ -81,13 +85,12 @@ def make_rule(op: Operation, out: SSAValue, operands: Sequence[SSAValue] | None 
     operands = list(op.operands if operands is None else operands)
     if isinstance(op, g.SplitOp):
         return SplitPartRule(op, operands, out, list(op.results).index(out))
+    if type(op) in indexing.RESULT_RULES:
+        return indexing.RESULT_RULES[type(op)](op, operands, out, list(op.results).index(out))
     rule = RULES.get(type(op))
     if rule is not None:
         return rule(op, operands, out)
     hints = {
-        g.BatchNormOp: "the npu lowering has no rule for it: graph-canonicalize folds it into the conv "
-                       "before it or, if its scale, bias, mean and variance are constants, turns it "
-                       "into a per-channel multiply and add",
         g.GemmOp: "run graph-canonicalize first (it becomes matmul + add)",
         g.SumOp: "run graph-canonicalize first (it becomes adds)",
     }
@@ -100,6 +103,12 @@ def item_origin(item: Operation, label: str) -> tuple[str, str]:
     if isinstance(item, s.GroupOp) and item.split.data > 1:
         return f"group '{item.group_name.data}'", str(item.index.data)
     return label, ""
+
+
+def computed(op: Operation) -> list[SSAValue]:
+    """The results of `op` the lowering computes: all of a one-result op, the used ones of
+    a multi-result op (a TopK grouped for its indices does not sort for its values)."""
+    return list(op.results) if len(op.results) == 1 else [r for r in op.results if r.uses]
 
 
 def op_label(op: Operation) -> str:
@@ -228,7 +237,7 @@ class FunctionLowering:
                 if str(err).startswith(f"@{self.f.sym_name.data}"):
                     raise
                 raise LoweringError(f"@{self.f.sym_name.data}: {label}: {err}") from None
-        copies = [(v, out) for v, out in outputs if self.value(v) is not out]
+        copies = [(v, out) for v, out in outputs if self.value(v) is not out and math.prod(out.shape)]
         if copies:
             if self.items:
                 self.em.barrier("model outputs")
@@ -441,7 +450,7 @@ class GroupLowering:
     def rule(self, op: Operation, out: SSAValue) -> Rule:
         try:
             rule = make_rule(op, out, self.ins(op))
-            if not rule.movement and not isinstance(rule, CastRule):
+            if not rule.movement and not isinstance(rule, CastRule) and not getattr(rule, "exact", False):
                 for v in [*rule.operands, out]:
                     if dtype_of(v) not in ("f16", "f32"):
                         raise LoweringError(f"computes on {dtype_of(v)} tensors: the matrix and "
@@ -458,7 +467,7 @@ class GroupLowering:
             self.fl.env[self.op.output] = self.env[self.output]
             return
         for o in ops:
-            if len(o.results) != 1 and not isinstance(o, g.SplitOp):
+            if len(o.results) != 1 and not isinstance(o, (g.SplitOp, *indexing.RESULT_RULES)):
                 raise LoweringError(f"{self.where(o)} has {len(o.results)} results")
         plan = self.plan()
         all_ddr = all(self.value(v).whole is not None for o in ops for v in self.ins(o)
@@ -483,7 +492,7 @@ class GroupLowering:
                 p.first.setdefault(v, k)
         p.last[self.output] = len(ops)
         for o in ops:
-            for r in o.results:
+            for r in computed(o):
                 if isinstance(o, VIEW_OPS) and self.ins(o)[0] in self.env:
                     view = self._map_view(self.env[self.ins(o)[0]], r)
                     if view is None:
@@ -515,7 +524,7 @@ class GroupLowering:
         for o in ops:
             if isinstance(o, VIEW_OPS):
                 continue
-            for r in o.results:
+            for r in computed(o):
                 rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
                 for core, box in p.owned[r]:
                     for step in rule.steps(box):
@@ -684,7 +693,7 @@ class GroupLowering:
             if k:
                 self.em.barrier(self.ctx.label)
             self.em.set_op(op_label(o))
-            for r in o.results:
+            for r in computed(o):
                 root = p.root[r]
                 pieces = []
                 for core, box in p.owned[r]:
@@ -709,7 +718,7 @@ class GroupLowering:
                 if not (o.results[0] is self.output and out_dest is not None):
                     probe(o.results[0], placements[o.results[0]], self.ctx.label)
                 continue
-            for r in o.results:
+            for r in computed(o):
                 rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
                 rule.configure(self.wb)
                 final = r is self.output and out_dest is not None
@@ -781,7 +790,7 @@ class GroupLowering:
             if k:
                 em.barrier(self.ctx.label)
             em.set_op(op_label(o))
-            for r in o.results:
+            for r in computed(o):
                 if isinstance(o, VIEW_OPS):
                     self.env[r] = self._view(self.ins(o)[0], r, k)
                     fl.probes.record(r, self.env[r], self.ctx.label)

@@ -12,8 +12,10 @@ comes from L1 like the left one.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from stc_mlir.dialects import graph as g
+from stc_mlir.isa.program import MAX_RANK, Tile
 
 from . import boxes as bx
 from .boxes import Box
@@ -24,13 +26,23 @@ from .values import constant, shape_of
 
 
 class MatmulRule(Rule):
+    """numpy.matmul, a 1-D operand included: a 1-D left operand [K] is a row [1, K] and a
+    1-D right operand [K] a column [K, 1] whose unit dim the result drops; the rule works
+    in the *full* coordinates (both kept, `_full`) and reads the 1-D tiles with the unit
+    dim added at stride 0 (`_unit`)."""
+
     def __init__(self, op: g.MatmulOp, operands, out):
         super().__init__(op, operands, out)
-        self.a, self.b = shape_of(operands[0]), shape_of(operands[1])
-        if len(self.a) < 2 or len(self.b) < 2:
-            raise LoweringError("matmul of a 1-D operand is not supported (reshape it to 2-D)")
-        rank = len(shape_of(out))
-        self.split_axes = self.tile_axes = tuple(range(rank - 1))
+        a, b = g.shape_of(operands[0].type), g.shape_of(operands[1].type)
+        self.row, self.column = len(a) == 1, len(b) == 1  # promoted operands
+        self.a = (1, *a) if self.row else shape_of(operands[0])
+        self.b = (*b, 1) if self.column else shape_of(operands[1])
+        rank = len(g.shape_of(out.type))
+        if rank + self.row + self.column > MAX_RANK:
+            raise LoweringError(f"matmul of {list(a)} and {list(b)}: with the unit dims of its 1-D "
+                                f"operands the product has more than {MAX_RANK} dims")
+        # split along every dim but N (a column has none): rows and batch dims
+        self.split_axes = self.tile_axes = tuple(range(rank if self.column else rank - 1)) or (0,)
         self.weight_slots = frozenset(i for i, v in enumerate(operands) if constant(v))
         self.k, self.n = self.b[-2], self.b[-1]
         self.nc, self.kc = self.n, self.k
@@ -44,27 +56,63 @@ class MatmulRule(Rule):
         self.nc, self.kc = weight_chunks(self.n, self.k, math.prod(self.b[:-2]) * 2, wb_budget,
                                          "row of the right operand")
 
+    def _full(self, out: Box) -> Box:
+        """An output box in full coordinates (with the unit dims of 1-D operands)."""
+        if not g.shape_of(self.out.type):  # [K] x [K]: a rank-0 result, one element
+            return ((0, 1), (0, 1))
+        if self.row:
+            out = out[:-1] + ((0, 1),) + out[-1:]
+        return out + ((0, 1),) if self.column else out
+
     def chunks(self, box: Box) -> list[Box]:
+        if self.column:
+            return [box]
         lo, hi = box[-1]
         cuts = sorted({lo, hi} | {c for c in range(0, hi, self.nc) if lo < c < hi})
         return [bx.with_dim(box, len(box) - 1, (a, b)) for a, b in zip(cuts, cuts[1:])]
 
     def _lhs(self, out: Box, k: tuple[int, int]) -> Box:
-        return project(out[:-1] + (k,), self.a)
+        """The left operand's region (in its own coordinates) for an output box."""
+        region = project(self._full(out)[:-1] + (k,), self.a)
+        return region[1:] if self.row else region
 
     def _rhs(self, out: Box, k: tuple[int, int]) -> Box:
-        return project(out[:-2] + (k, out[-1]), self.b)
+        full = self._full(out)
+        region = project(full[:-2] + (k, full[-1]), self.b)
+        return region[:-1] if self.column else region
 
     def steps(self, out: Box) -> list[list[Box | None]]:
         whole = self.nc == self.n and self.kc == self.k
         lhs = self._lhs(out, (0, self.k))
-        return [[lhs, bx.full(self.b) if whole and 1 in self.weight_slots else self._rhs(out, k)]
+        rhs_all = bx.full(self.b[:-1] if self.column else self.b)
+        return [[lhs, rhs_all if whole and 1 in self.weight_slots else self._rhs(out, k)]
                 for k in bx.chunks(0, self.k, self.kc)]
 
     def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
         k = bx.chunks(0, self.k, self.kc)[step]
         last = step == len(work.steps) - 1
-        extra = {"residual": acc.ref(work.out)} if step > 0 else {}
-        em.emit(core, "matmul", lhs=frames[0].ref(self._lhs(work.out, k)),
-                rhs=frames[1].ref(self._rhs(work.out, k)),
-                output=out if last else acc.ref(work.out), **extra)
+        full = self._full(work.out)
+
+        r = len(full)
+        units = [r - 1] if not g.shape_of(self.out.type) else (  # a rank-0 result is a [1] tile
+            [r - 2] * self.row + [r - 1] * self.column)
+
+        def result(ref: Ref) -> Ref:  # the output tile in full coordinates
+            return _unit(ref, units)
+        extra = {"residual": result(acc.ref(work.out))} if step > 0 else {}
+        lhs = frames[0].ref(self._lhs(work.out, k))
+        rhs = frames[1].ref(self._rhs(work.out, k))
+        em.emit(core, "matmul", lhs=_unit(lhs, [0] if self.row else []),
+                rhs=_unit(rhs, [len(self.b) - 1] if self.column else []),
+                output=result(out if last else acc.ref(work.out)), **extra)
+
+
+def _unit(ref: Ref, at: Sequence[int]) -> Ref:
+    """`ref` with a unit dim (stride 0) inserted at each position of `at` (ascending, in
+    the resulting tile's dims): the same elements read with the rank the command needs."""
+    t = ref.tile
+    shape, strides = list(t.shape), list(t.strides)
+    for i in at:
+        shape.insert(i, 1)
+        strides.insert(i, 0)
+    return Ref(Tile(t.buffer, t.offset, tuple(shape), tuple(strides), t.dtype), ref.frame, ref.box)

@@ -71,7 +71,8 @@ class SliceRule(MoveRule):
             axis %= len(shape)
             r = g.slice_bounds(shape[axis], start, end, step)
             if step < 0:
-                raise LoweringError("slices with a negative step are not supported")
+                raise LoweringError(f"a slice with step {step} along axis {axis} is not supported: "
+                                    "the DMA engines take non-negative strides")
             self.bounds[axis] = r
 
     def maps(self, out):

@@ -16,23 +16,32 @@ from collections.abc import Sequence
 from xdsl.ir import Operation, SSAValue
 
 from stc_mlir.dialects import graph as g
+from stc_mlir.isa.program import FLOAT_DTYPES
 
 from . import boxes as bx
 from .boxes import Box
 from .emitter import Emitter, Ref
-from .placement import Frame
+from .placement import Frame, LoweringError
 from .stage import Rule, Work, project
-from .values import constant, shape_of
+from .values import constant, dtype_of, shape_of
 
 UNARY: dict[type[Operation], str] = {
     g.ReluOp: "relu", g.SigmoidOp: "sigmoid", g.TanhOp: "tanh", g.ErfOp: "erf", g.ExpOp: "exp",
     g.LogOp: "log", g.SqrtOp: "sqrt", g.RsqrtOp: "rsqrt", g.ReciprocalOp: "reciprocal",
     g.AbsOp: "abs", g.NegOp: "neg", g.GeluOp: "gelu", g.ClipOp: "clip",
-    g.LeakyReluOp: "leaky_relu",
+    g.LeakyReluOp: "leaky_relu", g.SignOp: "sign", g.CoshOp: "cosh", g.SinhOp: "sinh",
+    g.SoftplusOp: "softplus", g.MishOp: "mish", g.HardSigmoidOp: "hard_sigmoid",
+    g.HardSwishOp: "hard_swish", g.NotOp: "not",
 }
+EXACT_UNARY = ("abs", "neg", "sign", "not")
+"""Unary kinds the vector unit also computes on integer (and, for not, bool) tiles."""
 BINARY: dict[type[Operation], str] = {
     g.AddOp: "add", g.SubOp: "sub", g.MulOp: "mul", g.DivOp: "div", g.PowOp: "pow",
-    g.MaximumOp: "maximum", g.MinimumOp: "minimum",
+    g.MaximumOp: "maximum", g.MinimumOp: "minimum", g.PReluOp: "prelu",
+}
+COMPARE: dict[type[Operation], str] = {
+    g.EqualOp: "equal", g.LessOp: "less", g.LessEqualOp: "less_equal", g.GreaterOp: "greater",
+    g.GreaterEqualOp: "greater_equal", g.AndOp: "and", g.OrOp: "or", g.XorOp: "xor",
 }
 
 
@@ -55,6 +64,14 @@ class _Pointwise(Rule):
 
 class UnaryRule(_Pointwise):
     in_place = True
+    exact = True  # checks its own element types (items.py leaves f16/f32-only to the others)
+
+    def __init__(self, op: Operation, operands: Sequence[SSAValue], out: SSAValue):
+        super().__init__(op, operands, out)
+        kind = UNARY[type(op)]
+        if dtype_of(operands[0]) not in FLOAT_DTYPES and kind not in EXACT_UNARY:
+            raise LoweringError(f"computes {kind} on {dtype_of(operands[0])} tensors: the vector "
+                                f"unit does {', '.join(EXACT_UNARY)} on integers, the rest on f16/f32")
 
     def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
         p = self.op.props()  # type: ignore[attr-defined]
@@ -66,6 +83,8 @@ class UnaryRule(_Pointwise):
             params = {"alpha": p["alpha"]}
         elif kind == "gelu":
             params = {"approximate": p["approximate"]}
+        elif kind == "hard_sigmoid":
+            params = {"alpha": p["alpha"], "beta": p["beta"]}
         (x,) = self.refs(work, frames)
         em.emit(core, "unary", kind=kind, input=x, output=out, **params)
 
@@ -73,15 +92,60 @@ class UnaryRule(_Pointwise):
 class CastRule(_Pointwise):
     def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
         (x,) = self.refs(work, frames)
-        em.emit(core, "cast", input=x, output=out)
+        em.emit(core, "cast", input=x, output=out, saturate=self.op.props()["saturate"])  # type: ignore[attr-defined]
 
 
 class BinaryRule(_Pointwise):
+    """Arithmetic: on f16/f32, or exactly on two integer operands (the vector unit's integer
+    ALU: ids plus offsets, index arithmetic); mixed operands (a float to an integer power)
+    compute in f32."""
+
     in_place = True
+    exact = True
+
+    def __init__(self, op: Operation, operands: Sequence[SSAValue], out: SSAValue):
+        super().__init__(op, operands, out)
+        types = {dtype_of(v) for v in [*operands, out]}
+        if "i1" in types:
+            raise LoweringError(f"computes {BINARY[type(op)]} on i1 (bool) tensors")
 
     def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
         a, b = self.refs(work, frames)
         em.emit(core, "binary", kind=BINARY[type(self.op)], lhs=a, rhs=b, output=out)
+
+
+class CompareRule(_Pointwise):
+    """Comparisons and logic into an i1 mask, operands compared in their own type."""
+
+    exact = True
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        a, b = self.refs(work, frames)
+        em.emit(core, "compare", kind=COMPARE[type(self.op)], lhs=a, rhs=b, output=out)
+
+
+class SelectRule(_Pointwise):
+    """Where: `cond ? lhs : rhs` elementwise, all three broadcast to the result."""
+
+    exact = True
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        c, a, b = self.refs(work, frames)
+        em.emit(core, "select", cond=c, lhs=a, rhs=b, output=out)
+
+
+class BatchNormRule(_Pointwise):
+    """Inference batch normalisation that graph-canonicalize could not fold (its statistics
+    computed by the model, or no conv before it): a per-channel scale and shift, the
+    four [C] operands read for the channels of each tile."""
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        return [[out] + [(out[1],)] * 4]
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        x, scale, bias, mean, var = self.refs(work, frames)
+        em.emit(core, "batch_norm", input=x, scale=scale, bias=bias, mean=mean, var=var,
+                output=out, epsilon=self.op.props()["epsilon"])  # type: ignore[attr-defined]
 
 
 class _RowWise(Rule):
@@ -110,6 +174,18 @@ class SoftmaxRule(_RowWise):
     def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
         em.emit(core, "softmax", input=frames[0].ref(work.steps[0][0]), output=out,
                 axis=self.axis)
+
+
+class LRNRule(_RowWise):
+    """Local response normalisation across channels: cut along every axis but C."""
+
+    def __init__(self, op: g.LRNOp, operands, out):
+        super().__init__(op, operands, out, {1})
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        p = self.op.props()  # type: ignore[attr-defined]
+        em.emit(core, "lrn", input=frames[0].ref(work.steps[0][0]), output=out, size=p["size"],
+                alpha=p["alpha"], beta=p["beta"], bias=p["bias"])
 
 
 class LayerNormRule(_RowWise):
@@ -150,7 +226,8 @@ class ReduceRule(Rule):
     """reduce_sum / reduce_mean / reduce_max and global_avg_pool (a mean over H, W)."""
 
     KINDS = {g.ReduceSumOp: "sum", g.ReduceMeanOp: "mean", g.ReduceMaxOp: "max",
-             g.GlobalAvgPoolOp: "mean"}
+             g.ReduceMinOp: "min", g.GlobalAvgPoolOp: "mean"}
+    exact = True  # sum, max and min of integers are exact; a mean is f16/f32 only
 
     def __init__(self, op: Operation, operands, out):
         super().__init__(op, operands, out)
@@ -162,6 +239,12 @@ class ReduceRule(Rule):
             axes = tuple(a % in_rank for a in p["axes"]) or tuple(range(in_rank))
             self.keepdims = bool(p["keepdims"])
         self.axes = tuple(sorted(axes))
+        if isinstance(op, (g.ReduceMeanOp, g.GlobalAvgPoolOp)) and dtype_of(out) not in FLOAT_DTYPES:
+            raise LoweringError(f"a mean of {dtype_of(out)} tensors is not supported (cast to f16 first)")
+        self._cut(in_rank, out)
+
+    def _cut(self, in_rank: int, out: SSAValue) -> None:
+        """Spread and tile along the kept axes."""
         self.kept = [a for a in range(in_rank) if a not in self.axes]  # out dim -> in dim
         out_rank = len(shape_of(out))
         if self.keepdims:
@@ -184,3 +267,20 @@ class ReduceRule(Rule):
         x = frames[0].ref(work.steps[0][0])
         em.emit(core, "reduce", kind=self.KINDS[type(self.op)], input=x, output=out,
                 axes=self.axes, keepdims=self.keepdims)
+
+
+class ArgReduceRule(ReduceRule):
+    """ArgMax / ArgMin along one axis into i64 indices (first or last on ties)."""
+
+    def __init__(self, op: g.ArgReduceOp, operands, out):
+        Rule.__init__(self, op, operands, out)
+        in_rank = len(shape_of(operands[0]))
+        p = op.props()
+        self.axes = (p["axis"] % in_rank,)  # type: ignore[operator]
+        self.keepdims, self.last = bool(p["keepdims"]), bool(p["select_last_index"])
+        self._cut(in_rank, out)
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        em.emit(core, "arg_reduce", kind="argmax" if isinstance(self.op, g.ArgMaxOp) else "argmin",
+                input=frames[0].ref(work.steps[0][0]), output=out, axis=self.axes[0],
+                keepdims=self.keepdims, select_last_index=self.last)

@@ -213,7 +213,7 @@ npu.program @p target "stcp920" {
 
 // -----
 
-// CHECK: {{^[^ ]*}}invalid.mlir:7:5: core 0, command #0 (npu.unary frobnicate @t[0] : 16xf16 -> @t[0] : 16xf16): unknown kind 'frobnicate' (expected one of relu, clip, leaky_relu, sigmoid, tanh, gelu, erf, exp, sqrt, rsqrt, reciprocal, abs, neg, log){{$}}
+// CHECK: {{^[^ ]*}}invalid.mlir:7:5: core 0, command #0 (npu.unary frobnicate @t[0] : 16xf16 -> @t[0] : 16xf16): unknown kind 'frobnicate' (expected one of relu, clip, leaky_relu, sigmoid, tanh, gelu, erf, exp, sqrt, rsqrt, reciprocal, abs, neg, log, sign, cosh, sinh, softplus, mish, hard_sigmoid, hard_swish, not){{$}}
 npu.program @p target "stcp920" {
   npu.buffer @t : l1(0)[64]
   npu.core 0 {
@@ -243,7 +243,7 @@ npu.program @p target "stcp920" {
 
 // -----
 
-// CHECK: {{^[^ ]*}}invalid.mlir:7:5: core 0, command #0 (npu.unary relu @t[0] : 16xi32 -> @t[0] : 16xi32): input: compute commands take f16/f32 tiles, got i32{{$}}
+// CHECK: {{^[^ ]*}}invalid.mlir:7:5: core 0, command #0 (npu.unary relu @t[0] : 16xi32 -> @t[0] : 16xi32): input: npu.unary relu takes f16/f32 tiles, got i32{{$}}
 npu.program @p target "stcp920" {
   npu.buffer @t : l1(0)[64]
   npu.core 0 {

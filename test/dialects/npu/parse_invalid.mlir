@@ -62,11 +62,11 @@ npu.program @p target "stcp920" {
 // -----
 
 // CHECK: parse_invalid.mlir:[[# @LINE + 5]]:23
-// CHECK: unsupported npu element type bf16 (expected f16, f32, i32 or i64)
+// CHECK: unsupported npu element type f64 (expected f16, f32, i32, i64, i1, i8, ui8, {{.*}} or f8E5M2FNUZ)
 npu.program @p target "stcp920" {
   npu.buffer @t : l1(0)[64]
   npu.core 0 {
-    npu.dma @t[0] : 4xbf16 -> @t[8] : 4xbf16
+    npu.dma @t[0] : 4xf64 -> @t[8] : 4xf64
   }
 }
 

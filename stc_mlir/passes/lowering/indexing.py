@@ -1,0 +1,191 @@
+"""Index, interpolation and detection ops on the vector unit (and einsum on the matrix unit).
+
+- TopK: each row of its axis sorted on the vector unit (`npu.topk`); the values and the
+  indices results are separate commands (one per result, as every rule makes one value),
+  so a model using both sorts twice. Cut along every axis but the sorted one.
+- Resize: `npu.resize`, a separable interpolation; cut along the axes it does not resize.
+- OneHot, GatherElements, GatherND: the vector unit's compare/select and in-L1 gathers
+  (`npu.one_hot`, `npu.gather_elements`, `npu.gather_nd`), one tile on one core: the index
+  pattern is data-dependent, so a cut of the result says nothing about the data it reads.
+- RoiAlign, MaxRoiPool: `npu.roi_align`, `npu.max_roi_pool`, one tile: the boxes decide
+  which part of the feature map each result row reads.
+- NonMaxSuppression: `npu.nms` writes the static upper bound of selected rows (batches x
+  classes x min(boxes, max per class), padded with -1) or, as a second command, the count
+  of valid rows: data-dependent sizes as a bound plus a count (docs/conformance.md).
+- Einsum: `npu.einsum` on the matrix unit, one or two operands (one tile).
+
+Ops whose whole result is one tile must fit one core's L1 with their operands; the stage
+driver says so with the numbers when they do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from stc_mlir.dialects import graph as g
+
+from . import boxes as bx
+from .boxes import Box
+from .emitter import Emitter, Ref
+from .placement import LoweringError
+from .stage import Rule, Work
+from .values import shape_of
+
+
+class WholeRule(Rule):
+    """An op computed as one tile: every operand read whole (subclasses may cut along
+    `free` axes, where an output region reads the same region of its first operand)."""
+
+    command = ""
+    exact = True  # the commands take index/mask tiles; float-only ones check themselves
+    free: tuple[int, ...] = ()
+
+    def __init__(self, op: Operation, operands: Sequence[SSAValue], out: SSAValue):
+        super().__init__(op, operands, out)
+        self.split_axes = self.tile_axes = self.free
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        regions: list[Box | None] = [bx.full(shape_of(v)) for v in self.operands]
+        if self.free:
+            first = list(regions[0])  # type: ignore[arg-type]
+            for a in self.free:
+                first[a] = out[a]
+            regions[0] = tuple(first)
+        return [regions]
+
+    def params(self) -> dict[str, object]:
+        return {}
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        tiles = {slot: f.ref(r) for slot, f, r in zip(self.slots, frames, work.steps[0])}
+        em.emit(core, self.command, output=out, **tiles, **self.params())
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        from stc_mlir.isa.program import OPS
+
+        return OPS[self.command].reads
+
+
+class TopKRule(WholeRule):
+    command = "topk"
+
+    def __init__(self, op: g.TopKOp, operands, out, index: int):
+        p = op.props()
+        rank = len(shape_of(operands[0]))
+        self.axis, self.k, self.largest = p["axis"] % rank, p["k"], p["largest"]  # type: ignore[operator]
+        self.kind = ("values", "indices")[index]
+        self.free = tuple(a for a in range(rank) if a != self.axis)
+        super().__init__(op, operands, out)
+
+    def params(self):
+        return {"kind": self.kind, "k": self.k, "axis": self.axis, "largest": self.largest}
+
+
+class ResizeRule(WholeRule):
+    command = "resize"
+
+    def __init__(self, op: g.ResizeOp, operands, out):
+        p = op.props()
+        x, y = shape_of(operands[0]), shape_of(out)
+        crop = p["coordinate_transformation_mode"] == "tf_crop_and_resize"
+        self.free = () if crop else tuple(a for a in range(len(x)) if x[a] == y[a] and p["scales"][a] == 1)  # type: ignore[index]
+        self.p = {k: p[k] for k in ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                                    "exclude_outside", "antialias", "extrapolation_value")}
+        self.p["scales"] = tuple(p["scales"])  # type: ignore[arg-type]
+        self.p["roi"] = tuple(p.get("roi") or ())  # type: ignore[arg-type]
+        super().__init__(op, operands, out)
+
+    def params(self):
+        return self.p
+
+
+class OneHotRule(WholeRule):
+    command = "one_hot"
+
+    def params(self):
+        p = self.op.props()  # type: ignore[attr-defined]
+        return {"depth": p["depth"], "axis": p["axis"] % len(shape_of(self.out))}
+
+
+class GatherElementsRule(WholeRule):
+    command = "gather_elements"
+
+    def params(self):
+        return {"axis": self.op.props()["axis"] % len(shape_of(self.operands[0]))}  # type: ignore[attr-defined]
+
+
+class GatherNDRule(WholeRule):
+    command = "gather_nd"
+
+    def __init__(self, op: g.GatherNDOp, operands, out):
+        if not g.shape_of(out.type):
+            raise LoweringError("a gather_nd with a scalar result is not supported")
+        super().__init__(op, operands, out)
+
+    def params(self):
+        return {"batch_dims": self.op.props()["batch_dims"]}  # type: ignore[attr-defined]
+
+
+class RoiAlignRule(WholeRule):
+    command = "roi_align"
+
+    def params(self):
+        p = self.op.props()  # type: ignore[attr-defined]
+        return {"kind": p["mode"], "output_height": p["output_height"], "output_width": p["output_width"],
+                "sampling_ratio": p["sampling_ratio"], "spatial_scale": p["spatial_scale"],
+                "half_pixel": p["half_pixel"]}
+
+
+class MaxRoiPoolRule(WholeRule):
+    command = "max_roi_pool"
+
+    def params(self):
+        p = self.op.props()  # type: ignore[attr-defined]
+        return {"pooled_shape": tuple(p["pooled_shape"]), "spatial_scale": p["spatial_scale"]}
+
+
+class NmsRule(WholeRule):
+    command = "nms"
+
+    def __init__(self, op: g.NonMaxSuppressionOp, operands, out, index: int):
+        self.kind = ("indices", "count")[index]
+        super().__init__(op, operands, out)
+
+    def params(self):
+        p = self.op.props()  # type: ignore[attr-defined]
+        return {"kind": self.kind, "max_output_boxes_per_class": p["max_output_boxes_per_class"],
+                "iou_threshold": p["iou_threshold"], "score_threshold": p["score_threshold"],
+                "center_point_box": p["center_point_box"]}
+
+
+class EinsumRule(WholeRule):
+    command = "einsum"
+    exact = False  # the matrix unit: f16/f32 operands
+
+    def __init__(self, op: g.EinsumOp, operands, out):
+        if len(operands) > 2:
+            raise LoweringError(f"an einsum of {len(operands)} operands is not supported "
+                                "(the matrix unit contracts one or two)")
+        if any(not g.shape_of(v.type) for v in operands):
+            raise LoweringError(f"einsum '{op.props()['equation']}' has a rank-0 operand (npu tiles "
+                                "have 1 to 4 dims, and its subscripts name none): reshape it to [1]")
+        super().__init__(op, operands, out)
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        return ("lhs", "rhs")[: len(self.operands)]
+
+    def params(self):
+        return {"equation": self.op.props()["equation"]}  # type: ignore[attr-defined]
+
+
+RULES: dict[type[Operation], type[Rule]] = {
+    g.ResizeOp: ResizeRule, g.OneHotOp: OneHotRule, g.GatherElementsOp: GatherElementsRule,
+    g.GatherNDOp: GatherNDRule, g.RoiAlignOp: RoiAlignRule, g.MaxRoiPoolOp: MaxRoiPoolRule,
+    g.EinsumOp: EinsumRule,
+}
+RESULT_RULES = {g.TopKOp: TopKRule, g.NonMaxSuppressionOp: NmsRule}
+"""Multi-result ops: one rule (and command) per result, given the result's index."""

@@ -8,7 +8,10 @@ but weights and the terminator must be a scheduled item (group, split or concat)
 - core ids are within the cluster, the core_bind's parts divide the item's batch, and a
   group cut into several parts does not combine elements across the batch axis;
 - the sub-groups of a group are complete (indices 0..split-1 once each, same split);
-- the per-core L1 footprint of every item fits the L1 data buffer;
+- the per-core L1 footprint of every item fits the L1 data buffer (a row-stripe sub-group
+  counts the rows of each value its stripe needs: its output rows and, derived backwards
+  through each conv's and pool's kernel, stride, padding and dilation, the halo rows of
+  every input and intermediate);
 - the bytes live in LLB at every item fit the LLB.
 
 The footprint model (fp16 = 2 bytes per element; weights are in the weight buffer and do
@@ -84,10 +87,22 @@ def _part_bytes(value: SSAValue, batch: int | None, parts: int) -> int:
     return size // parts if parts > 1 and s.batch_of(value.type) == batch else size
 
 
+def stripe_fractions(group: s.GroupOp) -> dict[SSAValue, float]:
+    """For a row-stripe sub-group: the share of each body value's rows it holds (the rows
+    its stripe needs, halos included); empty for other groups."""
+    if group.stripe is None:
+        return {}
+    need = s.stripe_rows(group.body_ops(), group.yield_op.value, *group.stripe)
+    assert not isinstance(need, str), need  # the dialect verifier checked it
+    return {v: (hi - lo) / g.shape_of(v.type)[s.ROW_AXIS] for v, (lo, hi) in need.items()}
+
+
 def body_peak(group: s.GroupOp, parts: int = 1) -> int:
-    """Peak bytes live at once while `group`'s body runs on one of `parts` batch parts."""
+    """Peak bytes live at once while `group`'s body runs on one of `parts` batch parts (a
+    row stripe holds only the rows it needs of each value)."""
     ops = [*group.body_ops(), group.yield_op]
     batch = group.batch
+    fraction = stripe_fractions(group)
     last: dict[SSAValue, int] = {}
     for i, op in enumerate(ops):
         for v in op.operands:
@@ -103,7 +118,7 @@ def body_peak(group: s.GroupOp, parts: int = 1) -> int:
 
     def define(v: SSAValue, at: int) -> None:
         root[v] = v
-        size[v] = _part_bytes(v, batch, parts)
+        size[v] = math.ceil(_part_bytes(v, batch, parts) * fraction.get(v, 1))
         start[v] = end[v] = at
         alias(v, v, at)
 
@@ -120,7 +135,7 @@ def body_peak(group: s.GroupOp, parts: int = 1) -> int:
         reusable = [
             root[v] for v in op.operands
             if isinstance(op, IN_PLACE_OPS) and v in root and root[v].owner is not group.body.block
-            and end[root[v]] <= i and size[root[v]] == _part_bytes(result, batch, parts)
+            and end[root[v]] <= i and size[root[v]] == math.ceil(_part_bytes(result, batch, parts) * fraction.get(result, 1))
         ]
         if reusable:
             alias(result, reusable[0], i)
@@ -164,8 +179,9 @@ class Item:
 
     @property
     def split_text(self) -> str:
-        if isinstance(self.op, s.GroupOp) and self.op.split.data > 1:
-            return f"{self.op.index.data}/{self.op.split.data}"
+        if isinstance(self.op, s.GroupOp) and (self.op.split.data > 1 or self.op.rows is not None):
+            rows = " rows" if self.op.rows is not None else ""
+            return f"{self.op.index.data}/{self.op.split.data}{rows}"
         return "-"
 
 
@@ -290,6 +306,8 @@ def _check_sub_groups(f: func.FuncOp, items: Sequence[Operation]) -> None:
         if isinstance(op, s.GroupOp):
             subs[op.group_name.data].append(op)
     for name, ops in subs.items():
+        if len({op.rows is None for op in ops}) > 1:
+            raise _error(f, f"group '{name}': mixes row-stripe and batch sub-groups")
         splits = {op.split.data for op in ops}
         indices = sorted(op.index.data for op in ops)
         if len(splits) != 1 or indices != list(range(splits.pop())):

@@ -87,26 +87,34 @@ def _part_bytes(value: SSAValue, batch: int | None, parts: int) -> int:
     return size // parts if parts > 1 and s.batch_of(value.type) == batch else size
 
 
-def stripe_fractions(group: s.GroupOp) -> dict[SSAValue, float]:
-    """For a row-stripe sub-group: the share of each body value's rows it holds (the rows
-    its stripe needs, halos included); empty for other groups."""
-    if group.stripe is None:
-        return {}
-    need = s.stripe_rows(group.body_ops(), group.yield_op.value, *group.stripe)
-    assert not isinstance(need, str), need  # the dialect verifier checked it
+def stripe_fractions(ops: Sequence[Operation], output: SSAValue, rows: tuple[int, int]) -> dict[SSAValue, float]:
+    """The share of each value's rows that rows `rows` of `output` need (halos included)."""
+    need = s.stripe_rows(ops, output, *rows)
+    assert not isinstance(need, str), need  # the dialect verifier (or the caller) checked it
     return {v: (hi - lo) / g.shape_of(v.type)[s.ROW_AXIS] for v, (lo, hi) in need.items()}
 
 
 def body_peak(group: s.GroupOp, parts: int = 1) -> int:
     """Peak bytes live at once while `group`'s body runs on one of `parts` batch parts (a
     row stripe holds only the rows it needs of each value)."""
-    ops = [*group.body_ops(), group.yield_op]
-    batch = group.batch
-    fraction = stripe_fractions(group)
-    last: dict[SSAValue, int] = {}
-    for i, op in enumerate(ops):
+    body, output = group.body_ops(), group.yield_op.value
+    fraction = stripe_fractions(body, output, group.stripe) if group.stripe is not None else {}
+    return run_peak(body, list(group.body.block.args), output, group.batch, parts, fraction)
+
+
+def run_peak(body: Sequence[Operation], inputs: Sequence[SSAValue], output: SSAValue, batch: int | None,
+             parts: int = 1, fraction: dict[SSAValue, float] | None = None) -> int:
+    """Peak bytes live at once while `body` (ops reading `inputs`, producing `output`) runs
+    on one of `parts` batch parts; `fraction`: the share of a value's bytes held (a row
+    stripe's rows)."""
+    fraction = fraction or {}
+    ops: list[Operation | None] = [*body, None]  # None: the end, where `output` is handed over
+    last: dict[SSAValue, int] = {output: len(body)}
+    for i, op in enumerate(body):
         for v in op.operands:
             last[v] = i
+    last[output] = len(body)
+    outside = set(inputs)
     root: dict[SSAValue, SSAValue] = {}  # value -> the value owning its buffer
     size: dict[SSAValue, int] = {}
     start: dict[SSAValue, int] = {}
@@ -122,10 +130,10 @@ def body_peak(group: s.GroupOp, parts: int = 1) -> int:
         start[v] = end[v] = at
         alias(v, v, at)
 
-    for arg in group.body.block.args:
+    for arg in inputs:
         define(arg, -1)
     extra = [0] * len(ops)
-    for i, op in enumerate(ops[:-1]):
+    for i, op in enumerate(body):
         if isinstance(op, g.ConstantOp):
             continue
         if isinstance(op, VIEW_OPS):
@@ -134,7 +142,7 @@ def body_peak(group: s.GroupOp, parts: int = 1) -> int:
         result = op.results[0]
         reusable = [
             root[v] for v in op.operands
-            if isinstance(op, IN_PLACE_OPS) and v in root and root[v].owner is not group.body.block
+            if isinstance(op, IN_PLACE_OPS) and v in root and root[v] not in outside
             and end[root[v]] <= i and size[root[v]] == math.ceil(_part_bytes(result, batch, parts) * fraction.get(result, 1))
         ]
         if reusable:
@@ -149,6 +157,17 @@ def body_peak(group: s.GroupOp, parts: int = 1) -> int:
     return max(
         sum(size[b] for b in buffers if start[b] <= i <= end[b]) + extra[i] for i in range(len(ops))
     )
+
+
+def stripes_peak(body: Sequence[Operation], inputs: Sequence[SSAValue], output: SSAValue, batch: int | None,
+                 parts: int, n: int) -> int:
+    """The largest `run_peak` of the n row stripes of `body` (row-local ops, see
+    `schedule.stripe_rows`); beyond 32 stripes, of 32 spread over them (stripes differ by a
+    row at most, and only the first and last have clipped halos)."""
+    rows = g.shape_of(output.type)[s.ROW_AXIS]
+    picks = range(n) if n <= 32 else sorted({0, n - 1, *(i * (n - 1) // 31 for i in range(32))})
+    return max(run_peak(body, inputs, output, batch, parts,
+                        stripe_fractions(body, output, s.stripe_range(rows, n, i))) for i in picks)
 
 
 @dataclass

@@ -10,7 +10,9 @@ mem_scope and a core_bind (placed by a manual schedule) keeps them, and the bloc
 stays the execution order. A single op whose share of its inputs and output does not fit
 the cores' L1 at the model's batch (ResNet-50's first conv at batch 16 needs 3.8 MB per
 core) is cut along the batch into the fewest sub-groups that fit, run one after the other,
-each over all cores; the splits and concats between them stay in DDR. Groups made by a
+each over all cores; the splits and concats between them stay in DDR. One that does not
+fit even with one sample (a 512 x 512 image, VGG's 224 x 224 layers) is cut into the
+fewest row stripes that fit (`split_rows`), joined by a concat along the rows. Groups made by a
 manual schedule are never re-cut: `schedule-verify` reports one that does not fit.
 """
 
@@ -22,6 +24,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 
 from stc_mlir import target as targets
+from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.dialects.schedule import batch_of
 from stc_mlir.graph_schedule import (
@@ -33,8 +36,9 @@ from stc_mlir.graph_schedule import (
     ScheduleError,
     ScheduleInfo,
     split_group,
+    split_rows,
 )
-from stc_mlir.passes.schedule_verify import analyse, body_peak, fmt
+from stc_mlir.passes.schedule_verify import analyse, body_peak, fmt, stripes_peak
 
 
 def default_schedule(mod, batch: int | None = None, *, target: str | targets.Target = "stcp920"):
@@ -89,6 +93,9 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
         mixing = s.batch_mixing(op.body_ops(), batch)
         factors = _divisors(batch)[1:] if mixing is None else []
         fits = [n for n in factors if -(-body_peak(op, n) // cores) + resident <= l1]
+        if not fits and (stripes := fewest_stripes(op, cores, l1 - resident)) is not None:
+            split_rows(op, stripes)  # even one sample does not fit: row stripes (a spatial split)
+            continue
         if not fits:
             graph_op = next(iter(op.body_ops()))
             smallest = factors[-1] if factors else 1
@@ -97,7 +104,7 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
                 f"default schedule: {graph_op.name} '{op.group_name.data}' needs "
                 f"{fmt(-(-body_peak(op, smallest) // cores) + resident)} bytes of L1 per core with "
                 f"{batch // smallest} sample(s) over {cores} cores, more than the {fmt(l1)}-byte L1 data "
-                f"buffer{why} (tiling an op inside a sample is not implemented: schedule it manually)"
+                f"buffer{why}, and it cannot be cut into row stripes that fit"
             )
         split_group(op, fits[0])
 
@@ -106,3 +113,25 @@ def _divisors(n: int) -> list[int]:
     """The divisors of `n` in increasing order, in O(sqrt(n)) steps (a batch may be huge)."""
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return small + [n // d for d in reversed(small) if d * d != n]
+
+
+def fewest_stripes(op: s.GroupOp, cores: int, room: int) -> int | None:
+    """The fewest row stripes of `op` whose share per core fits `room` bytes, or None (not
+    row-local, or even one row per stripe is too big)."""
+    body, out = op.body_ops(), op.yield_op.value
+    rows = g.shape_of(out.type)
+    if len(rows) != 4 or isinstance(s.stripe_rows(body, out, 0, rows[s.ROW_AXIS]), str):
+        return None
+    args, batch = list(op.body.block.args), op.batch
+    fits = lambda n: -(-stripes_peak(body, args, out, batch, 1, n) // cores) <= room  # noqa: E731
+    hi = 2
+    while hi < rows[s.ROW_AXIS] and not fits(hi):
+        hi *= 2
+    hi = min(hi, rows[s.ROW_AXIS])
+    if not fits(hi):
+        return None
+    lo = hi // 2  # does not fit (or is 1): the fewest is in (lo, hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return hi

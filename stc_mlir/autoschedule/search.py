@@ -39,6 +39,10 @@ FILL = 0.92
 """Share of L1 a group may plan to use: the lowering adds halo margins and alignment."""
 MAX_GROUP_OPS = 48
 """Longest group tried (ops); ResNet-50 stages and a BERT layer are shorter."""
+STRIPE_FILL = 0.75
+"""Share of a group's L1 budget a row stripe plans for: the rest is the lowering's halo
+margins and staging, so that the stripe runs resident (intermediates in L1) instead of
+streaming them through LLB."""
 MAX_STRIPE_OPS = 12
 """Longest run cut into row stripes (a VGG block with its pool is 5-9 ops)."""
 
@@ -86,7 +90,7 @@ class Search:
                                 for acts in view.acts]
         """per op: the position of its earliest activation producer (-1: a function argument)"""
         self._places: dict[tuple[SSAValue, int], str] = {}
-        self._stripes: dict[tuple[int, int], Segment | None] = {}
+        self._stripes: dict[tuple[int, int, float], Segment | None] = {}
 
     # --- candidates
 
@@ -193,10 +197,11 @@ class Search:
                 found = Segment(i, j, n, p, c)
         return found
 
-    def stripes(self, i: int, j: int) -> Segment | None:
-        """ops[i:j] cut into the fewest row stripes that fit (all samples, all cores one
-        part), or None: not one output, not row-local, or even one row per stripe too big."""
-        key = (i, j)
+    def stripes(self, i: int, j: int, fill: float = STRIPE_FILL) -> Segment | None:
+        """ops[i:j] cut into the fewest row stripes that fit `fill` of the group budget (all
+        samples, all cores one part), or None: not one output, not row-local, or even one
+        row per stripe too big."""
+        key = (i, j, fill)
         if key in self._stripes:
             return self._stripes[key]
         self._stripes[key] = None
@@ -207,7 +212,7 @@ class Search:
                 or isinstance(s.stripe_rows(ops, out, 0, shape[s.ROW_AXIS]), str)):
             return None
         inputs = self.view.inputs(i, j)
-        room = self.l1 * self.fill * self.t.cores
+        room = self.l1 * self.fill * fill * self.t.cores
 
         def fits(n: int) -> bool:
             return stripes_peak(ops, inputs, out, self.view.batch, 1, n) <= room
@@ -234,7 +239,8 @@ class Search:
         part; row stripes when even one sample does not fit."""
         out = []
         for i in range(len(self.view)):
-            seg = self.best(i, i + 1, one_part=True, fewest=True) or self.stripes(i, i + 1)
+            # (one op with its operands in DDR/LLB streams through L1 anyway: the fewest stripes)
+            seg = self.best(i, i + 1, one_part=True, fewest=True) or self.stripes(i, i + 1, 1.0)
             if seg is None:
                 raise self._too_big(i)
             out.append(seg)

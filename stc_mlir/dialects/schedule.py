@@ -328,7 +328,8 @@ def _operand_rows(op: Operation, v: SSAValue, lo: int, hi: int) -> tuple[int, in
                                  p.get("dilations", (1, 1))[0])  # type: ignore[index,union-attr]
     if isinstance(op, g.Conv2DOp) and v is op.weight:
         return (0, rows) if rows is not None else (0, 0)
-    if isinstance(op, (g.Conv2DOp, *ROW_LOCAL_OPS)) and out_rows is not None:
+    along_rows = isinstance(op, g.SoftmaxOp) and op.props()["axis"] % 4 == ROW_AXIS  # type: ignore[operator]
+    if isinstance(op, (g.Conv2DOp, *ROW_LOCAL_OPS)) and out_rows is not None and not along_rows:
         if rows == out_rows:
             return lo, hi
         if rows in (None, 1):

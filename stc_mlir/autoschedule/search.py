@@ -27,10 +27,8 @@ from xdsl.ir import SSAValue
 
 from stc_mlir import target as targets
 from stc_mlir.errors import StcError
-from stc_mlir.dialects import graph as g
-from stc_mlir.dialects import schedule as s
 from stc_mlir.dialects.graph import GatherOp
-from stc_mlir.passes.schedule_verify import VIEW_OPS, fmt, nbytes, stripes_peak
+from stc_mlir.passes.schedule_verify import VIEW_OPS, fewest_stripes, fmt, nbytes
 
 from .cost import MOVEMENT_OPS, Estimator, weight_bytes
 from .graph import GraphView, is_weight
@@ -206,27 +204,12 @@ class Search:
             return self._stripes[key]
         self._stripes[key] = None
         ops = self.view.ops[i:j]
-        out = ops[-1].results[0]
-        shape = g.shape_of(out.type)
-        if (len(shape) != 4 or (j - i > 1 and not self.view.single_output(i, j))
-                or isinstance(s.stripe_rows(ops, out, 0, shape[s.ROW_AXIS]), str)):
+        if j - i > 1 and not self.view.single_output(i, j):
             return None
-        inputs = self.view.inputs(i, j)
-        room = self.l1 * self.fill * fill * self.t.cores
-
-        def fits(n: int) -> bool:
-            return stripes_peak(ops, inputs, out, self.view.batch, 1, n) <= room
-
-        rows, n = shape[s.ROW_AXIS], 2
-        while n < rows and not fits(n):
-            n *= 2
-        n = min(n, rows)
-        if not fits(n):
+        n = fewest_stripes(ops, self.view.inputs(i, j), ops[-1].results[0], self.view.batch,
+                           self.l1 * self.fill * fill * self.t.cores)
+        if n is None:
             return None
-        lo = n // 2
-        while n - lo > 1:  # the fewest stripes that fit are in (lo, n]
-            mid = (lo + n) // 2
-            lo, n = (lo, mid) if fits(mid) else (mid, n)
         weights = sum(self._terms(k)[1] for k in range(i, j))
         cycles = self.cost(i, j, 1, 1) + (n - 1) * (self.est.c.item_cycles + weights / 64)  # weights re-read
         self._stripes[key] = Segment(i, j, n, 1, cycles, rows=True)

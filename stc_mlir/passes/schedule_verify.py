@@ -170,6 +170,32 @@ def stripes_peak(body: Sequence[Operation], inputs: Sequence[SSAValue], output: 
                         stripe_fractions(body, output, s.stripe_range(rows, n, i))) for i in picks)
 
 
+def fewest_stripes(body: Sequence[Operation], inputs: Sequence[SSAValue], output: SSAValue, batch: int | None,
+                   room: float) -> int | None:
+    """The fewest row stripes of `body` (one batch part) whose `stripes_peak` is at most
+    `room` bytes, or None: not row-local, or one row per stripe is still too big. Found by
+    doubling, then bisection (the peak shrinks as stripes are added)."""
+    shape = g.shape_of(output.type)
+    if len(shape) != 4 or isinstance(s.stripe_rows(body, output, 0, shape[s.ROW_AXIS]), str):
+        return None
+    rows = shape[s.ROW_AXIS]
+
+    def fits(n: int) -> bool:
+        return stripes_peak(body, inputs, output, batch, 1, n) <= room
+
+    n = 2
+    while n < rows and not fits(n):
+        n *= 2
+    n = min(n, rows)
+    if not fits(n):
+        return None
+    lo = n // 2  # does not fit (or is 1): the fewest is in (lo, n]
+    while n - lo > 1:
+        mid = (lo + n) // 2
+        lo, n = (lo, mid) if fits(mid) else (mid, n)
+    return n
+
+
 @dataclass
 class Item:
     """One scheduled item and what it needs."""

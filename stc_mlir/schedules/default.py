@@ -24,7 +24,6 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 
 from stc_mlir import target as targets
-from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.dialects.schedule import batch_of
 from stc_mlir.graph_schedule import (
@@ -38,7 +37,7 @@ from stc_mlir.graph_schedule import (
     split_group,
     split_rows,
 )
-from stc_mlir.passes.schedule_verify import analyse, body_peak, fmt, stripes_peak
+from stc_mlir.passes.schedule_verify import analyse, body_peak, fewest_stripes, fmt
 
 
 def default_schedule(mod, batch: int | None = None, *, target: str | targets.Target = "stcp920"):
@@ -93,7 +92,9 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
         mixing = s.batch_mixing(op.body_ops(), batch)
         factors = _divisors(batch)[1:] if mixing is None else []
         fits = [n for n in factors if -(-body_peak(op, n) // cores) + resident <= l1]
-        if not fits and (stripes := fewest_stripes(op, cores, l1 - resident)) is not None:
+        stripes = None if fits else fewest_stripes(op.body_ops(), list(op.body.block.args), op.yield_op.value,
+                                                   op.batch, (l1 - resident) * cores)
+        if stripes is not None:
             split_rows(op, stripes)  # even one sample does not fit: row stripes (a spatial split)
             continue
         if not fits:
@@ -114,24 +115,3 @@ def _divisors(n: int) -> list[int]:
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return small + [n // d for d in reversed(small) if d * d != n]
 
-
-def fewest_stripes(op: s.GroupOp, cores: int, room: int) -> int | None:
-    """The fewest row stripes of `op` whose share per core fits `room` bytes, or None (not
-    row-local, or even one row per stripe is too big)."""
-    body, out = op.body_ops(), op.yield_op.value
-    rows = g.shape_of(out.type)
-    if len(rows) != 4 or isinstance(s.stripe_rows(body, out, 0, rows[s.ROW_AXIS]), str):
-        return None
-    args, batch = list(op.body.block.args), op.batch
-    fits = lambda n: -(-stripes_peak(body, args, out, batch, 1, n) // cores) <= room  # noqa: E731
-    hi = 2
-    while hi < rows[s.ROW_AXIS] and not fits(hi):
-        hi *= 2
-    hi = min(hi, rows[s.ROW_AXIS])
-    if not fits(hi):
-        return None
-    lo = hi // 2  # does not fit (or is 1): the fewest is in (lo, hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    return hi

@@ -155,3 +155,27 @@ def test_emitted_script_with_row_stripes_gives_the_same_schedule(tmp_path, monke
     again = _wide()
     script.schedule(IRModule(again), batch=1)
     assert print_module(again) == print_module(found)
+
+
+@pytest.mark.parametrize("first, second", [
+    ([list(range(8))], [list(range(8))]),               # the same cores: rows 23 and 48 are the neighbours'
+    ([[0, 1, 2, 3], [4, 5, 6, 7]], [list(range(8))]),   # another cut of the samples
+    ([list(range(8))], [[7, 6, 5, 4, 3, 2, 1, 0]]),     # permuted: a core's own piece is another sample's
+])
+def test_a_streamed_conv_reads_an_earlier_l1_result_with_its_halo(first, second):
+    # formerly `AssertionError: region ... outside frame`: the streamed conv read its core's
+    # piece of the relu in place, though that frame holds no halo rows for another item
+    w = f16(128, 64, 3, 3, scale=0.05)
+
+    def body(b, x):
+        c = b(g.Conv2DOp.make(b(g.ReluOp.make(x)), b.const(w), pads=(1, 1, 1, 1)))
+        return b(g.SigmoidOp.make(c))
+
+    module = function({"x": ((2, 64, 96, 96), F)}, body)
+    f = module.body.block.first_op
+    ops = ListOps(f)
+    grp = Group([ops["relu"][0]], ops["sigmoid"][0])  # too big to run resident: streamed
+    GroupOps([grp])(module)
+    relu, conv = ListItems(f)
+    Schedule([ScheduleInfo(relu, "L1", first), ScheduleInfo(conv, "DDR", second)], verify=False)(module)
+    lower_and_run(module, {"x": f16(2, 64, 96, 96)}, max_ulps=3)

@@ -808,10 +808,16 @@ class GroupLowering:
                             rule.run(em, core, box, srcs, dest.whole)  # type: ignore[attr-defined]
                         continue
                     operands = []
-                    for v in rule.operands:
+                    steps = rule.steps(box)
+                    for idx, v in enumerate(rule.operands):
                         placement = self.value(v)
                         own = placement.on(core)
-                        if own is not None and not constant(v):
+                        # the core's own piece of an earlier item's L1 result is read in place
+                        # only if its frame holds every row the tiles read (halos included):
+                        # it has no margins for this item; else it is staged like DDR data
+                        regions_read = [step[idx] for step in steps if step[idx] is not None]
+                        if (own is not None and not constant(v)
+                                and all(bx.contains(own.frame.box, r) for r in regions_read)):
                             operands.append(Operand(placement, own.frame, [own.owned]))
                         else:
                             operands.append(Operand(placement))

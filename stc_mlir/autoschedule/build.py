@@ -244,7 +244,9 @@ def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list]
                 last[v.owner] = i
     l1_used = [[0.0] * target.cores for _ in range(n)]
     llb_used = [0.0] * n
-    operands = [set(v.owner for v in op.operands) for op in items]
+    # (a row stripe's L1 inputs stay whole in L1 for the next stripes: counted as resident)
+    operands = [set() if isinstance(op, s.GroupOp) and op.stripe is not None else set(v.owner for v in op.operands)
+                for op in items]
     for i, op in enumerate(items):  # each group's own share
         if isinstance(op, s.GroupOp):
             bind = s.CoreBindAttr.of(binds[op])

@@ -41,7 +41,7 @@ STRIPE_FILL = 0.75
 """Share of a group's L1 budget a row stripe plans for: the rest is the lowering's halo
 margins and staging, so that the stripe runs resident (intermediates in L1) instead of
 streaming them through LLB."""
-MAX_STRIPE_OPS = 12
+MAX_STRIPE_OPS = 6
 """Longest run cut into row stripes (a VGG block with its pool is 5-9 ops)."""
 
 

@@ -26,7 +26,8 @@ not count):
 - a split or concat with mem_scope L1 needs its result's share on each of its cores; one
   in LLB or DDR only moves data and needs no L1;
 - while an item runs, results of earlier items kept in L1 for later items stay on their
-  cores: per core, footprint = the item's share + those resident results' shares;
+  cores: per core, footprint = the item's share + those resident results' shares (a row
+  stripe's own L1 inputs included: they stay whole for the next stripes);
 - a result in LLB is live from its item to its last user (inclusive); a function result
   to the end.
 """
@@ -299,7 +300,9 @@ def analyse(f: func.FuncOp) -> list[Item]:
         elif scope.data == s.NPUMemScope.L1:
             item.share = -(-sum(nbytes(r.type) for r in op.results) // len(bind.cores))
         per_core = dict.fromkeys(bind.cores, item.share) if item.share else {}
-        operands = set(op.operands)
+        # a row stripe's inputs kept in L1 stay there whole for the next stripes: they count
+        # in full as resident results (above the stripe's rows its own share counts)
+        operands = set() if isinstance(op, s.GroupOp) and op.stripe is not None else set(op.operands)
         for r, j, end, where, cores in results:
             if not j <= i <= end:
                 continue

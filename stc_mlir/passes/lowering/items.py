@@ -464,7 +464,10 @@ class GroupLowering:
         plan = self.plan()
         all_ddr = all(self.value(v).whole is not None for o in ops for v in self.ins(o)
                       if not isinstance(v.owner, Operation) or v.owner not in ops)
-        streaming = plan is None or (len(ops) == 1 and all_ddr and self.scope != s.NPUMemScope.L1)
+        single = len(ops) == 1 and self.scope != s.NPUMemScope.L1
+        # (a one-op row stripe streams even from L1 inputs: read in place or staged per tile,
+        # it needs no frame for its whole box of the input)
+        streaming = plan is None or (single and (all_ddr or bool(self.region)))
         if streaming:
             self.streamed()
         else:

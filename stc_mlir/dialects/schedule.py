@@ -282,7 +282,8 @@ ROW_LOCAL_OPS: tuple[type[Operation], ...] = (
     g.UnaryOp, g.BinaryOp, g.ClipOp, g.LeakyReluOp, g.CastOp, g.BatchNormOp, g.PReluOp, g.WhereOp,
 )
 """Ops whose output row r needs only row r of each operand of the same height (others are
-broadcast along H: height 1, or weights)."""
+broadcast along H: height 1, or weights). Besides these: convs and pools (rows with their
+window's halo) and 4-D matmuls (rows of the left operand, all of the right one)."""
 
 
 def stripe_type(t: Attribute, n: int, i: int) -> Attribute:
@@ -328,6 +329,13 @@ def _operand_rows(op: Operation, v: SSAValue, lo: int, hi: int) -> tuple[int, in
                                  p.get("dilations", (1, 1))[0])  # type: ignore[index,union-attr]
     if isinstance(op, g.Conv2DOp) and v is op.weight:
         return (0, rows) if rows is not None else (0, 0)
+    if isinstance(op, g.MatmulOp) and rows is not None and out_rows is not None:
+        # [N, C, M, K] x [N, C, K, L]: output rows (M, e.g. attention queries) read the same
+        # rows of the left operand and all of the right one
+        if v is op.operands[0] and rows == out_rows and v is not op.operands[1]:
+            return lo, hi
+        if v is op.operands[1] and v is not op.operands[0]:
+            return 0, rows
     along_rows = isinstance(op, g.SoftmaxOp) and op.props()["axis"] % 4 == ROW_AXIS  # type: ignore[operator]
     if isinstance(op, (g.Conv2DOp, *ROW_LOCAL_OPS)) and out_rows is not None and not along_rows:
         if rows == out_rows:

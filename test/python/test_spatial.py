@@ -179,3 +179,20 @@ def test_a_streamed_conv_reads_an_earlier_l1_result_with_its_halo(first, second)
     relu, conv = ListItems(f)
     Schedule([ScheduleInfo(relu, "L1", first), ScheduleInfo(conv, "DDR", second)], verify=False)(module)
     lower_and_run(module, {"x": f16(2, 64, 96, 96)}, max_ulps=3)
+
+
+def test_attention_cut_into_query_stripes():
+    # 4-D matmuls are row-local along the left operand's rows (queries): scores, softmax
+    # over keys and the weighted sum per stripe of queries, keys and values read whole
+    def body(b, q, k, v):
+        scores = b(g.MulOp.make(b(g.MatmulOp.make(q, k)), b.const(np.array(0.125, F))))
+        return b(g.MatmulOp.make(b(g.SoftmaxOp.make(scores, axis=-1)), v))
+
+    module = function({"q": ((2, 4, 40, 16), F), "k": ((2, 4, 16, 40), F), "v": ((2, 4, 40, 16), F)}, body)
+    f = module.body.block.first_op
+    grp = Group(list(f.args), ListOps(f)["matmul"][1])
+    GroupOps([grp])(module)
+    SplitRows({grp: 3})(module)
+    Schedule([ScheduleInfo(op, "L1" if isinstance(op, s.GroupOp) else "DDR", [[0, 1, 2, 3], [4, 5, 6, 7]])
+              for op in ListItems(f)])(module)
+    lower_and_run(module, {"q": f16(2, 4, 40, 16), "k": f16(2, 4, 16, 40), "v": f16(2, 4, 40, 16)}, max_ulps=3)

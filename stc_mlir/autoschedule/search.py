@@ -93,7 +93,7 @@ class Search:
     # --- candidates
 
     def _candidates(self, i: int, j: int, one_part: bool = False) -> Iterator[tuple[int, int]]:
-        """(split, parts) pairs for ops[i:j]; splits along H would join here."""
+        """(split, parts) pairs for ops[i:j] along the batch (row stripes: `stripes`)."""
         mixing = self.view.mixing(i, j) is not None
         for n in divisors(self.batch):
             if n > 1 and mixing:

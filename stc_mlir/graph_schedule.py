@@ -60,7 +60,7 @@ from stc_mlir.passes.schedule_verify import SPAN_ATTR, ScheduleVerifyError, item
 __all__ = [
     "FuseTargetOps", "Function", "GetNPUSubFunctions", "Group", "GroupOps", "IRModule", "ListItems", "ListOps",
     "NPUMemScope", "Schedule", "ScheduleError", "ScheduleInfo", "ScheduleTypeError", "ScheduleVerifyError", "SetSpanName",
-    "SplitGroups",
+    "SplitGroups", "SplitRows",
 ]
 
 
@@ -626,16 +626,19 @@ def split_group(op: s.GroupOp, n: int) -> list[s.GroupOp]:
 class SplitGroups:
     """Cut each group into `factor` sub-groups along the batch: `{group: factor}`."""
 
+    check = staticmethod(check_split)
+    split = staticmethod(split_group)
+
     def __init__(self, factors: Mapping[Group | s.GroupOp, int]):
         if not isinstance(factors, Mapping):
-            raise ScheduleTypeError(f"SplitGroups(factors): expected a dict {{group: split factor}}, got {_kind(factors)}")
+            raise ScheduleTypeError(f"{type(self).__name__}(factors): expected a dict {{group: split factor}}, got {_kind(factors)}")
         self.factors = dict(factors)
 
     def __call__(self, mod: IRModule | ModuleOp):
         module = _module_op(mod)
         work = []
         for i, (grp, n) in enumerate(self.factors.items()):
-            what = f"SplitGroups item {i}" + (f" ({grp})" if isinstance(grp, Group) else "")
+            what = f"{type(self).__name__} item {i}" + (f" ({grp})" if isinstance(grp, Group) else "")
             if isinstance(grp, Group):
                 if len(grp) > 1:
                     raise ScheduleError(f"{what}: already split into {len(grp)} sub-groups")
@@ -648,15 +651,64 @@ class SplitGroups:
             if f is None:
                 raise ScheduleError(f"{what}: {op.label} is no longer in the IR (a stale handle)")
             _check_module(module, f, what)
-            check_split(op, n, what)
+            self.check(op, n, what)
             if any(op is w[1] for w in work):
                 raise ScheduleError(f"{what}: {op.label} is given twice")
             work.append((list(f.body.block.ops).index(op), op, grp, n))
         for _, op, grp, n in sorted(work, key=lambda w: w[0]):
-            subs = split_group(op, n)
+            subs = self.split(op, n)
             if isinstance(grp, Group):
                 grp.sub_groups = subs
         return mod
+
+
+def check_split_rows(op: s.GroupOp, n: object, what: str) -> None:
+    """Raise if `op` cannot be cut into n row stripes."""
+    if op.split.data != 1:
+        raise ScheduleError(f"{what}: {op.label} is already a sub-group of a group split {op.split.data} ways")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ScheduleError(f"{what}: the number of row stripes must be a positive integer, got {n!r}")
+    if op.fused is not None:
+        raise ScheduleError(f"{what}: {op.label} is a fused group, one indivisible kernel")
+    out = op.yield_op.value
+    shape = g.shape_of(out.type)
+    if len(shape) != 4:
+        raise ScheduleError(f"{what}: {op.label} yields {out.type}: row stripes need an NCHW output")
+    if n > shape[s.ROW_AXIS]:
+        raise ScheduleError(f"{what}: {n} row stripes of {op.label}, whose output has {shape[s.ROW_AXIS]} rows")
+    reason = s.stripe_rows(op.body_ops(), out, 0, shape[s.ROW_AXIS])
+    if isinstance(reason, str):
+        raise ScheduleError(f"{what}: {op.label} cannot be cut into row stripes: {reason}")
+
+
+def split_rows(op: s.GroupOp, n: int) -> list[s.GroupOp]:
+    """Replace a top-level group by n row-stripe sub-groups joined by a concat along the
+    rows (see `check_split_rows`). Every stripe reads the group's inputs whole; the rows it
+    needs (halos included) are derived from its body."""
+    if n == 1:
+        return [op]
+    batch = op.batch or 1
+    name = op.group_name.data
+    subs = []
+    for i in range(n):
+        body = _rebatch_block(op.body.block, [v.type for v in op.inputs], batch, batch, {})
+        sub = s.GroupOp.make(name, list(op.inputs), body, index=i, split=n, rows=True)
+        sub.attributes.update(op.attributes)
+        op.parent_block().insert_op_before(sub, op)  # type: ignore[union-attr]
+        subs.append(sub)
+    join = s.ConcatOp.make([sub.output for sub in subs], axis=s.ROW_AXIS)
+    op.parent_block().insert_op_before(join, op)  # type: ignore[union-attr]
+    op.output.replace_all_uses_with(join.output)
+    op.parent_block().erase_op(op)  # type: ignore[union-attr]
+    return subs
+
+
+class SplitRows(SplitGroups):
+    """Cut each group into `n` row stripes (a spatial split along H, for samples too big for
+    L1): `{group: n}`. Sub-group i computes rows `stripe_range(H, n, i)` of the output."""
+
+    check = staticmethod(check_split_rows)
+    split = staticmethod(split_rows)
 
 
 # ----------------------------------------------------------------------------- scheduling

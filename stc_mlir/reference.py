@@ -211,13 +211,16 @@ def _group(op: sched.GroupOp, x: list[np.ndarray], p: dict, observe: Observer | 
             if v not in env and isinstance(v.owner, g.ConstantOp):
                 env[v] = v.owner.numpy()
     run_ops(body, env, observe)
-    return env[op.yield_op.value]
+    out = env[op.yield_op.value]
+    if op.stripe is not None:  # a row stripe: its rows of the body's output
+        out = out[:, :, op.stripe[0]:op.stripe[1]]
+    return out
 
 
 KERNELS.update({
     sched.GroupOp: _group,
     sched.SplitOp: lambda op, x, p: np.split(x[0], len(op.outputs), axis=sched.BATCH_AXIS),
-    sched.ConcatOp: lambda op, x, p: np.concatenate(x, axis=sched.BATCH_AXIS),
+    sched.ConcatOp: lambda op, x, p: np.concatenate(x, axis=op.axis.data),
 })
 
 

@@ -43,6 +43,7 @@ from stc_mlir.graph_schedule import (
     Schedule,
     ScheduleInfo,
     SplitGroups,
+    SplitRows,
 )
 from stc_mlir.passes.schedule_verify import analyse, body_peak, item_names, nbytes
 
@@ -61,6 +62,8 @@ class Built:
     """(group, output handle, input handles) in creation order"""
     splits: dict[int, int] = field(default_factory=dict)
     """group number -> split factor (> 1)"""
+    stripes: dict[int, int] = field(default_factory=dict)
+    """group number -> row stripes (> 1)"""
     items: list[tuple[str, NPUMemScope, list[list[int]]]] = field(default_factory=list)
     """(item handle, mem_scope, core_bind) in execution order"""
 
@@ -97,9 +100,11 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
         groups.append(grp)
         built.groups.append((grp, handles[ops[-1].results[0]], [handles[v] for v in inputs]))
     GroupOps(groups)(mod)
-    factors = {grp: seg.split for grp, seg in zip(groups, segments) if seg.split > 1}
-    built.splits = {k: seg.split for k, seg in enumerate(segments) if seg.split > 1}
+    factors = {grp: seg.split for grp, seg in zip(groups, segments) if seg.split > 1 and not seg.rows}
+    built.splits = {k: seg.split for k, seg in enumerate(segments) if seg.split > 1 and not seg.rows}
     SplitGroups(factors)(mod)
+    built.stripes = {k: seg.split for k, seg in enumerate(segments) if seg.split > 1 and seg.rows}
+    SplitRows({grp: seg.split for grp, seg in zip(groups, segments) if seg.split > 1 and seg.rows})(mod)
 
     items = ListItems(f)
     if level == 3:
@@ -173,6 +178,9 @@ def _binds(items: list[Operation], parts: dict[Operation, int], target: targets.
                 for i, r in enumerate(op.results):
                     holders[r] = src[i * k:(i + 1) * k]
             continue
+        if isinstance(op, s.ConcatOp) and op.axis.data != s.BATCH_AXIS:  # row stripes: spread over cores
+            holders[op.results[0]] = [None] * (op.batch or 1)
+            continue
         if isinstance(op, s.ConcatOp):
             joined: list = []
             for v in op.operands:
@@ -236,7 +244,9 @@ def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list]
                 last[v.owner] = i
     l1_used = [[0.0] * target.cores for _ in range(n)]
     llb_used = [0.0] * n
-    operands = [set(v.owner for v in op.operands) for op in items]
+    # (a row stripe's L1 inputs stay whole in L1 for the next stripes: counted as resident)
+    operands = [set() if isinstance(op, s.GroupOp) and op.stripe is not None else set(v.owner for v in op.operands)
+                for op in items]
     for i, op in enumerate(items):  # each group's own share
         if isinstance(op, s.GroupOp):
             bind = s.CoreBindAttr.of(binds[op])

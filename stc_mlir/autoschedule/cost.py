@@ -38,7 +38,7 @@ from xdsl.ir import Operation, SSAValue
 from stc_mlir import target as targets
 from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
-from stc_mlir.passes.schedule_verify import VIEW_OPS, nbytes
+from stc_mlir.passes.schedule_verify import VIEW_OPS, nbytes, stripe_fractions
 
 from .graph import is_weight
 
@@ -203,8 +203,10 @@ class Estimator:
         scope = op.mem_scope.data  # type: ignore[attr-defined]
         cores = len(bind.cores)
         if isinstance(op, s.GroupOp):
+            fraction = (stripe_fractions(op.body_ops(), op.yield_op.value, op.stripe)
+                        if op.stripe is not None else None)  # a row stripe computes and moves its rows only
             return self.c.item_cycles + self.group(op.body_ops(), dict(zip(op.body.block.args, op.inputs)), op.output, scope,
-                              bind, where)
+                              bind, where, fraction)
         moved = sum(nbytes(v.type) for v in op.operands if where.get(v, (s.NPUMemScope.DDR, ()))[0] == s.NPUMemScope.L1)
         if scope == s.NPUMemScope.L1:
             incoming = sum(nbytes(v.type) for v in op.operands)
@@ -215,15 +217,18 @@ class Estimator:
         return 0.0
 
     def group(self, body: Sequence[Operation], args: dict[SSAValue, SSAValue], output: SSAValue,
-              scope: s.NPUMemScope, bind, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]]) -> float:
+              scope: s.NPUMemScope, bind, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]],
+              fraction: dict[SSAValue, float] | None = None) -> float:
         """Cycles of a group body on `bind`, its result going to `scope`."""
-        return sum(self.c.phase(*p) for p in self.group_phases(body, args, output, scope, bind, where))
+        return sum(self.c.phase(*p) for p in self.group_phases(body, args, output, scope, bind, where, fraction))
 
     def group_phases(self, body: Sequence[Operation], args: dict[SSAValue, SSAValue], output: SSAValue,
-                     scope: s.NPUMemScope, bind, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]]
-                     ) -> list[tuple[float, float, float, float]]:
-        """The features of each phase (op) of a group body."""
+                     scope: s.NPUMemScope, bind, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]],
+                     fraction: dict[SSAValue, float] | None = None) -> list[tuple[float, float, float, float]]:
+        """The features of each phase (op) of a group body (`fraction`: the share of each
+        value a row stripe computes or reads)."""
         cores, parts = len(bind.cores), bind.parts
+        share = fraction or {}
         phases = []
         last = body[-1] if body else None
         for o in _flatten(body):
@@ -236,7 +241,7 @@ class Estimator:
                 if src is None:
                     continue
                 place, src_cores = where.get(src, (s.NPUMemScope.DDR, ()))
-                size = nbytes(v.type)
+                size = nbytes(v.type) * share.get(v, 1)
                 if place == s.NPUMemScope.DDR:
                     ddr += size
                 elif place == s.NPUMemScope.LLB:
@@ -248,13 +253,13 @@ class Estimator:
             elif isinstance(o, MOVEMENT_OPS):
                 noc += nbytes(o.results[0].type) / cores
             if o is last or output in o.results:
-                size = nbytes(o.results[0].type)
+                size = nbytes(o.results[0].type) * share.get(o.results[0], 1)
                 if scope == s.NPUMemScope.DDR:
                     ddr += size
                 elif scope == s.NPUMemScope.LLB:
                     llb += size
             batch = s.batch_of(o.results[0].type) or 1
-            phases.append(self.features(self.compute(o), cores, self.imbalance(o, batch, parts, cores // parts),
+            phases.append(self.features(self.compute(o) * share.get(o.results[0], 1), cores, self.imbalance(o, batch, parts, cores // parts),
                                         ddr=ddr, llb=llb, noc=noc, weights=weights))
         return phases
 

@@ -27,6 +27,7 @@ from stc_mlir.graph_schedule import (
     Schedule,
     ScheduleInfo,
     SplitGroups,
+    SplitRows,
 )
 from stc_mlir.schedules._common import check_batch
 
@@ -50,6 +51,11 @@ def script(built: Built, *, level: int, target: str, batch: int, cycles: int, ti
     if built.splits:
         lines.append("    mod = SplitGroups({")
         for k, n in built.splits.items():
+            lines.append(f"        groups[{k}]: {n},")
+        lines.append("    })(mod)")
+    if built.stripes:
+        lines.append("    mod = SplitRows({")
+        for k, n in built.stripes.items():
             lines.append(f"        groups[{k}]: {n},")
         lines.append("    })(mod)")
     lines.append("")

@@ -10,8 +10,11 @@ candidate whose sub-group does not fit the cores' L1 (the footprint model of
 `schedule-verify`) for any n costs infinity; growing a group backwards stops there.
 
 Levels 1 and 2 keep one op per group and cut an op only as much as its L1 footprint needs
-(the default schedule's rule); level 3 is the search. A split along H (row stripes) would be
-one more candidate kind next to the batch factors in `_candidates`.
+(the default schedule's rule); level 3 is the search. When even one sample of a run does
+not fit, the run is cut into row stripes instead (a spatial split, `Segment.rows`): the
+fewest stripes whose footprint (halo rows included, `schedule_verify.stripes_peak`) fits,
+as Vela's cascades and TreeWalker's tiles; the search keeps growing such a run while its
+stripes fit.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from xdsl.ir import SSAValue
 from stc_mlir import target as targets
 from stc_mlir.errors import StcError
 from stc_mlir.dialects.graph import GatherOp
-from stc_mlir.passes.schedule_verify import VIEW_OPS, fmt, nbytes
+from stc_mlir.passes.schedule_verify import VIEW_OPS, fewest_stripes, fmt, nbytes
 from stc_mlir.progress import counted
 
 from .cost import MOVEMENT_OPS, Estimator, weight_bytes
@@ -35,6 +38,12 @@ FILL = 0.92
 """Share of L1 a group may plan to use: the lowering adds halo margins and alignment."""
 MAX_GROUP_OPS = 48
 """Longest group tried (ops); ResNet-50 stages and a BERT layer are shorter."""
+STRIPE_FILL = 0.75
+"""Share of a group's L1 budget a row stripe plans for: the rest is the lowering's halo
+margins and staging, so that the stripe runs resident (intermediates in L1) instead of
+streaming them through LLB."""
+MAX_STRIPE_OPS = 6
+"""Longest run cut into row stripes (a VGG block with its pool is 5-9 ops)."""
 
 
 class AutoScheduleError(StcError):
@@ -50,6 +59,8 @@ class Segment:
     split: int
     parts: int
     cycles: float = 0.0
+    rows: bool = False
+    """the split cuts row stripes (H), not the batch"""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -78,11 +89,12 @@ class Search:
                                 for acts in view.acts]
         """per op: the position of its earliest activation producer (-1: a function argument)"""
         self._places: dict[tuple[SSAValue, int], str] = {}
+        self._stripes: dict[tuple[int, int, float], Segment | None] = {}
 
     # --- candidates
 
     def _candidates(self, i: int, j: int, one_part: bool = False) -> Iterator[tuple[int, int]]:
-        """(split, parts) pairs for ops[i:j]; splits along H would join here."""
+        """(split, parts) pairs for ops[i:j] along the batch (row stripes: `stripes`)."""
         mixing = self.view.mixing(i, j) is not None
         for n in divisors(self.batch):
             if n > 1 and mixing:
@@ -184,13 +196,35 @@ class Search:
                 found = Segment(i, j, n, p, c)
         return found
 
+    def stripes(self, i: int, j: int, fill: float = STRIPE_FILL) -> Segment | None:
+        """ops[i:j] cut into the fewest row stripes that fit `fill` of the group budget (all
+        samples, all cores one part), or None: not one output, not row-local, or even one
+        row per stripe too big."""
+        key = (i, j, fill)
+        if key in self._stripes:
+            return self._stripes[key]
+        self._stripes[key] = None
+        ops = self.view.ops[i:j]
+        if j - i > 1 and not self.view.single_output(i, j):
+            return None
+        n = fewest_stripes(ops, self.view.inputs(i, j), ops[-1].results[0], self.view.batch,
+                           self.l1 * self.fill * fill * self.t.cores)
+        if n is None:
+            return None
+        weights = sum(self._terms(k)[1] for k in range(i, j))
+        cycles = self.cost(i, j, 1, 1) + (n - 1) * (self.est.c.item_cycles + weights / 64)  # weights re-read
+        self._stripes[key] = Segment(i, j, n, 1, cycles, rows=True)
+        return self._stripes[key]
+
     # --- the levels
 
     def singles(self) -> list[Segment]:
-        """Levels 1-2: every op its own group, cut only as much as L1 needs, all cores one part."""
+        """Levels 1-2: every op its own group, cut only as much as L1 needs, all cores one
+        part; row stripes when even one sample does not fit."""
         out = []
         for i in counted(range(len(self.view)), "search: a group per op"):
-            seg = self.best(i, i + 1, one_part=True, fewest=True)
+            # (one op with its operands in DDR/LLB streams through L1 anyway: the fewest stripes)
+            seg = self.best(i, i + 1, one_part=True, fewest=True) or self.stripes(i, i + 1, 1.0)
             if seg is None:
                 raise self._too_big(i)
             out.append(seg)
@@ -210,10 +244,17 @@ class Search:
                     mixing = self.view.mixing(i, j) is not None
                     n_min = 1 if mixing else self.batch
                     if self.share(i, j, n_min, 1) > self.l1 * self.fill:
-                        break
+                        # not even one sample fits: row stripes, while the run stays row-local
+                        seg = self.stripes(i, j) if j - i <= MAX_STRIPE_OPS else None
+                        if seg is None:
+                            break
+                        if best[i] + seg.cycles < best[j]:
+                            best[j] = best[i] + seg.cycles
+                            choice[j] = seg
+                        continue
                     if not self.view.single_output(i, j):
                         continue
-                seg = self.best(i, j)
+                seg = self.best(i, j) or self.stripes(i, j)
                 if seg is not None and best[i] + seg.cycles < best[j]:
                     best[j] = best[i] + seg.cycles
                     choice[j] = seg
@@ -233,7 +274,8 @@ class Search:
         share = self.share(i, i + 1, self.batch if self.view.mixing(i, i + 1) is None else 1, 1)
         return AutoScheduleError(
             f"{op.name} (op {i}) needs {fmt(share)} bytes of L1 per core even with one sample over "
-            f"{self.t.cores} cores, more than the {fmt(self.l1)}-byte L1 data buffer; cutting a sample "
-            f"into row stripes is not implemented yet: schedule it manually"
+            f"{self.t.cores} cores, more than the {fmt(self.l1)}-byte L1 data buffer, and it cannot be cut "
+            f"into row stripes that fit (not an NCHW op computing each row from nearby rows, or one row "
+            f"too big)"
         )
 

@@ -10,8 +10,14 @@ lives (`mem_scope`) and how the result is spread over the cluster's cores (`core
   `schedule.yield` of the group's output. A group split along the batch becomes `split`
   sub-groups that share a name and differ in `index`; each operates on a batch slice.
   A single op is scheduled as a one-op group, so every item is a group, a split or a concat.
+  A group split into *row stripes* (`[i of n rows]`, a spatial split for samples too big
+  for L1: Vela's stripes, TreeWalker's tiles) keeps its full-size inputs and body; sub-group
+  i computes rows `stripe_range(H, n, i)` of the output (axis 2 of NCHW), reading only the
+  input rows they need (halos derived backwards through the body's convs and pools,
+  `stripe_rows`), and its result is that stripe.
 - `schedule.split`: cuts a tensor into equal slices along the batch axis (axis 0).
-- `schedule.concat`: joins batch slices along axis 0.
+- `schedule.concat`: joins batch slices along axis 0, or row stripes along axis 2
+  (`schedule.concat %a, %b axis 2`).
 
     %s:8 = schedule.split %data into 8 {mem_scope = #schedule.mem_scope<DDR>,
              core_bind = #schedule.core_bind<[[0, 1, 2, 3], [4, 5, 6, 7]]>}
@@ -267,6 +273,108 @@ def batch_mixing(ops: Sequence[Operation], batch: int) -> str | None:
     return None
 
 
+# ----------------------------------------------------------------------------- row stripes
+
+ROW_AXIS = 2
+"""The axis row stripes cut: H of NCHW."""
+
+ROW_LOCAL_OPS: tuple[type[Operation], ...] = (
+    g.UnaryOp, g.BinaryOp, g.ClipOp, g.LeakyReluOp, g.CastOp, g.BatchNormOp, g.PReluOp, g.WhereOp,
+)
+"""Ops whose output row r needs only row r of each operand of the same height (others are
+broadcast along H: height 1, or weights). Besides these: convs and pools (rows with their
+window's halo) and 4-D matmuls (rows of the left operand, all of the right one)."""
+
+
+def stripe_type(t: Attribute, n: int, i: int) -> Attribute:
+    """The type of stripe i of n of an NCHW tensor type (`t` itself if it has no rows)."""
+    rows = _rows_of(t)
+    if rows is None:
+        return t
+    lo, hi = stripe_range(rows, n, i)
+    shape = list(t.get_shape())  # type: ignore[attr-defined]
+    shape[ROW_AXIS] = hi - lo
+    return g.tensor(shape, t.element_type)  # type: ignore[attr-defined]
+
+
+def stripe_range(rows: int, n: int, i: int) -> tuple[int, int]:
+    """Rows [lo, hi) of stripe i when `rows` rows are cut into n stripes (sizes differ by at
+    most one row)."""
+    return i * rows // n, (i + 1) * rows // n
+
+
+def window_input_rows(lo: int, hi: int, size: int, kernel: int, stride: int, pad: int,
+                      dilation: int) -> tuple[int, int]:
+    """Input rows [r0, r1) that window outputs [lo, hi) read (clipped to the input)."""
+    start = lo * stride - pad
+    end = (hi - 1) * stride - pad + dilation * (kernel - 1) + 1
+    return max(start, 0), min(end, size)
+
+
+def _rows_of(t: Attribute) -> int | None:
+    shape = t.get_shape() if isinstance(t, TensorType) else ()
+    return shape[ROW_AXIS] if len(shape) == 4 else None
+
+
+def _operand_rows(op: Operation, v: SSAValue, lo: int, hi: int) -> tuple[int, int] | str:
+    """Rows of operand `v` that rows [lo, hi) of `op`'s result read, or why `op` cannot be
+    cut into row stripes."""
+    rows = _rows_of(v.type)
+    out_rows = _rows_of(op.results[0].type)
+    if isinstance(op, g.Conv2DOp | g.PoolOp) and v is op.operands[0]:
+        p = op.props()
+        kernel = p["kernel"][0] if isinstance(op, g.PoolOp) else g.shape_of(op.operands[1].type)[2]
+        assert rows is not None
+        return window_input_rows(lo, hi, rows, kernel, p["strides"][0], p["pads"][0],  # type: ignore[index]
+                                 p.get("dilations", (1, 1))[0])  # type: ignore[index,union-attr]
+    if isinstance(op, g.Conv2DOp) and v is op.weight:
+        return (0, rows) if rows is not None else (0, 0)
+    if isinstance(op, g.MatmulOp) and rows is not None and out_rows is not None:
+        # [N, C, M, K] x [N, C, K, L]: output rows (M, e.g. attention queries) read the same
+        # rows of the left operand and all of the right one
+        if v is op.operands[0] and rows == out_rows and v is not op.operands[1]:
+            return lo, hi
+        if v is op.operands[1] and v is not op.operands[0]:
+            return 0, rows
+    along_rows = isinstance(op, g.SoftmaxOp) and op.props()["axis"] % 4 == ROW_AXIS  # type: ignore[operator]
+    if isinstance(op, (g.Conv2DOp, *ROW_LOCAL_OPS)) and out_rows is not None and not along_rows:
+        if rows == out_rows:
+            return lo, hi
+        if rows in (None, 1):
+            return (0, rows or 0)
+    return f"{op.name} ({', '.join(str(r.type) for r in op.results)}) combines rows, it cannot be cut into row stripes"
+
+
+def stripe_rows(ops: Sequence[Operation], output: SSAValue, lo: int, hi: int) -> dict[SSAValue, tuple[int, int]] | str:
+    """The rows of every value `ops` use that rows [lo, hi) of `output` need (TreeWalker:
+    derived backwards, a conv's or pool's window adding its halo), or why the ops cannot
+    be cut into row stripes. Weights and values without rows are left out."""
+    need: dict[SSAValue, tuple[int, int]] = {output: (lo, hi)}
+    for op in reversed(ops):
+        if isinstance(op, g.ConstantOp):
+            continue
+        if _rows_of(op.results[0].type) is None:
+            return f"{op.name} ({op.results[0].type}) has no rows (NCHW) to cut into stripes"
+        if isinstance(op, GroupOp):
+            return f"a fused group ({op.label}) cannot be cut into row stripes"
+        if len(op.results) != 1:
+            return f"{op.name} has {len(op.results)} results"
+        got = need.get(op.results[0])
+        if got is None:
+            continue
+        for v in op.operands:
+            if _is_weight(v):
+                continue
+            rows = _operand_rows(op, v, *got)
+            if isinstance(rows, str):
+                return rows
+            if _rows_of(v.type) is None:
+                continue
+            old = need.get(v)
+            need[v] = rows if old is None else (min(old[0], rows[0]), max(old[1], rows[1]))
+    return need
+
+
 # ----------------------------------------------------------------------------- ops
 
 
@@ -335,26 +443,43 @@ class GroupOp(ScheduledItem):
     group_name = prop_def(StringAttr, prop_name="name")
     index = opt_prop_def(IntAttr, IntAttr(0))
     split = opt_prop_def(IntAttr, IntAttr(1))
+    rows = opt_prop_def(UnitAttr)
+    """set: the split cuts the output into row stripes (axis 2), not the batch"""
     fused = opt_prop_def(UnitAttr)
 
     @staticmethod
     def make(name: str, inputs: Sequence[SSAValue], body: Block, *, index: int = 0, split: int = 1,
-             fused: bool = False) -> GroupOp:
-        """A group over `body` (block arguments = inputs, ends with schedule.yield)."""
+             fused: bool = False, rows: bool = False) -> GroupOp:
+        """A group over `body` (block arguments = inputs, ends with schedule.yield); with
+        `rows`, sub-group `index` of `split` row stripes (its result is the stripe)."""
         yield_op = body.last_op
         assert isinstance(yield_op, YieldOp), "a group body ends with schedule.yield"
         props: dict[str, Attribute] = {"name": StringAttr(name)}
-        if split != 1:
+        if split != 1 or rows:
             props.update(index=IntAttr(index), split=IntAttr(split))
+        if rows:
+            props["rows"] = UnitAttr()
         if fused:
             props["fused"] = UnitAttr()
-        return GroupOp.build(operands=[list(inputs)], result_types=[yield_op.value.type],
+        result = yield_op.value.type
+        if rows:
+            result = stripe_type(result, split, index)
+        return GroupOp.build(operands=[list(inputs)], result_types=[result],
                              properties=props, regions=[Region(body)])
+
+    @property
+    def stripe(self) -> tuple[int, int] | None:
+        """Rows [lo, hi) of the body's output this row-stripe sub-group computes, else None."""
+        if self.rows is None:
+            return None
+        return stripe_range(g.shape_of(self.yield_op.value.type)[ROW_AXIS], self.split.data, self.index.data)
 
     @property
     def label(self) -> str:
         """`group 'name'` or `group 'name' sub-group i` for diagnostics."""
         text = f"group '{self.group_name.data}'"
+        if self.rows is not None:
+            return text + f" row stripe {self.index.data}"
         return text + (f" sub-group {self.index.data}" if self.split.data > 1 else "")
 
     @property
@@ -378,13 +503,16 @@ class GroupOp(ScheduledItem):
             )
         if not isinstance(block.last_op, YieldOp):
             raise VerifyException(f"{self.label}: body must end with schedule.yield")
-        if block.last_op.value.type != self.output.type:
-            raise VerifyException(
-                f"{self.label}: yields {block.last_op.value.type} but the group's result is {self.output.type}"
-            )
         split, index = self.split.data, self.index.data
         if split < 1 or not 0 <= index < split:
             raise VerifyException(f"{self.label}: sub-group index {index} is not in 0..{split - 1}")
+        yielded = block.last_op.value.type
+        if self.rows is not None:
+            self._verify_stripe(yielded)
+        elif yielded != self.output.type:
+            raise VerifyException(
+                f"{self.label}: yields {yielded} but the group's result is {self.output.type}"
+            )
         for op in block.ops:
             if isinstance(op, SplitOp | ConcatOp) or (isinstance(op, GroupOp) and op.fused is None):
                 raise VerifyException(
@@ -399,10 +527,27 @@ class GroupOp(ScheduledItem):
                         f"graph.constant; pass activations in as group inputs"
                     )
 
+    def _verify_stripe(self, yielded: Attribute) -> None:
+        rows = _rows_of(yielded)
+        if rows is None:
+            raise VerifyException(f"{self.label}: row stripes need an NCHW (4-D) output, the body yields {yielded}")
+        if self.split.data > rows:
+            raise VerifyException(f"{self.label}: {self.split.data} row stripes of an output with {rows} rows "
+                                  f"(at most one stripe per row)")
+        want = stripe_type(yielded, self.split.data, self.index.data)
+        if want != self.output.type:
+            raise VerifyException(f"{self.label}: rows {self.stripe} of {yielded} are {want}, "
+                                  f"but the group's result is {self.output.type}")
+        need = stripe_rows(self.body_ops(), self.yield_op.value, *self.stripe)  # type: ignore[misc]
+        if isinstance(need, str):
+            raise VerifyException(f"{self.label}: {need}")
+
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_string_literal(self.group_name.data)
-        if self.split.data != 1:
+        if self.rows is not None:
+            printer.print_string(f" [{self.index.data} of {self.split.data} rows]")
+        elif self.split.data != 1:
             printer.print_string(f" [{self.index.data} of {self.split.data}]")
         if self.fused is not None:
             printer.print_string(" fused")
@@ -428,6 +573,8 @@ class GroupOp(ScheduledItem):
             index = parser.parse_integer(allow_boolean=False, allow_negative=False)
             parser.parse_keyword("of")
             split = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            if parser.parse_optional_keyword("rows") is not None:
+                props["rows"] = UnitAttr()
             parser.parse_punctuation("]")
             props.update(index=IntAttr(index), split=IntAttr(split))
         if parser.parse_optional_keyword("fused") is not None:
@@ -516,24 +663,28 @@ class SplitOp(ScheduledItem):
 
 @irdl_op_definition
 class ConcatOp(ScheduledItem):
-    """Joins batch slices along the batch axis."""
+    """Joins batch slices along the batch axis (or row stripes along axis 2)."""
 
     name = "schedule.concat"
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
+    axis = opt_prop_def(IntAttr, IntAttr(BATCH_AXIS))
 
     @staticmethod
-    def make(values: Sequence[SSAValue]) -> ConcatOp:
+    def make(values: Sequence[SSAValue], axis: int = BATCH_AXIS) -> ConcatOp:
         types = [v.type for v in values]
-        (out,) = g.ConcatOp.infer(types, {"axis": BATCH_AXIS})  # type: ignore[arg-type]
-        return ConcatOp.build(operands=[list(values)], result_types=[out])
+        (out,) = g.ConcatOp.infer(types, {"axis": axis})  # type: ignore[arg-type]
+        props = {"axis": IntAttr(axis)} if axis != BATCH_AXIS else {}
+        return ConcatOp.build(operands=[list(values)], result_types=[out], properties=props)
 
     def verify_(self) -> None:
         types = [v.type for v in self.inputs]
         if not types or any(batch_of(t) is None for t in types):
             raise VerifyException(f"schedule.concat: needs ranked inputs, got ({_types(types)})")
+        if self.axis.data not in (BATCH_AXIS, ROW_AXIS):
+            raise VerifyException(f"schedule.concat: axis {self.axis.data} is neither the batch (0) nor the rows (2)")
         try:
-            (want,) = g.ConcatOp.infer(types, {"axis": BATCH_AXIS})  # type: ignore[arg-type]
+            (want,) = g.ConcatOp.infer(types, {"axis": self.axis.data})  # type: ignore[arg-type]
         except g.ShapeError as e:
             raise VerifyException(f"schedule.concat: {e}") from None
         if want != self.output.type:
@@ -544,6 +695,8 @@ class ConcatOp(ScheduledItem):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_list(self.inputs, printer.print_operand)
+        if self.axis.data != BATCH_AXIS:
+            printer.print_string(f" axis {self.axis.data}")
         printer.print_op_attributes({**self._placement(), **self.attributes})
         printer.print_string(" : ")
         printer.print_list([v.type for v in self.inputs], printer.print_attribute)
@@ -553,8 +706,11 @@ class ConcatOp(ScheduledItem):
     @classmethod
     def parse(cls, parser: Parser) -> ConcatOp:
         values = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        axis = parser.parse_integer(allow_boolean=False) if parser.parse_optional_keyword("axis") else BATCH_AXIS
         extra = dict(parser.parse_optional_attr_dict())
         props = cls._parse_placement(parser, extra)
+        if axis != BATCH_AXIS:
+            props["axis"] = IntAttr(axis)
         parser.parse_punctuation(":")
         types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
         if len(types) != len(values):

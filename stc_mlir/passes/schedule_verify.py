@@ -8,7 +8,10 @@ but weights and the terminator must be a scheduled item (group, split or concat)
 - core ids are within the cluster, the core_bind's parts divide the item's batch, and a
   group cut into several parts does not combine elements across the batch axis;
 - the sub-groups of a group are complete (indices 0..split-1 once each, same split);
-- the per-core L1 footprint of every item fits the L1 data buffer;
+- the per-core L1 footprint of every item fits the L1 data buffer (a row-stripe sub-group
+  counts the rows of each value its stripe needs: its output rows and, derived backwards
+  through each conv's and pool's kernel, stride, padding and dilation, the halo rows of
+  every input and intermediate);
 - the bytes live in LLB at every item fit the LLB.
 
 The footprint model (fp16 = 2 bytes per element; weights are in the weight buffer and do
@@ -23,7 +26,8 @@ not count):
 - a split or concat with mem_scope L1 needs its result's share on each of its cores; one
   in LLB or DDR only moves data and needs no L1;
 - while an item runs, results of earlier items kept in L1 for later items stay on their
-  cores: per core, footprint = the item's share + those resident results' shares;
+  cores: per core, footprint = the item's share + those resident results' shares (a row
+  stripe's own L1 inputs included: they stay whole for the next stripes);
 - a result in LLB is live from its item to its last user (inclusive); a function result
   to the end.
 """
@@ -84,14 +88,34 @@ def _part_bytes(value: SSAValue, batch: int | None, parts: int) -> int:
     return size // parts if parts > 1 and s.batch_of(value.type) == batch else size
 
 
+def stripe_fractions(ops: Sequence[Operation], output: SSAValue, rows: tuple[int, int]) -> dict[SSAValue, float]:
+    """The share of each value's rows that rows `rows` of `output` need (halos included)."""
+    need = s.stripe_rows(ops, output, *rows)
+    assert not isinstance(need, str), need  # the dialect verifier (or the caller) checked it
+    return {v: (hi - lo) / g.shape_of(v.type)[s.ROW_AXIS] for v, (lo, hi) in need.items()}
+
+
 def body_peak(group: s.GroupOp, parts: int = 1) -> int:
-    """Peak bytes live at once while `group`'s body runs on one of `parts` batch parts."""
-    ops = [*group.body_ops(), group.yield_op]
-    batch = group.batch
-    last: dict[SSAValue, int] = {}
-    for i, op in enumerate(ops):
+    """Peak bytes live at once while `group`'s body runs on one of `parts` batch parts (a
+    row stripe holds only the rows it needs of each value)."""
+    body, output = group.body_ops(), group.yield_op.value
+    fraction = stripe_fractions(body, output, group.stripe) if group.stripe is not None else {}
+    return run_peak(body, list(group.body.block.args), output, group.batch, parts, fraction)
+
+
+def run_peak(body: Sequence[Operation], inputs: Sequence[SSAValue], output: SSAValue, batch: int | None,
+             parts: int = 1, fraction: dict[SSAValue, float] | None = None) -> int:
+    """Peak bytes live at once while `body` (ops reading `inputs`, producing `output`) runs
+    on one of `parts` batch parts; `fraction`: the share of a value's bytes held (a row
+    stripe's rows)."""
+    fraction = fraction or {}
+    ops: list[Operation | None] = [*body, None]  # None: the end, where `output` is handed over
+    last: dict[SSAValue, int] = {output: len(body)}
+    for i, op in enumerate(body):
         for v in op.operands:
             last[v] = i
+    last[output] = len(body)
+    outside = set(inputs)
     root: dict[SSAValue, SSAValue] = {}  # value -> the value owning its buffer
     size: dict[SSAValue, int] = {}
     start: dict[SSAValue, int] = {}
@@ -103,14 +127,14 @@ def body_peak(group: s.GroupOp, parts: int = 1) -> int:
 
     def define(v: SSAValue, at: int) -> None:
         root[v] = v
-        size[v] = _part_bytes(v, batch, parts)
+        size[v] = math.ceil(_part_bytes(v, batch, parts) * fraction.get(v, 1))
         start[v] = end[v] = at
         alias(v, v, at)
 
-    for arg in group.body.block.args:
+    for arg in inputs:
         define(arg, -1)
     extra = [0] * len(ops)
-    for i, op in enumerate(ops[:-1]):
+    for i, op in enumerate(body):
         if isinstance(op, g.ConstantOp):
             continue
         if isinstance(op, VIEW_OPS):
@@ -119,8 +143,8 @@ def body_peak(group: s.GroupOp, parts: int = 1) -> int:
         result = op.results[0]
         reusable = [
             root[v] for v in op.operands
-            if isinstance(op, IN_PLACE_OPS) and v in root and root[v].owner is not group.body.block
-            and end[root[v]] <= i and size[root[v]] == _part_bytes(result, batch, parts)
+            if isinstance(op, IN_PLACE_OPS) and v in root and root[v] not in outside
+            and end[root[v]] <= i and size[root[v]] == math.ceil(_part_bytes(result, batch, parts) * fraction.get(result, 1))
         ]
         if reusable:
             alias(result, reusable[0], i)
@@ -134,6 +158,43 @@ def body_peak(group: s.GroupOp, parts: int = 1) -> int:
     return max(
         sum(size[b] for b in buffers if start[b] <= i <= end[b]) + extra[i] for i in range(len(ops))
     )
+
+
+def stripes_peak(body: Sequence[Operation], inputs: Sequence[SSAValue], output: SSAValue, batch: int | None,
+                 parts: int, n: int) -> int:
+    """The largest `run_peak` of the n row stripes of `body` (row-local ops, see
+    `schedule.stripe_rows`); beyond 32 stripes, of 32 spread over them (stripes differ by a
+    row at most, and only the first and last have clipped halos)."""
+    rows = g.shape_of(output.type)[s.ROW_AXIS]
+    picks = range(n) if n <= 32 else sorted({0, n - 1, *(i * (n - 1) // 31 for i in range(32))})
+    return max(run_peak(body, inputs, output, batch, parts,
+                        stripe_fractions(body, output, s.stripe_range(rows, n, i))) for i in picks)
+
+
+def fewest_stripes(body: Sequence[Operation], inputs: Sequence[SSAValue], output: SSAValue, batch: int | None,
+                   room: float) -> int | None:
+    """The fewest row stripes of `body` (one batch part) whose `stripes_peak` is at most
+    `room` bytes, or None: not row-local, or one row per stripe is still too big. Found by
+    doubling, then bisection (the peak shrinks as stripes are added)."""
+    shape = g.shape_of(output.type)
+    if len(shape) != 4 or isinstance(s.stripe_rows(body, output, 0, shape[s.ROW_AXIS]), str):
+        return None
+    rows = shape[s.ROW_AXIS]
+
+    def fits(n: int) -> bool:
+        return stripes_peak(body, inputs, output, batch, 1, n) <= room
+
+    n = 2
+    while n < rows and not fits(n):
+        n *= 2
+    n = min(n, rows)
+    if not fits(n):
+        return None
+    lo = n // 2  # does not fit (or is 1): the fewest is in (lo, n]
+    while n - lo > 1:
+        mid = (lo + n) // 2
+        lo, n = (lo, mid) if fits(mid) else (mid, n)
+    return n
 
 
 @dataclass
@@ -164,8 +225,9 @@ class Item:
 
     @property
     def split_text(self) -> str:
-        if isinstance(self.op, s.GroupOp) and self.op.split.data > 1:
-            return f"{self.op.index.data}/{self.op.split.data}"
+        if isinstance(self.op, s.GroupOp) and (self.op.split.data > 1 or self.op.rows is not None):
+            rows = " rows" if self.op.rows is not None else ""
+            return f"{self.op.index.data}/{self.op.split.data}{rows}"
         return "-"
 
 
@@ -238,7 +300,9 @@ def analyse(f: func.FuncOp) -> list[Item]:
         elif scope.data == s.NPUMemScope.L1:
             item.share = -(-sum(nbytes(r.type) for r in op.results) // len(bind.cores))
         per_core = dict.fromkeys(bind.cores, item.share) if item.share else {}
-        operands = set(op.operands)
+        # a row stripe's inputs kept in L1 stay there whole for the next stripes: they count
+        # in full as resident results (above the stripe's rows its own share counts)
+        operands = set() if isinstance(op, s.GroupOp) and op.stripe is not None else set(op.operands)
         for r, j, end, where, cores in results:
             if not j <= i <= end:
                 continue
@@ -290,6 +354,8 @@ def _check_sub_groups(f: func.FuncOp, items: Sequence[Operation]) -> None:
         if isinstance(op, s.GroupOp):
             subs[op.group_name.data].append(op)
     for name, ops in subs.items():
+        if len({op.rows is None for op in ops}) > 1:
+            raise _error(f, f"group '{name}': mixes row-stripe and batch sub-groups")
         splits = {op.split.data for op in ops}
         indices = sorted(op.index.data for op in ops)
         if len(splits) != 1 or indices != list(range(splits.pop())):

@@ -10,7 +10,9 @@ mem_scope and a core_bind (placed by a manual schedule) keeps them, and the bloc
 stays the execution order. A single op whose share of its inputs and output does not fit
 the cores' L1 at the model's batch (ResNet-50's first conv at batch 16 needs 3.8 MB per
 core) is cut along the batch into the fewest sub-groups that fit, run one after the other,
-each over all cores; the splits and concats between them stay in DDR. Groups made by a
+each over all cores; the splits and concats between them stay in DDR. One that does not
+fit even with one sample (a 512 x 512 image, VGG's 224 x 224 layers) is cut into the
+fewest row stripes that fit (`split_rows`), joined by a concat along the rows. Groups made by a
 manual schedule are never re-cut: `schedule-verify` reports one that does not fit.
 
 An op whose result has no elements, or whose non-constant operands all have none (a
@@ -49,8 +51,9 @@ from stc_mlir.graph_schedule import (  # the group helpers the manual API builds
     _group_names,
     _outline,
     split_group,
+    split_rows,
 )
-from stc_mlir.passes.schedule_verify import analyse, body_peak, fmt
+from stc_mlir.passes.schedule_verify import analyse, body_peak, fewest_stripes, fmt
 
 
 def default_schedule(mod, batch: int | None = None, *, target: str | targets.Target = "stcp920"):
@@ -169,6 +172,11 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
         mixing = s.batch_mixing(op.body_ops(), batch)
         factors = _divisors(batch)[1:] if mixing is None else []
         fits = [n for n in factors if -(-body_peak(op, n) // cores) + resident <= l1]
+        stripes = None if fits else fewest_stripes(op.body_ops(), list(op.body.block.args), op.yield_op.value,
+                                                   op.batch, (l1 - resident) * cores)
+        if stripes is not None:
+            split_rows(op, stripes)  # even one sample does not fit: row stripes (a spatial split)
+            continue
         if not fits:
             graph_op = next(iter(op.body_ops()))
             smallest = factors[-1] if factors else 1
@@ -177,7 +185,7 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
                 f"default schedule: {graph_op.name} '{op.group_name.data}' needs "
                 f"{fmt(-(-body_peak(op, smallest) // cores) + resident)} bytes of L1 per core with "
                 f"{batch // smallest} sample(s) over {cores} cores, more than the {fmt(l1)}-byte L1 data "
-                f"buffer{why} (tiling an op inside a sample is not implemented: schedule it manually)"
+                f"buffer{why}, and it cannot be cut into row stripes that fit"
             )
         split_group(op, fits[0])
 
@@ -186,3 +194,4 @@ def _divisors(n: int) -> list[int]:
     """The divisors of `n` in increasing order, in O(sqrt(n)) steps (a batch may be huge)."""
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return small + [n // d for d in reversed(small) if d * d != n]
+

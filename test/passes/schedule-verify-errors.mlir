@@ -141,3 +141,37 @@ func.func @main(%in: tensor<2x8xf16>) -> tensor<2x8xf16> {
   %c = schedule.concat %g0, %g1 {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} : tensor<1x8xf16>, tensor<1x8xf16> -> tensor<2x8xf16>
   func.return %c : tensor<2x8xf16>
 }
+
+// -----
+
+// A row stripe holds its rows of the input and of the result: 128 of 256 rows of each,
+// 655,360 bytes apiece, on one core.
+// CHECK: {{^}}@main: group 'wide' row stripe 0: L1 footprint 1,310,720 bytes per core exceeds the 1,048,576-byte L1 data buffer (core 0){{$}}
+func.func @main(%in: tensor<1x8x256x320xf16>) -> tensor<1x8x256x320xf16> {
+  %g0 = schedule.group "wide" [0 of 2 rows] (%x = %in : tensor<1x8x256x320xf16>) -> tensor<1x8x128x320xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
+    %r = graph.relu %x : tensor<1x8x256x320xf16>
+    schedule.yield %r : tensor<1x8x256x320xf16>
+  }
+  %g1 = schedule.group "wide" [1 of 2 rows] (%x = %in : tensor<1x8x256x320xf16>) -> tensor<1x8x128x320xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
+    %r = graph.relu %x : tensor<1x8x256x320xf16>
+    schedule.yield %r : tensor<1x8x256x320xf16>
+  }
+  %c = schedule.concat %g0, %g1 axis 2 {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} : tensor<1x8x128x320xf16>, tensor<1x8x128x320xf16> -> tensor<1x8x256x320xf16>
+  func.return %c : tensor<1x8x256x320xf16>
+}
+
+// -----
+
+// CHECK: {{^}}@main: group 'mixed': mixes row-stripe and batch sub-groups{{$}}
+func.func @main(%in: tensor<1x8x4x4xf16>) -> tensor<1x8x4x4xf16> {
+  %g0 = schedule.group "mixed" [0 of 2 rows] (%x = %in : tensor<1x8x4x4xf16>) -> tensor<1x8x2x4xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
+    %r = graph.relu %x : tensor<1x8x4x4xf16>
+    schedule.yield %r : tensor<1x8x4x4xf16>
+  }
+  %g1 = schedule.group "mixed" [1 of 2] (%x = %g0 : tensor<1x8x2x4xf16>) -> tensor<1x8x2x4xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {
+    %r = graph.relu %x : tensor<1x8x2x4xf16>
+    schedule.yield %r : tensor<1x8x2x4xf16>
+  }
+  %c = schedule.concat %g0, %g1 axis 2 {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} : tensor<1x8x2x4xf16>, tensor<1x8x2x4xf16> -> tensor<1x8x4x4xf16>
+  func.return %c : tensor<1x8x4x4xf16>
+}

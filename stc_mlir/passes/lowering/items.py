@@ -55,6 +55,7 @@ from .placement import (
 )
 from .probes import Probes
 from .stage import Job, Operand, Output, Rule, run_stage
+from .stripes import rebase, regions, shift
 from .values import constant, dtype_of, shape_of
 from . import indexing, vector
 from .vector import (
@@ -264,14 +265,19 @@ class FunctionLowering:
                 self.dest[op.output] = out
             frame = out.whole
             offset = 0
+            axis, start = op.axis.data, 0
             for v in op.inputs:
                 size = math.prod(shape_of(v)) * DTYPES[dtype_of(v)].itemsize
                 producer = v.owner
                 if (isinstance(producer, s.ScheduledItem) and producer in self.position
                         and producer.mem_scope.data == op.mem_scope.data  # type: ignore[union-attr]
                         and self.uses.get(v) == 1 and v not in self.dest):
-                    self.dest[v] = whole(frame.buffer, shape_of(v), dtype_of(v), frame.offset + offset)
+                    if axis == s.BATCH_AXIS:
+                        self.dest[v] = whole(frame.buffer, shape_of(v), dtype_of(v), frame.offset + offset)
+                    elif frame is not None:  # rows of the concat's buffer, seen from the stripe
+                        self.dest[v] = rebase(out, shape_of(v), -start, axis)
                 offset += size
+                start += shape_of(v)[axis]
 
     def result_placement(self, v: SSAValue, scope: s.NPUMemScope, hint: str) -> Placement | None:
         """A DDR/LLB result's placement (None for L1: the item decides its pieces)."""
@@ -303,28 +309,33 @@ class FunctionLowering:
 
     def concat(self, op: s.ConcatOp, ctx: ItemCtx) -> None:
         rank = len(shape_of(op.output))
+        axis = op.axis.data
         start = 0
         pending = []
         dest = self.dest.get(op.output)
         for v in op.inputs:
-            nb = shape_of(v)[0]
+            nb = shape_of(v)[axis]
             p = self.value(v)
             in_place = (dest is not None and p.whole is not None and dest.whole is not None
-                        and p.whole.buffer == dest.whole.buffer
-                        and p.whole.offset == dest.whole.offset + start * math.prod(shape_of(v)[1:])
-                        * DTYPES[dtype_of(v)].itemsize)
-            imap = IndexMap(tuple((d, 1, -start if d == 0 else 0) for d in range(rank)), rank)
+                        and p.whole.buffer == dest.whole.buffer)
+            if in_place and axis == s.BATCH_AXIS:
+                in_place = p.whole.offset == dest.whole.offset + start * math.prod(  # type: ignore[union-attr]
+                    shape_of(v)[1:]) * DTYPES[dtype_of(v)].itemsize
+            elif in_place:  # a row stripe written into this concat's rows
+                in_place = (p.whole.offset == dest.whole.offset  # type: ignore[union-attr]
+                            and p.whole.box == shift(dest.whole.box, axis, -start))  # type: ignore[union-attr]
+            imap = IndexMap(tuple((d, 1, -start if d == axis else 0) for d in range(rank)), rank)
             if not in_place:
                 pending.append((p, imap, (start, start + nb)))
             start += nb
         scope = op.mem_scope.data  # type: ignore[union-attr]
         self.env[op.output] = self.moved(op.output, scope, ctx, pending, f"concat{ctx.index}",
-                                         batch_ranges=True)
+                                         ranges_axis=axis)
 
     def moved(self, v: SSAValue, scope: s.NPUMemScope, ctx: ItemCtx, sources, hint: str,
-              batch_ranges: bool = False) -> Placement:
-        """The result of a split/concat: `sources` (placement, index map[, batch range])
-        copied into a new placement in `scope` by the item's cores."""
+              ranges_axis: int | None = None) -> Placement:
+        """The result of a split/concat: `sources` (placement, index map[, range along
+        `ranges_axis`]) copied into a new placement in `scope` by the item's cores."""
         shape = shape_of(v)
         out = self.result_placement(v, scope, hint)
         if out is None:
@@ -333,8 +344,8 @@ class FunctionLowering:
         for src in sources:
             p, imap = src[0], src[1]
             region = bx.full(shape)
-            if batch_ranges:
-                region = bx.with_dim(region, 0, src[2])
+            if ranges_axis is not None:
+                region = bx.with_dim(region, ranges_axis, src[2])
             for piece in out.pieces:
                 part = bx.intersect(region, piece.owned)
                 if part is None:
@@ -347,11 +358,11 @@ class FunctionLowering:
         return out
 
     def l1_pieces(self, v: SSAValue, ctx: ItemCtx, axes: Sequence[int], hint: str,
-                  carries: bool = True) -> Placement:
-        """A new L1 placement of `v` spread over the item's parts and cores."""
+                  carries: bool = True, within: Box | None = None) -> Placement:
+        """A new L1 placement of `v` (of its box `within`) spread over the item's parts and cores."""
         shape = shape_of(v)
         pieces = []
-        for core, box in distribute(shape, ctx, axes, carries):
+        for core, box in distribute(shape, ctx, axes, carries, within):
             frame = Frame(self.em.buffer(f"{hint}_c{core}", "l1", bx.numel(box) *
                                          DTYPES[dtype_of(v)].itemsize, core), 0, box, dtype_of(v))
             pieces.append(Piece(core, box, frame))
@@ -366,13 +377,14 @@ def split_axes(shape: Sequence[int]) -> list[int]:
 
 
 def distribute(shape: Sequence[int], ctx: ItemCtx, axes: Sequence[int],
-               carries: bool = True) -> list[tuple[int, Box]]:
+               carries: bool = True, within: Box | None = None) -> list[tuple[int, Box]]:
     """(core, box) for every core of the item: a batch part per core set (the whole value
-    in every part if it does not carry the batch), spread over the part's cores."""
+    in every part if it does not carry the batch), spread over the part's cores; only the
+    box `within` (a row stripe's rows) when given."""
     out = []
     parts = ctx.parts
     for p, cores in enumerate(parts):
-        box = bx.full(shape)
+        box = bx.full(shape) if within is None else within
         if carries and len(parts) > 1:
             nb = shape[0] // len(parts)
             box = bx.with_dim(box, 0, (p * nb, (p + 1) * nb))
@@ -407,6 +419,9 @@ class GroupLowering:
             self.env[arg] = fl.value(v)
         self.scope = op.mem_scope.data  # type: ignore[union-attr]
         self.output = self.resolve(op.yield_op.value)
+        self.region: dict[SSAValue, Box] = {}  # a row stripe: the box of each value it computes
+        if op.stripe is not None:
+            self.region = regions(self.body, self.output, op.stripe, self.rule)
         t = fl.t
         self.l1 = int(t.memory["l1"].size * (1 - MARGIN))
         self.wb = int(t.memory["wb"].size * (1 - MARGIN))
@@ -472,13 +487,25 @@ class GroupLowering:
         plan = self.plan()
         all_ddr = all(self.value(v).whole is not None for o in ops for v in self.ins(o)
                       if not isinstance(v.owner, Operation) or v.owner not in ops)
-        streaming = plan is None or (len(ops) == 1 and all_ddr and self.scope != s.NPUMemScope.L1)
+        single = len(ops) == 1 and self.scope != s.NPUMemScope.L1
+        # (a one-op row stripe streams even from L1 inputs: read in place or staged per tile,
+        # it needs no frame for its whole box of the input)
+        streaming = plan is None or (single and (all_ddr or bool(self.region)))
         if streaming:
             self.streamed()
         else:
             self.resident(plan)
         result = self.env[self.output]
+        if self.op.stripe is not None:  # the stripe in its own coordinates
+            result = rebase(result, shape_of(self.op.output), -self.op.stripe[0])
         self.fl.env[self.op.output] = result
+
+    def result_dest(self) -> Placement | None:
+        """Where a DDR/LLB result goes, in the body's coordinates (None: L1)."""
+        dest = self.fl.result_placement(self.op.output, self.scope, f"g{self.ctx.index}_out")
+        if dest is not None and self.op.stripe is not None:
+            dest = rebase(dest, shape_of(self.output), self.op.stripe[0])
+        return dest
 
     # --- planning the resident mode
 
@@ -575,14 +602,14 @@ class GroupLowering:
         return bx.reshape_box(frame, shape_of(root), shape_of(v))
 
     def _distribution(self, p: _Plan, rule: Rule, r: SSAValue) -> list[tuple[int, Box]]:
-        if rule.follows:
+        if rule.follows and not self.region:
             for v in rule.operands:
                 if constant(v) or shape_of(v) != shape_of(r):
                     continue
                 owned = p.owned.get(v) or self._arg_owned(v)
                 if owned is not None and self._compatible(owned, rule, r):
                     return owned
-        return distribute(shape_of(r), self.ctx, rule.split_axes, self.carries(r))
+        return distribute(shape_of(r), self.ctx, rule.split_axes, self.carries(r), self.region.get(r))
 
     def _arg_owned(self, v: SSAValue) -> list[tuple[int, Box]] | None:
         if v not in self.env:
@@ -683,7 +710,7 @@ class GroupLowering:
         placements: dict[SSAValue, Placement] = {}
         staged: dict[tuple[SSAValue, int], tuple[Frame, list[Box]]] = {}
         have: dict[tuple[SSAValue, int], list[Box]] = {}
-        out_dest = fl.result_placement(self.op.output, self.scope, f"g{self.ctx.index}_out")
+        out_dest = self.result_dest()
         used_inside = any(self.output in self.ins(o) for o in ops)
         probe = self.fl.probes.record
         for k, o in enumerate(ops):
@@ -785,7 +812,7 @@ class GroupLowering:
         ops = self.body
         fl = self.fl
         em = self.em
-        out_dest = fl.result_placement(self.op.output, self.scope, f"g{self.ctx.index}_out")
+        out_dest = self.result_dest()
         for k, o in enumerate(ops):
             if k:
                 em.barrier(self.ctx.label)
@@ -798,14 +825,16 @@ class GroupLowering:
                 rule = self.rule(o, r)
                 if r is self.output:
                     dest = out_dest if out_dest is not None else fl.l1_pieces(
-                        r, self.ctx, rule.split_axes, f"g{self.ctx.index}_out", self.carries(r))
+                        r, self.ctx, rule.split_axes, f"g{self.ctx.index}_out", self.carries(r),
+                        self.region.get(r))
                 else:
                     dest = self._scratch(r, k)
                 self.env[r] = dest
                 wb_free = self.wb
                 rule.configure(wb_free)
                 jobs = []
-                for core, box in distribute(shape_of(r), self.ctx, rule.split_axes, self.carries(r)):
+                for core, box in distribute(shape_of(r), self.ctx, rule.split_axes, self.carries(r),
+                                            self.region.get(r)):
                     piece = dest.on(core)
                     if rule.movement:
                         srcs = [self.value(v) for v in rule.operands]
@@ -816,13 +845,15 @@ class GroupLowering:
                         continue
                     operands = []
                     steps = rule.steps(box)
-                    for i, v in enumerate(rule.operands):
+                    for idx, v in enumerate(rule.operands):
                         placement = self.value(v)
                         own = placement.on(core)
-                        # the core's own piece serves only if it holds every region the core
-                        # reads (another distribution or a halo reaches past it)
-                        if own is not None and not constant(v) and all(
-                                s[i] is None or bx.contains(own.frame.box, s[i]) for s in steps):
+                        # the core's own piece of an earlier item's L1 result is read in place
+                        # only if its frame holds every row the tiles read (halos included):
+                        # it has no margins for this item; else it is staged like DDR data
+                        regions_read = [step[idx] for step in steps if step[idx] is not None]
+                        if (own is not None and not constant(v)
+                                and all(bx.contains(own.frame.box, r) for r in regions_read)):
                             operands.append(Operand(placement, own.frame, [own.owned]))
                         else:
                             operands.append(Operand(placement))
@@ -834,10 +865,12 @@ class GroupLowering:
                 fl.probes.record(r, dest, self.ctx.label)
 
     def _scratch(self, r: SSAValue, k: int) -> Placement:
-        nbytes = align(math.prod(shape_of(r)) * DTYPES[dtype_of(r)].itemsize)
+        box = self.region.get(r, bx.full(shape_of(r)))  # a row stripe keeps only its rows
+        nbytes = align(bx.numel(box) * DTYPES[dtype_of(r)].itemsize)
         llb = self.fl.t.memory["llb"].size * (1 - MARGIN)
         space = "llb" if self.fl.llb_live(self.ctx.index) + nbytes <= llb else "ddr"
-        return self.fl.new_whole(r, space, f"g{self.ctx.index}_{k}_tmp")
+        buf = self.em.buffer(f"g{self.ctx.index}_{k}_tmp", space, nbytes)
+        return Placement(shape_of(r), dtype_of(r), [Piece(None, box, Frame(buf, 0, box, dtype_of(r)))])
 
     def _view(self, src: SSAValue, r: SSAValue, k: int) -> Placement:
         p = self.value(src)

@@ -99,3 +99,55 @@ func.func @negative(%x: tensor<2x8xf16>) {
   %s:1 = schedule.split %x into 1 {core_bind = #schedule.core_bind<[-1]>} : tensor<2x8xf16> -> tensor<2x8xf16>
   func.return
 }
+
+// -----
+
+// CHECK: {{^}}group 'g' row stripe 0: 5 row stripes of an output with 4 rows (at most one stripe per row){{$}}
+func.func @too_many_stripes(%x: tensor<1x2x4x4xf16>) {
+  %g = schedule.group "g" [0 of 5 rows] (%a = %x : tensor<1x2x4x4xf16>) -> tensor<1x2x0x4xf16> {
+    %r = graph.relu %a : tensor<1x2x4x4xf16>
+    schedule.yield %r : tensor<1x2x4x4xf16>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}group 'g' row stripe 1: rows (4, 8) of tensor<1x2x8x4xf16> are tensor<1x2x4x4xf16>, but the group's result is tensor<1x2x8x4xf16>{{$}}
+func.func @stripe_type(%x: tensor<1x2x8x4xf16>) {
+  %g = schedule.group "g" [1 of 2 rows] (%a = %x : tensor<1x2x8x4xf16>) -> tensor<1x2x8x4xf16> {
+    %r = graph.relu %a : tensor<1x2x8x4xf16>
+    schedule.yield %r : tensor<1x2x8x4xf16>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}group 'g' row stripe 0: graph.softmax (tensor<1x2x8x4xf16>) combines rows, it cannot be cut into row stripes{{$}}
+func.func @stripe_mixes_rows(%x: tensor<1x2x8x4xf16>) {
+  %g = schedule.group "g" [0 of 2 rows] (%a = %x : tensor<1x2x8x4xf16>) -> tensor<1x2x4x4xf16> {
+    %r = graph.softmax %a {axis = 2 : i64} : tensor<1x2x8x4xf16>
+    schedule.yield %r : tensor<1x2x8x4xf16>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}group 'g' row stripe 0: row stripes need an NCHW (4-D) output, the body yields tensor<8x4xf16>{{$}}
+func.func @stripe_rank(%x: tensor<8x4xf16>) {
+  %g = schedule.group "g" [0 of 2 rows] (%a = %x : tensor<8x4xf16>) -> tensor<8x4xf16> {
+    %r = graph.relu %a : tensor<8x4xf16>
+    schedule.yield %r : tensor<8x4xf16>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}schedule.concat: axis 1 is neither the batch (0) nor the rows (2){{$}}
+func.func @concat_axis(%a: tensor<1x2x4x4xf16>, %b: tensor<1x2x4x4xf16>) {
+  %c = schedule.concat %a, %b axis 1 : tensor<1x2x4x4xf16>, tensor<1x2x4x4xf16> -> tensor<1x4x4x4xf16>
+  func.return
+}

@@ -10,7 +10,8 @@ Per item / per op (`Report.items()`, `Report.ops()`; the `items` and `ops` of `a
   run's cycles; `start`, `end`, `span` (end - start) and, per core, `busy` (cycles with at
   least one of its units running one of the row's commands) and `idle` (span - busy);
 - `macs` and `mac_utilization` (macs over span x the cluster's MACs per cycle);
-- bytes read + written in DDR, LLB, L1 and the weight buffer, and `noc_bytes` (DMAs
+- bytes read + written in DDR, LLB, L1 and the weight buffer, `min_ddr_bytes` (the weights
+  and model inputs / outputs the row touches, each byte once), and `noc_bytes` (DMAs
   between two cores' local memories);
 - `peak_l1_bytes` (fullest core), `peak_wb_bytes`, `peak_llb_bytes`: the buffers live in
   the row's phases (the allocator's reservation: the phases a buffer's commands run in);
@@ -88,7 +89,6 @@ class CommandFigures:
                            for stream in program.cores.values() for c in stream], np.int64)
         macs = np.zeros(n, np.int64)
         noc = np.zeros(n, np.int64)
-        rows: list[int] = []
         cells: list[int] = []
         counts: list[int] = []
         for queue in tasks:
@@ -99,7 +99,6 @@ class CommandFigures:
                 if task.macs:
                     macs[at] = task.macs
                 for access in task.reads + task.writes:
-                    rows.append(at)
                     cells.append(at * len(MEMORY_LEVELS) + level[access[1][0]])
                     counts.append(access[4])
                 if task.dma is not None and any(isinstance(r, tuple) for r, _ in task.dma.shared):

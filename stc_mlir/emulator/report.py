@@ -10,7 +10,8 @@ Per item / per op (`Report.items()`, `Report.ops()`; the `items` and `ops` of `a
   run's cycles; `start`, `end`, `span` (end - start) and, per core, `busy` (cycles with at
   least one of its units running one of the row's commands) and `idle` (span - busy);
 - `macs` and `mac_utilization` (macs over span x the cluster's MACs per cycle);
-- bytes read + written in DDR, LLB, L1 and the weight buffer, and `noc_bytes` (DMAs
+- bytes read + written in DDR, LLB, L1 and the weight buffer, `min_ddr_bytes` (the weights
+  and model inputs / outputs the row touches, each byte once), and `noc_bytes` (DMAs
   between two cores' local memories);
 - `peak_l1_bytes` (fullest core), `peak_wb_bytes`, `peak_llb_bytes`: the buffers live in
   the row's phases (the allocator's reservation: the phases a buffer's commands run in);
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from stc_mlir.isa.program import Origin, Program
+from stc_mlir.isa.program import DTYPES, Origin, Program
 from stc_mlir.target import MEMORY_LEVELS, Target
 
 UNITS = ("dma_in", "dma_out", "matrix", "vector", "sync")  # sync: npu.fence
@@ -87,7 +89,6 @@ class CommandFigures:
                            for stream in program.cores.values() for c in stream], np.int64)
         macs = np.zeros(n, np.int64)
         noc = np.zeros(n, np.int64)
-        rows: list[int] = []
         cells: list[int] = []
         counts: list[int] = []
         for queue in tasks:
@@ -98,7 +99,6 @@ class CommandFigures:
                 if task.macs:
                     macs[at] = task.macs
                 for access in task.reads + task.writes:
-                    rows.append(at)
                     cells.append(at * len(MEMORY_LEVELS) + level[access[1][0]])
                     counts.append(access[4])
                 if task.dma is not None and any(isinstance(r, tuple) for r, _ in task.dma.shared):
@@ -491,8 +491,8 @@ class Report:
 
 # ----------------------------------------------------------------------------- per item / op
 
-CSV_FIGURES = ("bound", "macs", "mac_utilization", "ddr_bytes", "llb_bytes", "l1_bytes", "wb_bytes",
-               "noc_bytes", "peak_l1_bytes", "peak_wb_bytes", "peak_llb_bytes", "matrix_busy",
+CSV_FIGURES = ("bound", "macs", "mac_utilization", "ddr_bytes", "min_ddr_bytes", "llb_bytes", "l1_bytes",
+               "wb_bytes", "noc_bytes", "peak_l1_bytes", "peak_wb_bytes", "peak_llb_bytes", "matrix_busy",
                "vector_busy", "dma_busy", "sync_wait", "commands")
 """The per-row figures of `Report.write_csv` after the cycles (then busy and idle per core)."""
 
@@ -561,6 +561,7 @@ def _layer_rows(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, An
         frontier = max(frontier, ops["end"][r])
     ops["cycles"] = cycles
     peaks = _phase_peaks(F)  # (phases, 3): l1 (fullest core), wb, llb
+    essential = _essential_ddr(F)  # per origin row: {buffer: bytes it must read or write at least}
     labels = F.origins + [UNTAGGED]
 
     # items: the origins of one (item, sub-group), in program order
@@ -570,7 +571,7 @@ def _layer_rows(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, An
     items["cycles"] = np.bincount(row_item, weights=cycles, minlength=len(item_of))
     total = max(frontier, 1e-9)
 
-    def row(figs: dict[str, np.ndarray], r: int, phases: list[int]) -> dict[str, Any]:
+    def row(figs: dict[str, np.ndarray], r: int, phases: list[int], minimum: int) -> dict[str, Any]:
         span = float(figs["end"][r] - figs["start"][r])
         units = figs["units"][r]
         nbytes = {lvl: int(figs["bytes"][r][i]) for i, lvl in enumerate(MEMORY_LEVELS)}
@@ -594,6 +595,7 @@ def _layer_rows(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, An
             "macs": macs_r,
             "mac_utilization": macs_r / (span * C * t.macs_per_cycle) if span > 0 else 0.0,
             **{f"{lvl}_bytes": nbytes[lvl] for lvl in ("ddr", "llb", "l1", "wb")},
+            "min_ddr_bytes": minimum,
             "noc_bytes": int(figs["noc"][r]),
             "peak_l1_bytes": int(peak[0]), "peak_wb_bytes": int(peak[1]), "peak_llb_bytes": int(peak[2]),
             "matrix_busy": float(units[:, UNITS.index("matrix")].sum()),
@@ -607,14 +609,57 @@ def _layer_rows(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, An
     for r in np.flatnonzero(ran).tolist():
         o = labels[r]
         op_rows.append({"item": o.item, "subgroup": o.subgroup, "op": o.op, "phase": o.phase,
-                         **row(ops, r, [int(F.phase[r])])})
+                         **row(ops, r, [int(F.phase[r])], sum(essential[r].values()))})
     item_rows = []
     for (name, subgroup), i in item_of.items():
         rows = np.flatnonzero(ran & (row_item == i)).tolist()
         if rows:
             phases = sorted({int(F.phase[r]) for r in rows})
-            item_rows.append({"item": name, "subgroup": subgroup, "phases": phases, **row(items, i, phases)})
+            needed: dict[str, int] = {}
+            for r in rows:
+                for b, nbytes in essential[r].items():
+                    needed[b] = max(needed.get(b, 0), nbytes)
+            item_rows.append({"item": name, "subgroup": subgroup, "phases": phases,
+                              **row(items, i, phases, sum(needed.values()))})
     return item_rows, op_rows
+
+
+def _essential_ddr(F: CommandFigures) -> list[dict[str, int]]:
+    """Per origin row: the bytes of weights and model inputs / outputs its commands touch
+    (each byte once: the union of the tiles' byte ranges; of a table only gathered from,
+    the rows gathered), the row's share of the run's `min_ddr_bytes`."""
+    program = F.program
+    io = {x.buffer: math.prod(x.shape) * DTYPES[x.dtype].itemsize for x in program.inputs + program.outputs}
+    size = {b.name: len(b.init) for b in program.buffers.values() if b.init is not None}
+    size.update(io)
+    n = len(F.origins) + 1
+    ranges: list[dict[str, list[tuple[int, int]]]] = [{} for _ in range(n)]
+    gathered: list[dict[str, int]] = [{} for _ in range(n)]
+    for stream in program.cores.values():
+        for cmd in stream:
+            r = cmd.origin if 0 <= cmd.origin < n - 1 else n - 1
+            for slot, t in cmd.tiles.items():
+                if t.buffer not in size:
+                    continue
+                if (cmd.op, slot) == ("gather", "data"):
+                    out = cmd.tiles["output"]
+                    gathered[r][t.buffer] = gathered[r].get(t.buffer, 0) + out.numel * out.itemsize
+                else:
+                    ranges[r].setdefault(t.buffer, []).append((t.offset, t.offset + t.span))
+    rows = []
+    for touched, picked in zip(ranges, gathered):
+        row = {}
+        for name, spans in touched.items():
+            total, reach = 0, 0
+            for lo, hi in sorted(spans):
+                if hi > reach:
+                    total += hi - max(lo, reach)
+                    reach = hi
+            row[name] = min(total, size[name])
+        for name, nbytes in picked.items():
+            row.setdefault(name, min(nbytes, size[name]))
+        rows.append(row)
+    return rows
 
 
 def _phase_peaks(F: CommandFigures) -> np.ndarray:

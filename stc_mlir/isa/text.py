@@ -14,8 +14,8 @@ The body of an `npu.program` (docs/npu.md):
       }
     }
 
-Origins (`Program.origins`, what each command lowers: schedule item, sub-group, graph op)
-are a table at the top, `npu.origin N item "..." (subgroup "...")? (op "...")? (phase P)?`
+Origins (`Program.origins`, what each command lowers: schedule item, sub-group, graph op,
+phase) are a table at the top, `npu.origin N item "..." (subgroup "...")? (op "...")? (phase P)?`
 with N counting from 0, and each command names its entry with `origin = N` (no `origin`: none,
 -1); ResNet-50 b16's 29,828 commands take ~0.4 MB more text for them.
 

@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the per-layer report as CSV: a row per schedule item, each followed by its "
                         "graph ops (cycles, busy/idle per core, MACs, bytes, peak memory, bound; docs/report.md)")
     p.add_argument("--plot", metavar="DIR",
-                   help="write pictures of the run into DIR: timeline, utilisation over time, cores, summary")
+                   help="write pictures of the run into DIR: timeline, utilisation over time, cores, summary, "
+                        "and per schedule item cycles against its roofline and DDR bytes against its minimum")
     p.add_argument("--plot-format", choices=("png", "svg"), default="png", help="format of --plot (default png)")
     p.add_argument("--export-netron", metavar="FILE.onnx",
                    help="write the scheduled graph as ONNX for Netron (nodes carry group, sub-group, "
@@ -455,10 +456,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.trace:
             _note(args, f"trace written to {args.trace}")
         if args.plot:
-            from stc_mlir.viz.plots import write_plots
+            from stc_mlir.viz.plots import items_of, write_plots
 
             with _stage(args.progress, f"plots into {args.plot}"):
-                written = write_plots(report, args.plot, fmt=args.plot_format)
+                written = write_plots(report, args.plot, fmt=args.plot_format, items=items_of(report))
             _note(args, f"wrote {', '.join(p.name for p in written)} in {args.plot}")
         if comparison is not None:
             print()

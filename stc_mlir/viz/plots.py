@@ -11,15 +11,13 @@ core and unit, totals per core and memory level):
     summary       cycles against the compute and DDR rooflines, DDR bytes against the
                   minimum, peak memory per level against its capacity
 
-Per schedule item (`ItemFigures`: cycles, MACs, DDR bytes, peak L1 of each item) two more:
+Per schedule item (`ItemFigures`: cycles, MACs, DDR bytes, peak L1 of each item; stc-run
+passes `items_of(report)`, the per-layer report's items) two more:
 
     items_roofline  each item's cycles against its own roofline (compute or DDR bound)
     items_ddr       DDR bytes moved per item, against its minimum
 
-The emulator cannot attribute commands to items yet (the lowering does not record which
-schedule item a command comes from), so stc-run has no items to pass; once it does, the
-per-item report hands `items=` here and the two plots appear. The same holds for memory
-occupancy over time: it needs the emulator to record allocation events.
+Memory occupancy over time is in the trace's counter tracks (docs/report.md).
 """
 
 from __future__ import annotations
@@ -51,6 +49,15 @@ class ItemFigures:
     ddr_bytes: int
     min_ddr_bytes: int = 0
     peak_l1_bytes: int = 0
+
+
+def items_of(report: Report) -> list[ItemFigures]:
+    """The per-layer report's schedule items (none for a program without origins)."""
+    if report.figures is None or not report.figures.origins:
+        return []
+    return [ItemFigures(r["item"] + (f" sub-group {r['subgroup']}" if r["subgroup"] else ""), r["cycles"],
+                        r["macs"], r["ddr_bytes"], r["min_ddr_bytes"], r["peak_l1_bytes"])
+            for r in report.items()]
 
 
 def write_plots(report: Report, directory: str | os.PathLike[str], *, fmt: str = "png",

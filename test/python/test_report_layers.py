@@ -95,6 +95,12 @@ def test_items_and_ops_of_a_split_schedule(split_run):
     # sub-group 0's result stays in LLB until the concat reads it, through sub-group 1
     assert sub0["peak_llb_bytes"] == sub1["peak_llb_bytes"] == 2 * 8 * 16 * 16 * 2
     assert sub1["peak_l1_bytes"] >= 8 * 16 * 16 * 2  # its result: a quarter of 2 samples per core
+    # each sub-group must read the conv's weights and bias and its 2 samples of the input
+    # once; the concat writes the output (4 samples)
+    weights, samples = 8 * 8 * 9 * 2 + 8 * 2, 2 * 8 * 16 * 16 * 2
+    assert sub0["min_ddr_bytes"] == sub1["min_ddr_bytes"] == weights + samples
+    assert sub0["ddr_bytes"] >= sub0["min_ddr_bytes"]
+    assert items[("concat 'concat_0'", "")]["min_ddr_bytes"] == 2 * samples
     ops = [r for r in report.ops() if r["subgroup"] == "0"]
     assert [r["op"].split(" ")[0] for r in ops] == ["graph.relu", "graph.conv2d"]
     assert ops[0]["macs"] == 0 and ops[0]["vector_busy"] > 0 and ops[1]["matrix_busy"] > 0
@@ -121,6 +127,8 @@ def test_built_in_models_sum_to_the_run_and_to_the_models_macs(small_model, name
     _, report = run(program, models.example_inputs(name, proto), numerics=False)
     check_consistent(report)
     assert report.macs == macs > 0
+    # every weight, input and output is some item's minimum (and none is counted twice here)
+    assert sum(r["min_ddr_bytes"] for r in report.items()) >= report.min_ddr_bytes
     tagged = {(o.item, o.subgroup) for o in program.origins}
     assert {(r["item"], r["subgroup"]) for r in report.items()} == tagged
 
@@ -163,3 +171,10 @@ def test_a_program_without_origins_is_one_row_and_no_top_items():
     assert item["item"] == "(no origin)" and item["macs"] == report.macs == 64 * 32 * 64
     assert "schedule items by cycles" not in report.table()
     assert set(OPS)  # the op table is untouched by reporting
+
+
+def test_plots_per_item_from_stc_run(tmp_path):
+    assert stc_run.main(["resnet50", "--batch", "1", "--option", "image_size=32", "--timing-only", "-q",
+                         "--plot", str(tmp_path)]) == 0
+    for name in ("items_roofline.png", "items_ddr.png"):
+        assert (tmp_path / name).stat().st_size > 10_000

@@ -43,7 +43,8 @@ STRIPE_FILL = 0.75
 margins and staging, so that the stripe runs resident (intermediates in L1) instead of
 streaming them through LLB."""
 MAX_STRIPE_OPS = 6
-"""Longest run cut into row stripes (a VGG block with its pool is 5-9 ops)."""
+"""Longest run cut into row stripes (a ResNet bottleneck block is 5 ops; at 512 x 512,
+runs of 12 ops made stripes whose tiles the lowering could not fit next to their frames)."""
 
 
 class AutoScheduleError(StcError):

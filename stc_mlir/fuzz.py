@@ -688,7 +688,7 @@ def reason_of(message: str) -> str:
     """A refusal's class: its message with names, numbers and shapes stripped."""
     text = message.splitlines()[0] if message else ""
     text = re.sub(r"'[^']*'|\"[^\"]*\"|%[\w.#]+|@\w+", "_", text)
-    text = re.sub(r"tensor<[^>]*>|\[[^\]]*\]|\d[\d,.x]*", "N", text)
+    text = re.sub(r"tensor<[^>]*>|\[[^\]]*\]|(?<![A-Za-z])\d[\d,.x]*", "N", text)  # "L1" stays
     return re.sub(r"\s+", " ", text)[:150]
 
 

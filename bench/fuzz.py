@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = []
 
     def progress(outcome):
-        if not outcome.status == "ok":
+        if outcome.status != "ok":
             outcomes.append(outcome)
         if outcome.failed:
             print(f"\r{outcome.line()}", file=sys.stderr)

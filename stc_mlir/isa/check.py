@@ -18,8 +18,8 @@ from stc_mlir.kernels import window_output_size
 from stc_mlir.target import Target
 
 from .program import (
-    ACTIVATIONS, DTYPES, FLOAT_DTYPES, HOST, INDEX_DTYPES, LOCAL_SPACES, MAX_RANK, OPS, SPACES,
-    Buffer, Command, Program, Tile, takes_integers,
+    ACTIVATIONS, DTYPES, FLOAT_DTYPES, HOST, INDEX_DTYPES, INDEX_SLOTS, LOCAL_SPACES, MAX_RANK,
+    OPS, SPACES, Buffer, Command, Program, Tile, takes_integers,
 )
 
 
@@ -340,10 +340,6 @@ def _gather(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:
             f"data type {data.dtype}")
     axis = _axis(p["axis"], len(data.shape))
     _expect_shape("output", out, data.shape[:axis] + idx.shape + data.shape[axis + 1:])
-
-
-INDEX_SLOTS = ("indices", "batch_indices")
-"""Operand slots holding indices (i32/i64) whatever the command computes on."""
 
 
 def _compare(cmd: Command, tiles: dict[str, Tile], p: dict[str, Any]) -> None:

@@ -55,6 +55,8 @@ EXACT_OPS = frozenset({
 })
 """Vector-unit commands that also take integer/bool tiles (computed exactly in their own
 type, as the unit's integer ALU does); the others (and the matrix unit) take f16/f32."""
+INDEX_SLOTS = ("indices", "batch_indices")
+"""Operand slots holding indices (i32/i64) whatever the command computes on."""
 EXACT_KINDS: dict[str, tuple[str, ...]] = {
     "unary": ("abs", "neg", "sign", "not"),
     "binary": ("add", "sub", "mul", "div", "pow", "maximum", "minimum"),

@@ -214,6 +214,11 @@ def test_a_command_the_vector_unit_cannot_do_on_integers_is_refused_by_name():
     m = model([helper.make_node("ReduceMean", ["x"], ["y"], keepdims=1)], [("x", I64, [3, 4])], [("y", I64, None)])
     with pytest.raises(LoweringError, match=r"graph.reduce_mean 'y': a mean of i64 tensors is not supported"):
         onnx_backend.EmulatorBackend.prepare(m)
+    m = model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest")], [("x", TensorProto.UINT8, [1, 1, 4, 4])],
+              [("y", TensorProto.UINT8, None)], [("s", np.array([1, 1, 2, 2], np.float32))])
+    with pytest.raises(LoweringError, match=r"graph.resize 'y': computes on ui8 tensors \(input\): "
+                                            r"npu.resize takes f16/f32 \(cast first\)"):
+        onnx_backend.EmulatorBackend.prepare(m)
 
 
 def test_default_schedule_gives_multi_result_ops_one_item_per_used_result():

@@ -25,13 +25,14 @@ from collections.abc import Sequence
 from xdsl.ir import Operation, SSAValue
 
 from stc_mlir.dialects import graph as g
+from stc_mlir.isa.program import EXACT_OPS, FLOAT_DTYPES, INDEX_SLOTS, OPS
 
 from . import boxes as bx
 from .boxes import Box
 from .emitter import Emitter, Ref
 from .placement import LoweringError
 from .stage import Rule, Work
-from .values import shape_of
+from .values import dtype_of, shape_of
 
 
 class WholeRule(Rule):
@@ -39,12 +40,17 @@ class WholeRule(Rule):
     `free` axes, where an output region reads the same region of its first operand)."""
 
     command = ""
-    exact = True  # the commands take index/mask tiles; float-only ones check themselves
+    exact = True  # checks its own element types: index slots take i32/i64 (items.py would refuse them)
     free: tuple[int, ...] = ()
 
     def __init__(self, op: Operation, operands: Sequence[SSAValue], out: SSAValue):
         super().__init__(op, operands, out)
         self.split_axes = self.tile_axes = self.free
+        if self.command not in EXACT_OPS:
+            for slot, v in [*zip(self.slots, operands), ("output", out)]:
+                if slot not in INDEX_SLOTS and dtype_of(v) not in FLOAT_DTYPES:
+                    raise LoweringError(f"computes on {dtype_of(v)} tensors ({slot}): npu.{self.command} "
+                                        "takes f16/f32 (cast first)")
 
     def steps(self, out: Box) -> list[list[Box | None]]:
         regions: list[Box | None] = [bx.full(shape_of(v)) for v in self.operands]
@@ -64,8 +70,6 @@ class WholeRule(Rule):
 
     @property
     def slots(self) -> tuple[str, ...]:
-        from stc_mlir.isa.program import OPS
-
         return OPS[self.command].reads
 
 
@@ -163,7 +167,6 @@ class NmsRule(WholeRule):
 
 class EinsumRule(WholeRule):
     command = "einsum"
-    exact = False  # the matrix unit: f16/f32 operands
 
     def __init__(self, op: g.EinsumOp, operands, out):
         if len(operands) > 2:

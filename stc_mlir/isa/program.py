@@ -407,7 +407,7 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
             spec = OPS[op]
             cmds.append(Command(op, {s: tile_of(t) for s, t in tiles.items()},
                                 spec.fill(params), tuple(waits), tuple(signals),
-                                None if want is None else
+                                expects=None if want is None else
                                 {s: tuple((c, i) for c, i in ws) for s, ws in want.items()}))
         cores[int(core)] = cmds
     return Program(

@@ -699,7 +699,7 @@ def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) -> Co
         params = spec.fill(params)
     except ValueError as err:
         raise s.error(str(err), start) from None
-    return Command(spec.op, tiles, params, sync["waits"], sync["signals"], expects)
+    return Command(spec.op, tiles, params, sync["waits"], sync["signals"], expects=expects)
 
 
 # A command as the printer writes it (one line, single spaces, bare names) is read by one
@@ -778,7 +778,7 @@ def _fast_command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) 
             _attrs.clear()
         _attrs[key] = attrs
     s.pos = m.end()
-    return Command(spec.op, tiles, dict(attrs[0]), attrs[1], attrs[2], expects)
+    return Command(spec.op, tiles, dict(attrs[0]), attrs[1], attrs[2], expects=expects)
 
 
 _attrs: dict[tuple[str, str | None, str | None], tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]] = {}

@@ -185,7 +185,7 @@ class Emitter:
         expects = expectations(self.cmds)
         prog.cores = {
             core: [Command(c.op, c.tiles, fill(c.op, c.params), tuple(c.waits),
-                           tuple(c.signals), expects.get(id(c))) for c in stream]
+                           tuple(c.signals), expects=expects.get(id(c))) for c in stream]
             for core, stream in sorted(self.cmds.items())
         }
         last = self.phase

@@ -12,7 +12,8 @@ uninitialised read, a deadlock or a checker error), gives *identical* outputs, o
 run again unchecked to count those that really change the results.
 `--without-provenance` also runs each mutant with its expectations removed: what the
 emulator caught before the provenance check. Runs are deterministic per model and seed, so
-runs over separate models add up (`--tabulate a.json b.json` prints their table together).
+runs over separate models or seeds add up (`--tabulate a.json b.json` prints their table
+together, each mutant once).
 docs/reliability.md has the figures.
 """
 
@@ -90,7 +91,8 @@ def main() -> None:
     args = p.parse_args()
     kinds = args.kinds.split(",")
     if args.tabulate:
-        rows = [r for path in args.tabulate for r in json.load(open(path))]
+        unique = {(r["model"], r["kind"], r["where"]): r for path in args.tabulate for r in json.load(open(path))}
+        rows = list(unique.values())  # runs with other seeds may draw the same mutant again
         print(", ".join(sorted({r["model"] for r in rows})))
         table(rows, kinds)
         return

@@ -53,7 +53,7 @@ COLUMNS = ["provenance", "race", "uninitialized_read", "deadlock", "checker", "i
 
 def table(rows: list[dict], kinds: list[str], seconds: float | None = None) -> Counter[str]:
     """Print the counts per kind (and in all) of outcome rows; returns the totals."""
-    columns = COLUMNS + (["missed w/o prov."] if any(r["without_provenance"] for r in rows) else [])
+    columns = COLUMNS + (["missed w/o prov."] if all(r["without_provenance"] for r in rows) else [])
     width = {c: max(len(c) + 2, 8) for c in columns}
     print(f"{'kind':18}{'mutants':>8}" + "".join(f"{c:>{width[c]}}" for c in columns))
     total: Counter[str] = Counter()
@@ -91,8 +91,11 @@ def main() -> None:
     args = p.parse_args()
     kinds = args.kinds.split(",")
     if args.tabulate:
-        unique = {(r["model"], r["kind"], r["where"]): r for path in args.tabulate for r in json.load(open(path))}
-        rows = list(unique.values())  # runs with other seeds may draw the same mutant again
+        unique: dict[tuple, dict] = {}  # runs with other seeds may draw the same mutant again
+        for path in args.tabulate:
+            for r in json.load(open(path)):
+                unique.setdefault((r["model"], r["kind"], r["where"]), r)
+        rows = list(unique.values())
         print(", ".join(sorted({r["model"] for r in rows})))
         table(rows, kinds)
         return

@@ -11,7 +11,10 @@ uninitialised read, a deadlock or a checker error), gives *identical* outputs, o
 *missed* (other outputs, nothing reported: the figure that must be 0). A caught mutant is
 run again unchecked to count those that really change the results.
 `--without-provenance` also runs each mutant with its expectations removed: what the
-emulator caught before the provenance check. docs/reliability.md has the figures.
+emulator caught before the provenance check. Runs are deterministic per model and seed, so
+runs over separate models or seeds add up (`--tabulate a.json b.json` prints their table
+together, each mutant once).
+docs/reliability.md has the figures.
 """
 
 from __future__ import annotations
@@ -44,6 +47,36 @@ def compile_small(name: str):
     return program, inputs, outputs
 
 
+COLUMNS = ["provenance", "race", "uninitialized_read", "deadlock", "checker", "identical",
+           "missed", "crashed", "changed", "changed caught"]
+
+
+def table(rows: list[dict], kinds: list[str], seconds: float | None = None) -> Counter[str]:
+    """Print the counts per kind (and in all) of outcome rows; returns the totals."""
+    columns = COLUMNS + (["missed w/o prov."] if all(r["without_provenance"] for r in rows) else [])
+    width = {c: max(len(c) + 2, 8) for c in columns}
+    print(f"{'kind':18}{'mutants':>8}" + "".join(f"{c:>{width[c]}}" for c in columns))
+    total: Counter[str] = Counter()
+    for kind in kinds:
+        c: Counter[str] = Counter()
+        for r in (r for r in rows if r["kind"] == kind):
+            by = r["by"]
+            c["mutants"] += 1
+            c[r["verdict"] if r["verdict"] != "caught" else
+              "checker" if by.startswith("checker:") or by == "emulator" else by] += 1
+            c["changed"] += r["changes"]
+            c["changed caught"] += r["changes"] and r["verdict"] == "caught"
+            c["missed w/o prov."] += r["changes"] and r["without_provenance"] in ("missed", "identical")
+        total.update(c)
+        print(f"{kind:18}{c['mutants']:8}" + "".join(f"{c[col]:>{width[col]}}" for col in columns))
+    print(f"{'total':18}{total['mutants']:8}" + "".join(f"{total[col]:>{width[col]}}" for col in columns))
+    changed = total["changed"]
+    print(f"\n{changed} mutants change the results; {total['changed caught']} caught "
+          f"({100 * total['changed caught'] / max(changed, 1):.1f}%), {total['missed']} missed, "
+          f"{total['crashed']} crashed" + (f"; {seconds:.0f} s" if seconds is not None else ""))
+    return total
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default=",".join(BATCH))
@@ -53,9 +86,19 @@ def main() -> None:
     p.add_argument("--without-provenance", action="store_true",
                    help="also run each mutant with its expectations removed")
     p.add_argument("--json", help="also write every outcome as JSON")
+    p.add_argument("--tabulate", nargs="+", metavar="JSON",
+                   help="only print the table of earlier runs' --json files together")
     args = p.parse_args()
     kinds = args.kinds.split(",")
-    outcomes: list[mutate.Outcome] = []
+    if args.tabulate:
+        unique: dict[tuple, dict] = {}  # runs with other seeds may draw the same mutant again
+        for path in args.tabulate:
+            for r in json.load(open(path)):
+                unique.setdefault((r["model"], r["kind"], r["where"]), r)
+        rows = list(unique.values())
+        print(", ".join(sorted({r["model"] for r in rows})))
+        table(rows, kinds)
+        return
     rows = []
     start = time.perf_counter()
     for name in args.models.split(","):
@@ -68,39 +111,13 @@ def main() -> None:
               f"{len(made)} mutants", flush=True)
         for m in made:
             o = mutate.run_mutant(m, inputs, expected, tgt, args.without_provenance)
-            outcomes.append(o)
             rows.append({"model": name, "kind": m.kind, "where": m.where, "verdict": o.verdict,
                          "by": o.by, "changes": o.changes, "message": o.message,
                          "without_provenance": o.without_provenance})
             if o.verdict in ("missed", "crashed"):
                 print(f"  {o.verdict.upper()}: {m.kind} {m.where}: {o.by} {o.message[:300]}", flush=True)
-    seconds = time.perf_counter() - start
     print()
-    columns = ["provenance", "race", "uninitialized_read", "deadlock", "checker", "identical",
-               "missed", "crashed", "changed", "changed caught"]
-    if args.without_provenance:
-        columns.append("missed w/o prov.")
-    print(f"{'kind':18}{'mutants':>8}" + "".join(f"{c:>{max(len(c) + 2, 8)}}" for c in columns))
-    total: Counter[str] = Counter()
-    for kind in kinds:
-        mine = [o for o in outcomes if o.mutant.kind == kind]
-        c: Counter[str] = Counter()
-        for o in mine:
-            if o.verdict == "caught":
-                c["checker" if o.by.startswith("checker:") or o.by == "emulator" else o.by] += 1
-            else:
-                c[o.verdict] += 1
-            c["changed"] += o.changes
-            c["changed caught"] += o.changes and o.verdict == "caught"
-            c["missed w/o prov."] += o.changes and o.without_provenance in ("missed", "identical")
-        c["mutants"] = len(mine)
-        total.update(c)
-        print(f"{kind:18}{len(mine):8}" + "".join(f"{c[col]:>{max(len(col) + 2, 8)}}" for col in columns))
-    print(f"{'total':18}{total['mutants']:8}" + "".join(f"{total[col]:>{max(len(col) + 2, 8)}}" for col in columns))
-    changed = total["changed"]
-    print(f"\n{changed} mutants change the results; {total['changed caught']} caught "
-          f"({100 * total['changed caught'] / max(changed, 1):.1f}%), {total['missed']} missed, "
-          f"{total['crashed']} crashed; {seconds:.0f} s")
+    total = table(rows, kinds, time.perf_counter() - start)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -105,26 +105,31 @@ def check_program(program: Program, target: Target, require_offsets: bool = Fals
 def _check_expects(program: Program, core: int, index: int, cmd: Command, host: set[str]) -> None:
     """The writers a command's reads expect exist, come before it and write what it reads."""
     assert cmd.expects is not None
+    cores = program.cores
     for slot, writers in cmd.expects.items():
-        def fail(message: str) -> ProgramError:
-            return ProgramError("invalid", f"{program.where(core, index)}: expects: {slot}: {message}",
-                                core, index)
-
+        problem = ""
         if slot not in cmd.spec.reads or slot not in cmd.tiles:
-            raise fail(f"npu.{cmd.op} reads no operand '{slot}'")
-        buffer = cmd.tiles[slot].buffer
+            problem = f"npu.{cmd.op} reads no operand '{slot}'"
+            writers = ()
+        else:
+            buffer = cmd.tiles[slot].buffer
         for w in writers:
             if w == HOST:
                 if buffer not in host:
-                    raise fail(f"the host writes only model inputs and constants, not @{buffer}")
-                continue
-            stream = program.cores.get(w[0])
-            if stream is None or not 0 <= w[1] < len(stream):
-                raise fail(f"no command #{w[1]} on core {w[0]}")
-            if w[0] == core and w[1] >= index:
-                raise fail(f"core {core}, command #{w[1]} does not come before it")
-            if all(t.buffer != buffer for _, t in stream[w[1]].outputs()):
-                raise fail(f"{program.where(*w)} does not write @{buffer}")
+                    problem = f"the host writes only model inputs and constants, not @{buffer}"
+            elif w[0] not in cores or not 0 <= w[1] < len(cores[w[0]]):
+                problem = f"no command #{w[1]} on core {w[0]}"
+            elif w[0] == core and w[1] >= index:
+                problem = f"core {core}, command #{w[1]} does not come before it"
+            else:
+                writer = cores[w[0]][w[1]]
+                if all(writer.tiles[s].buffer != buffer for s in writer.spec.outs):
+                    problem = f"{program.where(*w)} does not write @{buffer}"
+            if problem:
+                break
+        if problem:
+            raise ProgramError("invalid", f"{program.where(core, index)}: expects: {slot}: {problem}",
+                               core, index)
 
 
 def _check_buffer(b: Buffer, target: Target, require_offsets: bool) -> None:

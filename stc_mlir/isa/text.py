@@ -35,8 +35,7 @@ writer, names the file it was read from (`weights.ExternBytes`) or prints as hex
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 

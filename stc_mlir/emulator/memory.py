@@ -184,15 +184,7 @@ class _ReadLog:
         cols[3, n] = epoch
         self.where.append(fp)
         self.n += 1
-        mine = self.readers.get(tid)
-        if mine is None:
-            self.readers[tid] = [epoch, lo, hi]
-        else:
-            mine[0] = epoch  # a thread's epochs only grow
-            if lo < mine[1]:
-                mine[1] = lo
-            if hi > mine[2]:
-                mine[2] = hi
+        _note(self.readers, tid, epoch, lo, hi)
 
     def keep(self, mask: np.ndarray) -> None:
         idx = np.flatnonzero(mask)
@@ -204,6 +196,20 @@ class _ReadLog:
         for t in np.unique(tid).tolist():
             mine = tid == t
             self.readers[t] = [int(epoch[mine].max()), int(lo[mine].min()), int(hi[mine].max())]
+
+
+def _note(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int) -> None:
+    """Record an access [lo, hi) by thread `tid` at `epoch` in a per-thread summary
+    [latest epoch, hull lo, hull hi) (a thread's epochs only grow)."""
+    mine = summary.get(tid)
+    if mine is None:
+        summary[tid] = [epoch, lo, hi]
+        return
+    mine[0] = epoch
+    if lo < mine[1]:
+        mine[1] = lo
+    if hi > mine[2]:
+        mine[2] = hi
 
 
 def _shift(fp: Footprint, delta: int) -> Footprint:
@@ -277,16 +283,7 @@ class HazardTracker:
         self._check_readers(mem, fp, tid, core, index, seen)
         epoch = seen[tid]
         codes[...] = (epoch << self.TID_BITS) | tid
-        lo, hi = fp.base, fp.base + fp.span
-        mine = mem.writers.get(tid)
-        if mine is None:
-            mem.writers[tid] = [epoch, lo, hi]
-        else:
-            mine[0] = epoch
-            if lo < mine[1]:
-                mine[1] = lo
-            if hi > mine[2]:
-                mine[2] = hi
+        _note(mem.writers, tid, epoch, fp.base, fp.base + fp.span)
 
     def _check_writers(self, mem: Memory, codes: np.ndarray, fp: Footprint, tid: int,
                        core: int, index: int, verb: str, seen: list[int]) -> None:
@@ -313,14 +310,14 @@ class HazardTracker:
                 core, index, addr)
 
     def _check_readers(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
-                       seen_list: list[int]) -> None:
+                       clock: list[int]) -> None:
         """Race if bytes this write overwrites were read by a command that does not
         happen-before it (exact overlap checked byte by byte for candidate reads)."""
         log = mem.reads
-        lo, hi = fp.base, fp.base + fp.span
-        if not any(r != tid and epoch > seen_list[r] and rlo < hi and rhi > lo
+        start, stop = fp.base, fp.base + fp.span
+        if not any(r != tid and epoch > clock[r] and rlo < stop and rhi > start
                    for r, (epoch, rlo, rhi) in log.readers.items()):
-            return
+            return  # no thread read here after what `tid` has seen of it
         lo, hi, rtid, repoch = log.cols[:, : log.n]
         seen = self.vc[tid][rtid]
         end = fp.base + fp.span

@@ -71,7 +71,7 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
     """Schedule every graph-level NPU function of `mod` (a ModuleOp or IRModule) at `level`,
     in place; returns what was decided per function. Raises AutoScheduleError (an op no
     schedule can fit) or ScheduleVerifyError."""
-    from stc_mlir.schedules.default import default_schedule
+    from stc_mlir.schedules.default import default_schedule, fold_empty, one_result_ops
 
     check_level(level)
     t = target if isinstance(target, targets.Target) else targets.load(target)
@@ -82,6 +82,11 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
         if is_scheduled(f):
             raise AutoScheduleError(f"@{function.name} is already scheduled: automatic scheduling takes a "
                                     "graph-level function")
+        before = [op.name for op in f.body.block.ops]
+        if level > 0:  # what the default schedule does first (level 0 does it itself)
+            fold_empty(f)
+            one_result_ops(f)
+        rewritten = before != [op.name for op in f.body.block.ops]
         view = GraphView(f)
         result = AutoSchedule(level, function.name, t.name, view.batch or 1)
         if level == 0:
@@ -99,6 +104,7 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
             result.search_seconds = time.perf_counter() - start
             result.segments = segments
             result.built = build(mod, f, segments, style, t, fill)
+            result.built.one_result_ops = rewritten
             verify_function(f, t)
         result.estimate = Estimator(t).function(f).cycles
         out.append(result)
@@ -162,7 +168,7 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
         for (_, copy), style in sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0]):
             if lowers(copy):
                 return singles, style, fill
-    raise AutoScheduleError("no schedule found that the lowering takes: " + "; ".join(reasons[:3]))
+    raise AutoScheduleError("no schedule found that the lowering takes: " + "; ".join(list(dict.fromkeys(reasons))[:3]))
 
 
 def _lowering_fails(trial: IRModule, name: str, t: targets.Target) -> str | None:

@@ -47,7 +47,7 @@ from stc_mlir.graph_schedule import (
 )
 from stc_mlir.passes.schedule_verify import analyse, body_peak, item_names, nbytes
 
-from .graph import GraphView
+from .graph import GraphView, output_of
 from .search import FILL, AutoScheduleError, Segment
 
 PREFERENCE = {1: (NPUMemScope.LLB, NPUMemScope.DDR), 2: (NPUMemScope.L1, NPUMemScope.LLB, NPUMemScope.DDR),
@@ -60,6 +60,8 @@ class Built:
 
     groups: list[tuple[Group, str, list[str]]] = field(default_factory=list)
     """(group, output handle, input handles) in creation order"""
+    one_result_ops: bool = False
+    """the graph was first rewritten by `fold_empty` and `one_result_ops` (the script does it too)"""
     splits: dict[int, int] = field(default_factory=dict)
     """group number -> split factor (> 1)"""
     stripes: dict[int, int] = field(default_factory=dict)
@@ -96,9 +98,10 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
             name = f"group_{multi}"
             multi += 1
         inputs = view.inputs(seg.start, seg.stop)
-        grp = Group(inputs, ops[-1], name=name)
+        output = output_of(ops[-1])
+        grp = Group(inputs, output, name=name)
         groups.append(grp)
-        built.groups.append((grp, handles[ops[-1].results[0]], [handles[v] for v in inputs]))
+        built.groups.append((grp, handles[output], [handles[v] for v in inputs]))
     GroupOps(groups)(mod)
     factors = {grp: seg.split for grp, seg in zip(groups, segments) if seg.split > 1 and not seg.rows}
     built.splits = {k: seg.split for k, seg in enumerate(segments) if seg.split > 1 and not seg.rows}

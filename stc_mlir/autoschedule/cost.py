@@ -40,7 +40,7 @@ from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.passes.schedule_verify import VIEW_OPS, nbytes, stripe_fractions
 
-from .graph import is_weight
+from .graph import is_weight, output_of
 
 
 @dataclass(frozen=True)
@@ -252,14 +252,15 @@ class Estimator:
                 ddr += nbytes(o.results[0].type)
             elif isinstance(o, MOVEMENT_OPS):
                 noc += nbytes(o.results[0].type) / cores
+            result = output_of(o)  # a TopK copy hands on its indices or its values
             if o is last or output in o.results:
-                size = nbytes(o.results[0].type) * share.get(o.results[0], 1)
+                size = nbytes(result.type) * share.get(result, 1)
                 if scope == s.NPUMemScope.DDR:
                     ddr += size
                 elif scope == s.NPUMemScope.LLB:
                     llb += size
-            batch = s.batch_of(o.results[0].type) or 1
-            phases.append(self.features(self.compute(o) * share.get(o.results[0], 1), cores, self.imbalance(o, batch, parts, cores // parts),
+            batch = s.batch_of(result.type) or 1
+            phases.append(self.features(self.compute(o) * share.get(result, 1), cores, self.imbalance(o, batch, parts, cores // parts),
                                         ddr=ddr, llb=llb, noc=noc, weights=weights))
         return phases
 

@@ -34,6 +34,14 @@ def is_weight(v: SSAValue) -> bool:
     return isinstance(v.owner, g.ConstantOp)
 
 
+def output_of(op: Operation) -> SSAValue:
+    """The value `op` hands on: its one used result. (`auto_schedule` first leaves every
+    multi-result op with one used result, as the default schedule does: a group boundary is
+    one value.) An op nobody uses hands on its first."""
+    used = [r for r in op.results if r.uses]
+    return used[0] if len(used) == 1 else op.results[0]
+
+
 @dataclass
 class Profile:
     """Bytes live at each step of a run, as `carried * samples / (batch * parts) + whole`."""
@@ -85,7 +93,7 @@ class GraphView:
     def single_output(self, i: int, j: int) -> bool:
         """[i, j) can be one group: one result leaves it, the last op's."""
         last = self.ops[j - 1]
-        if len(last.results) != 1:
+        if sum(bool(r.uses) for r in last.results) > 1:
             return False
         for k in range(i, j - 1):
             if self.escape[k] >= j or self.escape[k] == -1:  # used after the run, or dead
@@ -131,7 +139,7 @@ class GraphView:
         for k in range(i, j):
             for v in acts[k]:
                 last[v] = k - i
-        output = ops[-1].results[0]
+        output = output_of(ops[-1])
         last[output] = n
         root: dict[SSAValue, SSAValue] = {}
         start: dict[SSAValue, int] = {}
@@ -153,9 +161,9 @@ class GraphView:
         for k, op in enumerate(ops):
             kind = self._kinds[i + k]
             if kind == "view" and op.operands[0] in root:
-                alias(op.results[0], root[op.operands[0]], k)
+                alias(output_of(op), root[op.operands[0]], k)
                 continue
-            result = op.results[0]
+            result = output_of(op)
             if kind == "in_place":
                 shape = info(result)
                 reusable = [root[v] for v in acts[i + k] if v in root and root[v] not in inputs

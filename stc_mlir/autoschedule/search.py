@@ -32,7 +32,7 @@ from stc_mlir.passes.schedule_verify import VIEW_OPS, fewest_stripes, fmt, nbyte
 from stc_mlir.progress import counted
 
 from .cost import MOVEMENT_OPS, Estimator, weight_bytes
-from .graph import GraphView, is_weight
+from .graph import GraphView, is_weight, output_of
 
 FILL = 0.92
 """Share of L1 a group may plan to use: the lowering adds halo margins and alignment."""
@@ -138,10 +138,10 @@ class Search:
             op = self.view.ops[k]
             view = self.view
             weights = weight_bytes(op)
-            carried = view.carries(op.results[0]) or any(view.carries(v) for v in op.operands)
+            carried = view.carries(output_of(op)) or any(view.carries(v) for v in op.operands)
             acts = [(v, nbytes(v.type)) for v in op.operands if not is_weight(v)]
             self._op_terms[k] = (isinstance(op, VIEW_OPS), weights, self.est.compute(op), carried, acts,
-                                 nbytes(op.results[0].type), isinstance(op, MOVEMENT_OPS))
+                                 nbytes(output_of(op).type), isinstance(op, MOVEMENT_OPS))
         return self._op_terms[k]
 
     def cost(self, i: int, j: int, n: int, p: int) -> float:
@@ -174,7 +174,7 @@ class Search:
             if at is None or not i <= at < j:
                 traffic[self.guess_place(v, n)] += size * frac
         if k == j - 1:
-            traffic[self.guess_place(view.ops[k].results[0], n)] += out_bytes * frac
+            traffic[self.guess_place(output_of(view.ops[k]), n)] += out_bytes * frac
         gather = isinstance(view.ops[k], GatherOp)
         if gather:
             traffic["ddr"] += out_bytes * frac
@@ -208,7 +208,7 @@ class Search:
         ops = self.view.ops[i:j]
         if j - i > 1 and not self.view.single_output(i, j):
             return None
-        n = fewest_stripes(ops, self.view.inputs(i, j), ops[-1].results[0], self.view.batch,
+        n = fewest_stripes(ops, self.view.inputs(i, j), output_of(ops[-1]), self.view.batch,
                            self.l1 * self.fill * fill * self.t.cores)
         if n is None:
             return None

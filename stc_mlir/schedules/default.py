@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from stc_mlir import reference
 from stc_mlir import target as targets
@@ -112,6 +112,19 @@ def one_result_items(f: func.FuncOp) -> None:
     """Give every top-level multi-result graph op's used results an item of their own (see
     the module doc); results nobody uses are dropped with the op."""
     taken = _group_names(f)
+    for copy, result in one_result_ops(f):
+        inputs = list(dict.fromkeys(v for v in copy.operands if not isinstance(v.owner, g.ConstantOp)))
+        name = _fresh_name(taken, result.name_hint or copy.name.removeprefix("graph."))
+        taken.add(name)
+        _outline(name, inputs, [copy], result)
+
+
+def one_result_ops(f: func.FuncOp) -> list[tuple[Operation, SSAValue]]:
+    """Leave no top-level graph op with more than one used result: a graph.split becomes one
+    graph.slice per used result, any other multi-result op one copy per used result, of
+    which only that result is used. Returns the copies with their used result (the
+    automatic scheduler groups them like any op; the default outlines each)."""
+    copies = []
     for op in list(f.body.block.ops):
         if isinstance(op, s.ScheduledItem | g.ConstantOp) or len(op.results) < 2 or not op.name.startswith("graph."):
             continue
@@ -126,7 +139,6 @@ def one_result_items(f: func.FuncOp) -> None:
                     r.replace_all_uses_with(part.output)
                 start += size
         else:
-            inputs = list(dict.fromkeys(v for v in op.operands if not isinstance(v.owner, g.ConstantOp)))
             for i, r in enumerate(op.results):
                 if not r.uses:
                     continue
@@ -135,13 +147,12 @@ def one_result_items(f: func.FuncOp) -> None:
                 for mine, theirs in zip(copy.results, op.results):
                     mine.name_hint = theirs.name_hint
                 r.replace_all_uses_with(copy.results[i])
-                name = _fresh_name(taken, r.name_hint or op.name.removeprefix("graph."))
-                taken.add(name)
-                _outline(name, inputs, [copy], copy.results[i])
+                copies.append((copy, copy.results[i]))
         for r in op.results:
             assert not r.uses
         op.detach()
         op.erase()
+    return copies
 
 
 def _placed(op: Operation) -> bool:

@@ -55,19 +55,20 @@ def main(argv: list[str] | None = None) -> int:
     numbers = range(args.first, args.first + args.cases)
     start = time.perf_counter()
     outcomes = []
+    show = not args.quiet and sys.stderr.isatty()  # a progress line only on a terminal
 
     def progress(outcome):
         if outcome.status != "ok":
             outcomes.append(outcome)
         if outcome.failed:
             print(f"\r{outcome.line()}", file=sys.stderr)
-        if not args.quiet:
+        if show:
             done = outcome.number - args.first + 1
             print(f"\r{done}/{args.cases} cases, {time.perf_counter() - start:.0f} s ", end="",
                   file=sys.stderr, flush=True)
 
     summary = fuzz.run_cases(args.seed, numbers, args.out, args.max_nodes, progress, args.large)
-    if not args.quiet:
+    if show:
         print(file=sys.stderr)
     print(summary.table())
     if summary.failures:

@@ -142,7 +142,7 @@ class Model:
         key = tuple((name, tuple(dims)) for name, dims in shapes.items())
         if self._graph_cache is None or self._graph_cache[0] != key:
             given = {name: dims for name, dims in shapes.items() if -1 not in dims}
-            self._graph_cache = (key, import_onnx(self.proto, shape=given or None))
+            self._graph_cache = (key, import_onnx(self.proto, shape=given or None, source=self.path))
         return self._graph_cache[1]
 
     def _shapes(self, batch: int | None) -> dict[str, list[int]]:

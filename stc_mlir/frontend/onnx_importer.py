@@ -75,6 +75,7 @@ def import_onnx(
     dtype: str = "float16",
     values: Mapping[str, np.ndarray] | None = None,
     notes: list[str] | None = None,
+    source: str | None = None,
 ) -> ModuleOp:
     """Import an ONNX model as a graph-dialect module with one function `@main`.
 
@@ -84,11 +85,13 @@ def import_onnx(
     `values` fixes model inputs to constant values (they stop being arguments): what a
     runtime that knows them does for inputs that determine shapes (see RuntimeValueError).
     `notes` (a list) receives what the import folded away (training-mode no-ops...).
+    `source` names the model in error messages (default: the path, or the graph's name).
     An output whose size depends on the data (NonMaxSuppression, TopK with a k computed at
     run time) is a static upper bound with a `graph.valid_count` result attribute naming
     the result holding the count (and `graph.valid_axis` if it does not count rows).
     """
-    model, source = load_model(model_or_path)
+    model, loaded_from = load_model(model_or_path)
+    source = source or loaded_from
     imp = Importer(model, dtype, source)
     graph = model.graph
     check_graph_inputs(source, graph)

@@ -12,8 +12,9 @@ strict shape inference) after the import, on the model without its weight data.
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
-from onnx import AttributeProto
+from onnx import AttributeProto, TensorProto
 
 from stc_mlir.frontend.onnx_context import Importer, OnnxImportError
 
@@ -35,12 +36,40 @@ def check_node(imp: Importer, node: onnx.NodeProto) -> None:
         return  # unknown operator: the converter lookup refuses it by name
     _check_arity(imp, node, schema)
     _check_attribute_types(imp, node, schema)
+    if node.op_type in ("Cast", "EyeLike", "RandomNormal", "RandomUniform"):
+        _check_element_type(imp, node)
     rank = _rank(imp, node.input[0]) if node.input and node.input[0] else None
     if rank is None:
         return
     _check_axis(imp, node, rank)
     if node.op_type in WINDOW_OPS:
         _check_window(imp, node, rank)
+    if node.op_type in ("Gather", "GatherElements") and len(node.input) > 1:
+        _check_constant_indices(imp, node, rank)
+
+
+def _check_element_type(imp: Importer, node: onnx.NodeProto) -> None:
+    """A `to` / `dtype` attribute must name an ONNX element type."""
+    for attr in node.attribute:
+        if attr.name in ("to", "dtype") and attr.type == AttributeProto.INT \
+                and attr.i not in TensorProto.DataType.values():
+            raise imp.error(f"attribute '{attr.name}' is {attr.i}, which is not an ONNX element type "
+                            f"(TensorProto.DataType: 1 to {max(TensorProto.DataType.values())})")
+
+
+def _check_constant_indices(imp: Importer, node: onnx.NodeProto, rank: int) -> None:
+    """Constant indices must lie in [-d, d-1] of the gathered axis (ONNX leaves the result of
+    an out-of-range index undefined; the chip would read another tensor's bytes)."""
+    indices = imp.known.get(node.input[1])
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+    if indices is None or indices.size == 0 or not np.issubdtype(np.asarray(indices).dtype, np.integer):
+        return
+    dim = _shape(imp, node.input[0])[axis % rank]
+    lo, hi = int(np.min(indices)), int(np.max(indices))
+    bad = hi if hi >= dim else lo if lo < -dim else None
+    if bad is not None:
+        raise imp.error(f"index {bad} in '{node.input[1]}' is out of range for axis {axis} of "
+                        f"'{node.input[0]}' (size {dim}); valid: {-dim} to {dim - 1}")
 
 
 def _check_arity(imp: Importer, node: onnx.NodeProto, schema) -> None:

@@ -26,6 +26,7 @@ from stc_mlir import target as targets
 from stc_mlir.errors import StcError
 from stc_mlir.graph_schedule import GetNPUSubFunctions, IRModule
 from stc_mlir.passes.schedule_verify import is_scheduled, verify_function
+from stc_mlir.progress import counted
 
 from . import cache
 from .build import Built, build
@@ -152,8 +153,10 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
         bar = level2[0] if level2 is not None else float("inf")
         for fill in FALLBACK_FILLS:
             found = [segments for segments in _searches(view, t, fill) if segments is not None]
-            made = [(trial(segments, 3, fill), segments) for segments in found]
-            for (cycles, copy), segments in sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0]):
+            made = [(trial(segments, 3, fill), segments)
+                    for segments in counted(found, f"search: estimate candidates (L1 fill {fill:.0%})")]
+            ranked = sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0])
+            for (cycles, copy), segments in counted(ranked, "search: lower the best candidate"):
                 if cycles >= bar:
                     break
                 if lowers(copy):

@@ -21,7 +21,7 @@ everything after it (a cluster barrier of `npu.fence`s between phases, see emitt
 **Expected writers.** The same accesses say which result every read is meant to see: the
 latest earlier writes to its bytes (walking back to the first write that covers it, or to
 the host for model inputs and constants). `Sync.order` records them in `Cmd.expects`
-(`expectations` turns them into (core, index) pairs for `Command.expects`), and the
+as (core, index in its stream) pairs, sorted, exactly as `Command.expects` holds them; the
 emulator checks that each byte read was last written by one of them
 (`stc_mlir.emulator.provenance`): a lost DMA, a lost wait or an overlapping allocation then
 shows as a read of the wrong result. Unlike the conflict log, this log outlives barriers.
@@ -51,7 +51,8 @@ class Cmd:
     params: dict[str, Any]
     waits: list[str] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)
-    expects: dict[str, list[Cmd | None]] | None = None  # read slot -> writers (None: the host)
+    index: int = -1  # in its core's stream (set before `Sync.order`: its writes name it so)
+    expects: dict[str, tuple[Writer, ...]] | None = None  # `Command.expects`
 
 
 class Access(NamedTuple):
@@ -133,7 +134,7 @@ class _Log:
 
 class _Writes:
     """The writes to one buffer in program order, each as (lo, hi, frame, box, dense,
-    writer). A write over exactly the bytes of an earlier one (a slot refilled, a tile
+    writer) with the writer as (core, index). A write over exactly the bytes of an earlier one (a slot refilled, a tile
     recomputed) that covers it replaces it; a walk back from a read stops at the first
     write that covers the read anyway."""
 
@@ -144,7 +145,7 @@ class _Writes:
         self.at: dict[tuple[int, int], int] = {}  # byte range -> index of its latest write
         self.dead = 0
 
-    def add(self, a: Access, cmd: Cmd) -> None:
+    def add(self, a: Access, writer: Writer) -> None:
         entries = self.entries
         key = (a.lo, a.hi)
         i = self.at.get(key)
@@ -154,7 +155,7 @@ class _Writes:
                 entries[i] = None
                 self.dead += 1
         self.at[key] = len(entries)
-        entries.append((a.lo, a.hi, a.frame, a.box, a.dense, cmd))
+        entries.append((a.lo, a.hi, a.frame, a.box, a.dense, writer))
         if self.dead > 16 and 2 * self.dead > len(entries):
             self.entries = [e for e in entries if e is not None]
             self.at = {(e[0], e[1]): j for j, e in enumerate(self.entries)}  # type: ignore[index]
@@ -246,10 +247,10 @@ class Sync:
         """Record the writers each read of `cmd` expects, then log its writes."""
         tiles = cmd.tiles
         reads = [s for s in OPS[cmd.op].reads if s in tiles]
-        expects: dict[str, list[Cmd | None]] = {}
+        expects: dict[str, tuple[Writer, ...]] = {}
         cmd.expects = expects
         for slot, a in zip(reads, accesses):
-            writers: list[Cmd | None] = []
+            writers: list[Writer] = []
             covered = False
             log = self.writes.get(a.buffer)
             if log is not None:
@@ -270,31 +271,18 @@ class Sync:
                         covered = True
                         break
             if not covered and a.buffer in self.readonly:
-                writers.append(None)
-            expects[slot] = writers
-        for a in accesses[len(reads):]:
-            log = self.writes.get(a.buffer)
-            if log is None:
-                log = self.writes[a.buffer] = _Writes()
-            log.add(a, cmd)
+                writers.append(HOST)
+            expects[slot] = (writers[0],) if len(writers) == 1 else tuple(sorted(writers))
+        if len(accesses) > len(reads):
+            at = (cmd.core, cmd.index)
+            for a in accesses[len(reads):]:
+                log = self.writes.get(a.buffer)
+                if log is None:
+                    log = self.writes[a.buffer] = _Writes()
+                log.add(a, at)
 
     def barrier(self) -> None:
         self.log.clear()
         for known in self.known:
             known[:] = [s - 1 for s in self.seq]
 
-
-def expectations(streams: dict[int, list[Cmd]]) -> dict[int, dict[str, tuple[Writer, ...]]]:
-    """`Command.expects` of every command that has them, by `id` of its `Cmd`: writers as
-    (core, index in the finished stream), `HOST` for the host, sorted."""
-    where: dict[int, Writer] = {id(c): (core, i) for core, stream in streams.items()
-                                for i, c in enumerate(stream)}
-    where[id(None)] = HOST
-    out = {}
-    for stream in streams.values():
-        for c in stream:
-            if c.expects is not None:
-                out[id(c)] = {slot: (where[id(ws[0])],) if len(ws) == 1 else
-                              tuple(sorted(where[id(w)] for w in ws))
-                              for slot, ws in c.expects.items()}
-    return out

@@ -229,7 +229,7 @@ class Sync:
             name = self._channel(t, thread)
             r.cmd.signals.append(name)
             cmd.waits.append(name)
-            known[:] = map(max, known, r.clock)
+            known[:] = [k if k >= c else c for k, c in zip(known, r.clock)]  # (max, without its calls)
         seq = self.seq[thread]
         self.seq[thread] += 1
         known[thread] = seq

@@ -134,9 +134,9 @@ class _Log:
 
 class _Writes:
     """The writes to one buffer in program order, each as (lo, hi, frame, box, dense,
-    writer) with the writer as (core, index). A write over exactly the bytes of an earlier one (a slot refilled, a tile
-    recomputed) that covers it replaces it; a walk back from a read stops at the first
-    write that covers the read anyway."""
+    writer), the writer as (core, index). A write over exactly the bytes of an earlier one
+    (a slot refilled, a tile recomputed) that covers it replaces it; a walk back from a read
+    stops at the first write that covers the read anyway."""
 
     __slots__ = ("entries", "at", "dead")
 

@@ -32,7 +32,7 @@ from stc_mlir.isa.program import (
 )
 from stc_mlir.target import Target
 
-from .sync import UNITS, Access, Cmd, Sync, expectations
+from .sync import UNITS, Access, Cmd, Sync
 
 _ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
 
@@ -145,8 +145,10 @@ class Emitter:
         accesses = [refs[s].access(False) for s in spec.reads if s in refs]
         accesses += [refs[s].access(True) for s in spec.outs]
         thread = Sync.thread(core, self.unit(core, op, tiles))
+        stream = self.cmds.setdefault(core, [])
+        cmd.index = len(stream)
         self.sync.order(cmd, thread, accesses)
-        self.cmds.setdefault(core, []).append(cmd)
+        stream.append(cmd)
         self.origin_of.setdefault(core, []).append(self.origin())
         phase, live = self.phase, self.live
         for t in tiles.values():
@@ -217,10 +219,9 @@ class Emitter:
                 hit = filled[key] = OPS[op].fill(params)
             return dict(hit)
 
-        expects = expectations(self.cmds)
         prog.cores = {
             core: [Command(c.op, c.tiles, fill(c.op, c.params), tuple(c.waits),
-                           tuple(c.signals), origin, expects.get(id(c)))
+                           tuple(c.signals), origin, c.expects)
                    for c, origin in zip(stream, self.origin_of[core])]
             for core, stream in sorted(self.cmds.items())
         }

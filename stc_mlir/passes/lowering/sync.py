@@ -21,7 +21,7 @@ everything after it (a cluster barrier of `npu.fence`s between phases, see emitt
 **Expected writers.** The same accesses say which result every read is meant to see: the
 latest earlier writes to its bytes (walking back to the first write that covers it, or to
 the host for model inputs and constants). `Sync.order` records them in `Cmd.expects`
-(`expectations` turns them into (core, index) pairs for `Command.expects`), and the
+as (core, index in its stream) pairs, sorted, exactly as `Command.expects` holds them; the
 emulator checks that each byte read was last written by one of them
 (`stc_mlir.emulator.provenance`): a lost DMA, a lost wait or an overlapping allocation then
 shows as a read of the wrong result. Unlike the conflict log, this log outlives barriers.
@@ -51,7 +51,8 @@ class Cmd:
     params: dict[str, Any]
     waits: list[str] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)
-    expects: dict[str, list[Cmd | None]] | None = None  # read slot -> writers (None: the host)
+    index: int = -1  # in its core's stream (set before `Sync.order`: its writes name it so)
+    expects: dict[str, tuple[Writer, ...]] | None = None  # `Command.expects`
 
 
 class Access(NamedTuple):
@@ -77,22 +78,27 @@ class _Record(NamedTuple):
     thread: int
 
 
-def _conflict(a: Access, b: Access) -> bool:
-    if not (a.write or b.write) or a.lo >= b.hi or b.lo >= a.hi:
-        return False
-    if a.frame is None or a.frame != b.frame or a.box is None or b.box is None:
-        return True
-    return bx.intersect(a.box, b.box) is not None
+def _meets(a: bx.Box, b: bx.Box) -> bool:
+    """`bx.intersect(a, b) is not None`, without building the intersection."""
+    for (x0, x1), (y0, y1) in zip(a, b):
+        if x1 <= y0 or y1 <= x0 or x1 <= x0 or y1 <= y0:
+            return False
+    return True
 
 
 def _covers(a: Access, b: Access) -> bool:
     """Whether write `a` overwrites everything `b` touched."""
     if a.lo > b.lo or b.hi > a.hi:
         return False
+    return _covers_within(a, b.frame, b.box)
+
+
+def _covers_within(a: Access, frame: Any, box: bx.Box | None) -> bool:
+    """`_covers` for an access (in `frame`, of `box`) within `a`'s bytes."""
     if a.dense:
         return True
-    if a.frame is not None and a.frame == b.frame and a.box is not None and b.box is not None:
-        return bx.contains(a.box, b.box)
+    if a.frame is not None and a.frame == frame and a.box is not None and box is not None:
+        return bx.contains(a.box, box)
     return False
 
 
@@ -127,28 +133,32 @@ class _Log:
 
 
 class _Writes:
-    """The writes to one buffer in program order. A write over exactly the bytes of an
-    earlier one (a slot refilled, a tile recomputed) that covers it replaces it; a walk back
-    from a read stops at the first write that covers the read anyway."""
+    """The writes to one buffer in program order, each as (lo, hi, frame, box, dense,
+    writer), the writer as (core, index). A write over exactly the bytes of an earlier one
+    (a slot refilled, a tile recomputed) that covers it replaces it; a walk back from a read
+    stops at the first write that covers the read anyway."""
 
     __slots__ = ("entries", "at", "dead")
 
     def __init__(self) -> None:
-        self.entries: list[tuple[Access, Cmd] | None] = []
+        self.entries: list[tuple | None] = []
         self.at: dict[tuple[int, int], int] = {}  # byte range -> index of its latest write
         self.dead = 0
 
-    def add(self, a: Access, cmd: Cmd) -> None:
+    def add(self, a: Access, writer: Writer) -> None:
         entries = self.entries
-        i = self.at.get((a.lo, a.hi))
-        if i is not None and _covers(a, entries[i][0]):  # type: ignore[index]
-            entries[i] = None
-            self.dead += 1
-        self.at[(a.lo, a.hi)] = len(entries)
-        entries.append((a, cmd))
+        key = (a.lo, a.hi)
+        i = self.at.get(key)
+        if i is not None:
+            old = entries[i]
+            if old is not None and _covers_within(a, old[2], old[3]):
+                entries[i] = None
+                self.dead += 1
+        self.at[key] = len(entries)
+        entries.append((a.lo, a.hi, a.frame, a.box, a.dense, writer))
         if self.dead > 16 and 2 * self.dead > len(entries):
             self.entries = [e for e in entries if e is not None]
-            self.at = {(w.lo, w.hi): j for j, (w, _) in enumerate(self.entries)}  # type: ignore[misc]
+            self.at = {(e[0], e[1]): j for j, e in enumerate(self.entries)}  # type: ignore[index]
             self.dead = 0
 
 
@@ -189,15 +199,22 @@ class Sync:
             log = self.log.get(a.buffer)
             if log is None:
                 continue
+            write, lo, hi, frame, box = a.write, a.lo, a.hi, a.frame, a.box
+            boxed = frame is not None and box is not None
             for t, (seqs, records) in log.threads.items():
                 seen = known[t]
                 if t == thread or seqs[-1] <= seen:
                     continue
                 first = last = None
                 for r in records[bisect_right(seqs, seen):]:
-                    if _conflict(a, r.access):
-                        first = first or r
-                        last = r
+                    b = r.access
+                    if not (write or b.write) or lo >= b.hi or b.lo >= hi:
+                        continue  # no conflict: both read, or disjoint bytes
+                    if boxed and b.box is not None and frame == b.frame and not _meets(box, b.box):
+                        continue  # disjoint boxes of one frame
+                    if first is None:
+                        first = r
+                    last = r
                 if last is None:
                     continue
                 if t not in need:
@@ -212,7 +229,7 @@ class Sync:
             name = self._channel(t, thread)
             r.cmd.signals.append(name)
             cmd.waits.append(name)
-            known[:] = map(max, known, r.clock)
+            known[:] = [k if k >= c else c for k, c in zip(known, r.clock)]  # (max, without its calls)
         seq = self.seq[thread]
         self.seq[thread] += 1
         known[thread] = seq
@@ -228,48 +245,44 @@ class Sync:
 
     def _expect(self, cmd: Cmd, accesses: list[Access]) -> None:
         """Record the writers each read of `cmd` expects, then log its writes."""
-        reads = [s for s in OPS[cmd.op].reads if s in cmd.tiles]
-        cmd.expects = {}
+        tiles = cmd.tiles
+        reads = [s for s in OPS[cmd.op].reads if s in tiles]
+        expects: dict[str, tuple[Writer, ...]] = {}
+        cmd.expects = expects
         for slot, a in zip(reads, accesses):
-            writers: list[Cmd | None] = []
+            writers: list[Writer] = []
             covered = False
             log = self.writes.get(a.buffer)
-            for entry in reversed(log.entries if log is not None else ()):
-                if entry is None:
-                    continue
-                w, writer = entry
-                if w.lo < a.hi and a.lo < w.hi and _conflict(a, w):
+            if log is not None:
+                lo, hi, frame, box = a.lo, a.hi, a.frame, a.box
+                boxed = frame is not None and box is not None
+                for entry in reversed(log.entries):
+                    if entry is None:
+                        continue
+                    w_lo, w_hi, w_frame, w_box, w_dense, writer = entry
+                    if w_lo >= hi or lo >= w_hi:
+                        continue
+                    same = boxed and w_box is not None and frame == w_frame
+                    if same and not _meets(box, w_box):
+                        continue  # disjoint boxes of one frame
                     if writer not in writers:
                         writers.append(writer)
-                    if _covers(w, a):
+                    if w_lo <= lo and hi <= w_hi and (w_dense or (same and bx.contains(w_box, box))):
                         covered = True
                         break
             if not covered and a.buffer in self.readonly:
-                writers.append(None)
-            cmd.expects[slot] = writers
-        for a in accesses[len(reads):]:
-            log = self.writes.get(a.buffer)
-            if log is None:
-                log = self.writes[a.buffer] = _Writes()
-            log.add(a, cmd)
+                writers.append(HOST)
+            expects[slot] = (writers[0],) if len(writers) == 1 else tuple(sorted(writers))
+        if len(accesses) > len(reads):
+            at = (cmd.core, cmd.index)
+            for a in accesses[len(reads):]:
+                log = self.writes.get(a.buffer)
+                if log is None:
+                    log = self.writes[a.buffer] = _Writes()
+                log.add(a, at)
 
     def barrier(self) -> None:
         self.log.clear()
         for known in self.known:
             known[:] = [s - 1 for s in self.seq]
 
-
-def expectations(streams: dict[int, list[Cmd]]) -> dict[int, dict[str, tuple[Writer, ...]]]:
-    """`Command.expects` of every command that has them, by `id` of its `Cmd`: writers as
-    (core, index in the finished stream), `HOST` for the host, sorted."""
-    where: dict[int, Writer] = {id(c): (core, i) for core, stream in streams.items()
-                                for i, c in enumerate(stream)}
-    where[id(None)] = HOST
-    out = {}
-    for stream in streams.values():
-        for c in stream:
-            if c.expects is not None:
-                out[id(c)] = {slot: (where[id(ws[0])],) if len(ws) == 1 else
-                              tuple(sorted(where[id(w)] for w in ws))
-                              for slot, ws in c.expects.items()}
-    return out

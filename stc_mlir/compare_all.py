@@ -135,6 +135,13 @@ def _key(index: int, value) -> str:
     return f"{index:04d}_{name}"
 
 
+def describe_region(region, shape) -> str:
+    """What part of a value a probe holds ("rows 0-170 of 512"; "" for the whole value)."""
+    names = {len(shape) - 2: "rows", len(shape) - 1: "columns"} if len(shape) >= 3 else {}
+    return ", ".join(f"{names.get(d, f'axis {d}')} {lo}-{hi - 1} of {n}"
+                     for d, ((lo, hi), n) in enumerate(zip(region, shape)) if (lo, hi) != (0, n))
+
+
 def compare_values(golden: np.ndarray, actual: np.ndarray, min_cosine: float = MIN_COSINE,
                    min_euclidean: float = MIN_EUCLIDEAN) -> tuple[str, float, float, float, str]:
     """(status, cosine, euclidean similarity, max abs error, tolerance) of one value:
@@ -197,10 +204,15 @@ def compare_program(scheduled, program, inputs: Mapping[str, np.ndarray], *,
         if getattr(err, "report", None) is None:
             raise
         error, report = str(err), err.report
+    for probe in program.probes:  # in the probe's shape; a row stripe's value: its rows
+        if probe.index in golden:
+            full = np.asarray(golden[probe.index]).reshape(probe.shape)
+            golden[probe.index] = full[tuple(slice(lo, hi) for lo, hi in probe.region)]
     rows = []
     for probe in program.probes:
         i = probe.index
         row = Row(i, keys[i], probe.op, probe.item, probe.shape, MISSING, cycle=snapshots.when.get(i))
+        part = describe_region(probe.region, probe.shape)
         if not probe.pieces:
             row.note = probe.note or "not materialised"
         elif i in snapshots.problems:
@@ -212,9 +224,11 @@ def compare_program(scheduled, program, inputs: Mapping[str, np.ndarray], *,
         else:
             row.status, row.cosine, row.euclidean, row.max_abs, row.tolerance = compare_values(
                 golden[i], snapshots.values[i], min_cosine, min_euclidean)
+        if part and probe.pieces:
+            row.note = part + (f"; {row.note}" if row.note else "")
         rows.append(row)
     npu = {keys[i]: a for i, a in snapshots.values.items()}
-    ref = {keys[i]: np.asarray(a).reshape(program.probes[i].shape) for i, a in golden.items()}
+    ref = {keys[i]: a for i, a in golden.items()}
     return Comparison(rows, ref, npu, report, outputs, error)
 
 

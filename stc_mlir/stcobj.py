@@ -20,7 +20,8 @@ Version 1 manifest (JSON):
                 live: [first, last] phase (optional)}]
   phases      [str] (optional: the schedule item of each phase)
   probes      [{index, op, item, shape, dtype, pieces: [[tile, [start per dim]]],
-                after: [[core, command index]], note (optional)}]
+                after: [[core, command index]], note (optional),
+                region: [[lo, hi] per dim] (optional: the part a row stripe computes)}]
               (optional: where each graph value is complete, for compare-all)
   semaphores  [[name, core, init >= 0]]
   inputs, outputs [[name, buffer, shape: [int > 0], dtype]]
@@ -369,6 +370,12 @@ def _probe(c: _Checker, field: str, p: Any, buffers: Mapping[str, Mapping[str, A
                 a + d > n for a, d, n in zip(start, dims, shape)):
             c.fail(where, f"a {'x'.join(map(str, dims))}x{tile[4]} tile at {list(start)} does not fit the "
                           f"{'x'.join(map(str, shape))}x{dtype} value")
+    region = c.array(p.get("region", []), f"{field}.region")
+    if region and (len(region) != len(shape) or any(
+            not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)
+                 and 0 <= r[0] < r[1] <= n) for r, n in zip(region, shape))):
+        c.fail(f"{field}.region", f"{_show(region)} is not a box of the "
+                                  f"{'x'.join(map(str, shape))} value")
     for i, after in enumerate(c.array(c.get(p, "after", field), f"{field}.after")):
         core, index = c.array(after, f"{field}.after[{i}]", 2)
         stream = cores.get(str(core)) if isinstance(core, int) else None

@@ -5,8 +5,9 @@
 completed (the cluster barrier ending the phase that computed the value) it copies the
 value's pieces out of the memories, before any later phase can reuse their bytes. Probes
 waiting for nothing are read at the end of the run. The copies are assembled into whole
-arrays by graph-order index; a piece holding bytes no command ever wrote, or pieces that
-do not cover the value, are recorded as problems instead of values.
+arrays by graph-order index (of the probe's `region` only: a row stripe's rows of a
+value); a piece holding bytes no command ever wrote, or pieces that do not cover the
+value, are recorded as problems instead of values.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ class Snapshots:
 
     def _read(self, sim, probe: Probe) -> None:
         self.when[probe.index] = sim.now
-        out = np.zeros(probe.shape, dtype=DTYPES[probe.dtype])
-        covered = np.zeros(probe.shape, dtype=bool)
+        region = probe.region or tuple((0, n) for n in probe.shape)
+        extent = tuple(hi - lo for lo, hi in region)
+        out = np.zeros(extent, dtype=DTYPES[probe.dtype])
+        covered = np.zeros(extent, dtype=bool)
         for piece in probe.pieces:
             t = piece.tile
             mem, offset = sim._place(t.buffer)
@@ -65,11 +68,11 @@ class Snapshots:
                 self.problems[probe.index] = (f"{t.buffer} (in {mem.name}) holds bytes of it no "
                                               f"command wrote")
                 return
-            box = tuple(slice(a, a + d) for a, d in zip(piece.at, t.shape))
+            box = tuple(slice(a - lo, a - lo + d) for a, d, (lo, _) in zip(piece.at, t.shape, region))
             out[box] = mem.view(base, t)
             covered[box] = True
         if not covered.all():
             self.problems[probe.index] = (f"its pieces cover {int(covered.sum()):,} of "
-                                          f"{math.prod(probe.shape):,} elements")
+                                          f"{math.prod(extent):,} elements")
             return
         self.values[probe.index] = out

@@ -273,7 +273,10 @@ class Probe:
     complete once every command in `after` ((core, index) pairs: the cluster barrier that
     ends the phase computing it) has completed, and unchanged until the next phase starts:
     buffers are reused only across phases. An empty `after`: complete at the end of the
-    program. No pieces: never in memory as a whole, `note` says why."""
+    program. No pieces: never in memory as a whole, `note` says why. `region` (a (lo, hi)
+    range per dimension; empty: the whole value) is the part of the value that exists: a
+    value inside a row stripe is computed only on the rows that stripe needs (halos
+    included), and its pieces cover just those."""
 
     index: int
     op: str
@@ -283,6 +286,7 @@ class Probe:
     pieces: tuple[ProbePiece, ...]
     after: tuple[tuple[int, int], ...] = ()
     note: str = ""
+    region: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -574,10 +578,12 @@ def from_manifest(manifest: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Pr
 def _probe_json(p: Probe) -> dict[str, Any]:
     return {"index": p.index, "op": p.op, "item": p.item, "shape": list(p.shape), "dtype": p.dtype,
             "pieces": [[_tile_json(piece.tile), list(piece.at)] for piece in p.pieces],
-            "after": [list(a) for a in p.after], **({"note": p.note} if p.note else {})}
+            "after": [list(a) for a in p.after], **({"note": p.note} if p.note else {}),
+            **({"region": [list(r) for r in p.region]} if p.region else {})}
 
 
 def _probe_of(p: Mapping[str, Any], tile_of) -> Probe:
     return Probe(p["index"], p["op"], p["item"], tuple(p["shape"]), p["dtype"],
                  tuple(ProbePiece(tile_of(t), tuple(at)) for t, at in p["pieces"]),
-                 tuple((c, i) for c, i in p["after"]), p.get("note", ""))
+                 tuple((c, i) for c, i in p["after"]), p.get("note", ""),
+                 tuple((lo, hi) for lo, hi in p.get("region", ())))

@@ -20,7 +20,7 @@ from stc_mlir.compare_all import (
 from stc_mlir.executor import Executor
 from stc_mlir.graph_schedule import (
     GetNPUSubFunctions, Group, GroupOps, ListItems, ListOps, NPUMemScope, Schedule, ScheduleInfo,
-    SplitGroups,
+    SplitGroups, SplitRows,
 )
 from stc_mlir.isa.program import DTYPES
 from stc_mlir.model import Model
@@ -154,6 +154,8 @@ def test_probes_survive_an_stcobj(fused_program, tmp_path):
     (lambda p: p.update(after=[[0, 10 ** 6]]), r"probes\[1\].after\[0\]\[1\]: 1,000,000 is above the maximum"),
     (lambda p: p.update(after=[[9, 0]]), r"probes\[1\].after\[0\]: core 9 has no command stream"),
     (lambda p: p.update(item=3), r"probes\[1\].item: expected a string, got 3"),
+    (lambda p: p.update(region=[[0, 2], [0, 16], [12, 20], [0, 16]]),
+     r"probes\[1\].region: a list is not a box of the 2x16x16x16 value"),
 ])
 def test_malformed_probes_in_an_stcobj_are_named(fused_program, tmp_path, change, message):
     import json
@@ -202,6 +204,103 @@ def test_verdicts_of_single_values():
 
 
 # -- injected faults are found where they enter
+
+
+# -- row stripes: each stripe's values exist only on its rows (halos included)
+
+
+def striped(scope: str, stripes: int = 3):
+    """The convs, sigmoid and pool of `handmade` in one group cut into `stripes` row stripes
+    (each spread over the eight cores by rows), kept in `scope`; the concat in DDR."""
+
+    def schedule(mod, batch=BATCH):
+        f = GetNPUSubFunctions(mod["main"])[0]
+        group = Group([f.params[0]], ListOps(f)["max_pool"][0], name="body")
+        mod = SplitRows({group: stripes})(GroupOps([group])(mod))
+        items = ListItems(GetNPUSubFunctions(mod["main"])[0])
+        return Schedule([ScheduleInfo(op, scope if op in list(group) else NPUMemScope.DDR,
+                                      [list(range(8))]) for op in items])(mod)
+
+    return schedule
+
+
+@pytest.fixture(scope="module")
+def striped_program():
+    return compiled(handmade(), striped("L1"))
+
+
+def _rows(note: str) -> tuple[int, int]:
+    lo, hi, n = map(int, re.match(r"rows (\d+)-(\d+) of (\d+)", note).groups())
+    return lo, hi + 1
+
+
+@pytest.mark.parametrize("scope", ["L1", "DDR"])
+def test_row_stripes_compare_each_stripe_on_its_rows(striped_program, scope):
+    scheduled, program = striped_program if scope == "L1" else compiled(handmade(), striped(scope))
+    comparison = compare_program(scheduled, program, inputs(program))
+    assert comparison.ok, comparison.table()
+    items = [f"group 'body' row stripe {i}" for i in range(3)]
+    by_op = {op: [row(comparison, op, item) for item in items] for op in ("r1", "s", "sg", "p")}
+    # the pool's stripes are the output's rows: 8 rows in 3, joined without overlap
+    assert [_rows(r.note) for r in by_op["p"]] == [(0, 2), (2, 5), (5, 8)]
+    # the values before it: the rows the pool's stripes need; the first conv's, read by the
+    # second conv's 3x3 window, with a halo row on each side shared by two stripes (each
+    # stripe compared with the reference's same rows, so the two stripes' copies agree)
+    assert [_rows(r.note) for r in by_op["sg"]] == [(0, 4), (4, 10), (10, 16)]
+    assert [_rows(r.note) for r in by_op["s"]] == [(0, 4), (4, 10), (10, 16)]
+    assert [_rows(r.note) for r in by_op["r1"]] == [(0, 5), (3, 11), (9, 16)]
+    assert "equal: rows 3-10 of 16" in comparison.table() or "similar: rows 3-10 of 16" in comparison.table()
+    # a stripe's value is read on its rows only: the npz dump holds those rows on both sides
+    r = by_op["sg"][1]
+    lo, hi = _rows(r.note)
+    assert comparison.npu[r.key].shape == comparison.reference[r.key].shape == (BATCH, 16, hi - lo, 16)
+    probe = program.probes[r.index]
+    assert probe.region == ((0, BATCH), (0, 16), (lo, hi), (0, 16))
+    assert {program.buffers[p.tile.buffer].space for p in probe.pieces} == {"l1"}
+    # the stripe's result: in L1 pieces, or in place in the rows of the concat's DDR buffer
+    pool = program.probes[by_op["p"][1].index]
+    assert {program.buffers[p.tile.buffer].space for p in pool.pieces} == {scope.lower()}
+    # read after its own phase, before the next stripe's: stripe 0's pool before stripe 1's convs
+    assert by_op["p"][0].cycle < by_op["r1"][1].cycle
+
+
+def test_row_stripe_regions_survive_an_stcobj(striped_program, tmp_path):
+    scheduled, program = striped_program
+    path = tmp_path / "striped.stcobj"
+    stcobj.save(program, path)
+    loaded = stcobj.load(path)
+    assert [p.region for p in loaded.probes] == [p.region for p in program.probes]
+    assert any(p.region for p in loaded.probes)
+    assert compare_program(scheduled, loaded, inputs(program)).ok
+
+
+def test_a_level_3_schedule_with_row_stripes_compares_every_value(tmp_path, monkeypatch):
+    """One 256 x 256 sample with 32 channels: the auto-scheduler cuts its convs into stripes."""
+    from test_spatial import _wide
+
+    monkeypatch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path / "cache"))
+    scheduled, program = compile_and_keep(_wide(), level=3, batch=1)
+    comparison = compare_program(scheduled, program, inputs(program))
+    assert comparison.ok, comparison.table()
+    striped = [r for r in comparison.rows if " row stripe " in r.item]
+    assert len({r.item for r in striped}) >= 2 and all(r.note.startswith("rows ") for r in striped)
+
+
+def test_a_fault_inside_a_row_stripe_diverges_at_its_op_and_stripe(striped_program):
+    """The sigmoid of stripe 1 made a relu on core 2 only: stripe 0 and the ops before the
+    sigmoid in stripe 1 still agree."""
+    scheduled, program = striped_program
+    stream = list(program.cores[2])
+    at = next(i for i, c in enumerate(stream) if c.op == "unary" and c.params["kind"] == "sigmoid"
+              and program.origins[c.origin].subgroup == "1")
+    stream[at] = dataclasses.replace(stream[at], params={**stream[at].params, "kind": "relu"})
+    comparison = compare_program(scheduled, dataclasses.replace(program, cores={**program.cores, 2: stream}),
+                                 inputs(program))
+    first = comparison.first_divergence
+    assert (first.op, first.item) == ("graph.sigmoid 'sg'", "group 'body' row stripe 1")
+    assert first.note.startswith("rows ")
+    assert all(r.status in (EQUAL, SIMILAR) for r in comparison.rows[:first.index])
+    assert row(comparison, "sg", "group 'body' row stripe 2").status in (EQUAL, SIMILAR)
 
 
 def test_a_corrupted_weight_diverges_at_its_conv(fused_program):

@@ -712,10 +712,9 @@ class GroupLowering:
         have: dict[tuple[SSAValue, int], list[Box]] = {}
         out_dest = self.result_dest()
         used_inside = any(self.output in self.ins(o) for o in ops)
-        probe = self.fl.probes.record
         for k, o in enumerate(ops):
             if isinstance(o, VIEW_OPS) and o.results[0] in self.env:
-                probe(o.results[0], self.env[o.results[0]], self.ctx.label)
+                self.probe(o.results[0], self.env[o.results[0]])
                 continue  # a view of an input: placed by the plan
             if k:
                 self.em.barrier(self.ctx.label)
@@ -743,7 +742,7 @@ class GroupLowering:
                 self.env[r] = placements[r]
             if isinstance(o, VIEW_OPS):
                 if not (o.results[0] is self.output and out_dest is not None):
-                    probe(o.results[0], placements[o.results[0]], self.ctx.label)
+                    self.probe(o.results[0], placements[o.results[0]])
                 continue
             for r in computed(o):
                 rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
@@ -792,7 +791,7 @@ class GroupLowering:
                     run_stage(self.em, rule, jobs, self.wb, min_tiles, f"g{self.ctx.index}_{k}",
                               self.where(o))
                 if not final:  # the group's result is probed where it is stored, below
-                    probe(r, placements[r], self.ctx.label)
+                    self.probe(r, placements[r])
         if out_dest is not None:
             producer = self.output.owner
             if isinstance(producer, VIEW_OPS) and producer in ops:  # nothing stored it yet
@@ -800,7 +799,11 @@ class GroupLowering:
                     core = piece.core if piece.core is not None else self.ctx.cores[0]
                     self._store(core, self.output, piece.owned, piece, out_dest)
             self.env[self.output] = out_dest
-            probe(self.output, out_dest, self.ctx.label)
+            self.probe(self.output, out_dest)
+
+    def probe(self, v: SSAValue, placement: Placement) -> None:
+        """`v` is complete in `placement` now (a row stripe: only its rows, `region`)."""
+        self.fl.probes.record(v, placement, self.ctx.label, self.region.get(v))
 
     def _store(self, core, r, box, piece, dest) -> None:
         src = Placement(shape_of(r), dtype_of(r), [piece])
@@ -820,7 +823,7 @@ class GroupLowering:
             for r in computed(o):
                 if isinstance(o, VIEW_OPS):
                     self.env[r] = self._view(self.ins(o)[0], r, k)
-                    fl.probes.record(r, self.env[r], self.ctx.label)
+                    self.probe(r, self.env[r])
                     continue
                 rule = self.rule(o, r)
                 if r is self.output:
@@ -862,7 +865,7 @@ class GroupLowering:
                         self.em.program.buffers[piece.frame.buffer].size if piece else 0)
                     jobs.append(Job(core, box, operands, output, free))
                 run_stage(em, rule, jobs, wb_free, 4, f"g{self.ctx.index}_{k}", self.where(o))
-                fl.probes.record(r, dest, self.ctx.label)
+                self.probe(r, dest)
 
     def _scratch(self, r: SSAValue, k: int) -> Placement:
         box = self.region.get(r, bx.full(shape_of(r)))  # a row stripe keeps only its rows

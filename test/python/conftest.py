@@ -4,6 +4,7 @@ BatchNorms on a forward pass: seconds)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import onnx
@@ -27,3 +28,26 @@ def _build(name: str) -> onnx.ModelProto:
 @pytest.fixture(scope="session")
 def small_model():
     return _build
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Every `progress.steps` reported, as [description, total, steps done]: as `counted`
+    sees it and as the emulator, which imports `steps` by name, does."""
+    from stc_mlir import progress
+    from stc_mlir.emulator import simulator
+
+    seen = []
+
+    @contextlib.contextmanager
+    def recording(description, total=None):
+        seen.append([description, total, 0])
+
+        def advance(n=1):
+            seen[-1][2] += n
+
+        yield advance
+
+    monkeypatch.setattr(progress, "steps", recording)
+    monkeypatch.setattr(simulator, "steps", recording)
+    return seen

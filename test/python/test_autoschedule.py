@@ -104,20 +104,27 @@ def test_a_corrupt_cache_entry_is_ignored(cache_dir):
     assert not again.cache_hit
 
 
-@pytest.mark.parametrize("level", [1, 2, 3])
-def test_emitted_script_gives_the_same_schedule(tmp_path, level):
-    found = _chain()
+def assert_script_replays(build, level: int, tmp_path, batch: int) -> str:
+    """The script `level` emits for `build()`, run on a fresh `build()`, gives the same
+    schedule; returns the script."""
+    from stc_mlir.graph_schedule import IRModule
+
+    found = build()
     (decided,) = auto_schedule(found, level, use_cache=False)
     path = tmp_path / "sched.py"
     path.write_text(decided.script(file=str(path)))
     spec = importlib.util.spec_from_file_location("sched", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    again = _chain()
-    from stc_mlir.graph_schedule import IRModule
-
-    module.schedule(IRModule(again), batch=16)
+    again = build()
+    module.schedule(IRModule(again), batch=batch)
     assert print_module(again) == print_module(found)
+    return path.read_text()
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_emitted_script_gives_the_same_schedule(tmp_path, level):
+    assert_script_replays(_chain, level, tmp_path, batch=16)
 
 
 def test_level_0_is_the_default_schedule():

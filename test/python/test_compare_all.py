@@ -27,6 +27,7 @@ from stc_mlir.model import Model
 from stc_mlir.tools import stc_run
 
 from conftest import SMALL
+from stcobj_edit import edited_stcobj
 
 BATCH = 4
 
@@ -158,19 +159,7 @@ def test_probes_survive_an_stcobj(fused_program, tmp_path):
      r"probes\[1\].region: a list is not a box of the 2x16x16x16 value"),
 ])
 def test_malformed_probes_in_an_stcobj_are_named(fused_program, tmp_path, change, message):
-    import json
-    import zipfile
-
-    path = tmp_path / "m.stcobj"
-    stcobj.save(fused_program[1], path)
-    with zipfile.ZipFile(path) as zf:
-        files = {name: zf.read(name) for name in zf.namelist()}
-    manifest = json.loads(files["manifest.json"])
-    change(manifest["probes"][1])
-    files["manifest.json"] = json.dumps(manifest).encode()
-    with zipfile.ZipFile(path, "w") as zf:
-        for name, data in files.items():
-            zf.writestr(name, data)
+    path = edited_stcobj(fused_program[1], tmp_path / "m.stcobj", lambda m: change(m["probes"][1]))
     with pytest.raises(stcobj.StcobjError, match=message):
         stcobj.load(path)
 

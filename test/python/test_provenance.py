@@ -25,6 +25,7 @@ from stc_mlir.passes.lowering import lower
 from stc_mlir.passes.npu_allocate import allocate
 
 from lowering_helpers import default_schedule, f16, function
+from stcobj_edit import edited_stcobj
 
 TARGET = targets.load("stcp920")
 
@@ -106,17 +107,7 @@ def test_old_stcobj_without_expectations_loads_unchecked(relu, tmp_path):
 ])
 def test_stcobj_validates_expectations(relu, tmp_path, edit, message):
     program, _ = relu
-    path = tmp_path / "good.stcobj"
-    stcobj.save(program, path)
-    with zipfile.ZipFile(path) as zf:
-        files = {n: zf.read(n) for n in zf.namelist()}
-    manifest = json.loads(files["manifest.json"])
-    edit(manifest)
-    files["manifest.json"] = json.dumps(manifest).encode()
-    bad = tmp_path / "bad.stcobj"
-    with zipfile.ZipFile(bad, "w") as zf:
-        for n, data in files.items():
-            zf.writestr(n, data)
+    bad = edited_stcobj(program, tmp_path / "bad.stcobj", edit)
     with pytest.raises(stcobj.StcobjError, match=message):
         stcobj.load(bad)
 

@@ -20,6 +20,7 @@ from stc_mlir.passes.npu_allocate import allocate
 from stc_mlir.stcobj import StcobjError
 
 from lowering_helpers import f16, function
+from stcobj_edit import edited_stcobj
 
 L1, LLB, DDR = NPUMemScope.L1, NPUMemScope.LLB, NPUMemScope.DDR
 
@@ -97,35 +98,26 @@ def test_stcobj_keeps_origins_and_loads_files_without_them(program, tmp_path):
     assert stcobj.load(path) == program
     with zipfile.ZipFile(path) as zf:
         manifest = json.loads(zf.read("manifest.json"))
-        blobs = {n: zf.read(n) for n in zf.namelist() if n != "manifest.json"}
     first = program.origins[0]
     assert manifest["origins"][0] == [first.item, first.subgroup, first.op, first.phase]
 
-    def write(m, name):
-        out = tmp_path / name
-        with zipfile.ZipFile(out, "w") as zf:
-            zf.writestr("manifest.json", json.dumps(m))
-            for n, data in blobs.items():
-                zf.writestr(n, data)
-        return out
+    def without_origins(m):
+        del m["origins"], m["command_origins"]
 
-    old = {k: v for k, v in manifest.items() if k not in ("origins", "command_origins")}
-    loaded = stcobj.load(write(old, "old.stcobj"))
+    loaded = stcobj.load(edited_stcobj(program, tmp_path / "old.stcobj", without_origins))
     assert loaded.origins == [] and {c.origin for _, _, c in loaded.commands()} == {-1}
     assert loaded.cores.keys() == program.cores.keys()
 
-    bad = json.loads(json.dumps(manifest))
-    bad["command_origins"]["0"][2] = len(program.origins)
+    def beyond_the_table(m):
+        m["command_origins"]["0"][2] = len(program.origins)
+
     with pytest.raises(StcobjError, match=rf"command_origins\['0'\]\[2\]: {len(program.origins)} is above the maximum"):
-        stcobj.load(write(bad, "bad1.stcobj"))
-    bad = json.loads(json.dumps(manifest))
-    bad["command_origins"]["0"].pop()
+        stcobj.load(edited_stcobj(program, tmp_path / "bad1.stcobj", beyond_the_table))
     with pytest.raises(StcobjError, match=r"command_origins\['0'\]: \d+ origins for the \d+ commands of core 0"):
-        stcobj.load(write(bad, "bad2.stcobj"))
-    bad = json.loads(json.dumps(manifest))
-    bad["origins"][0] = ["group 'a'", 3, "", 0]
+        stcobj.load(edited_stcobj(program, tmp_path / "bad2.stcobj", lambda m: m["command_origins"]["0"].pop()))
     with pytest.raises(StcobjError, match=r"origins\[0\]\[1\] \(sub-group\): expected a string, got 3"):
-        stcobj.load(write(bad, "bad3.stcobj"))
+        stcobj.load(edited_stcobj(program, tmp_path / "bad3.stcobj",
+                                  lambda m: m["origins"].__setitem__(0, ["group 'a'", 3, "", 0])))
 
 
 def test_origin_describe():

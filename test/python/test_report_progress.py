@@ -18,24 +18,6 @@ from test_autoschedule import _chain
 from test_report_origins import split_module
 
 
-@pytest.fixture
-def recorded(monkeypatch):
-    """Every `steps` reported: [description, total, steps done]."""
-    seen = []
-
-    @contextlib.contextmanager
-    def recording(description, total=None):
-        seen.append([description, total, 0])
-
-        def advance(n=1):
-            seen[-1][2] += n
-
-        yield advance
-
-    monkeypatch.setattr(progress, "steps", recording)
-    return seen
-
-
 def test_counted_reports_each_item(recorded):
     assert list(counted(iter("abc"), "letters")) == ["a", "b", "c"]
     assert recorded == [["letters", 3, 3]]

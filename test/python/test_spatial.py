@@ -137,24 +137,10 @@ def _wide(seed: int = 3):
 
 @pytest.mark.parametrize("level", [1, 3])
 def test_emitted_script_with_row_stripes_gives_the_same_schedule(tmp_path, monkeypatch, level):
-    import importlib.util
-
-    from stc_mlir.autoschedule import auto_schedule
-    from stc_mlir.graph_schedule import IRModule
-    from test_autoschedule import print_module
+    from test_autoschedule import assert_script_replays
 
     monkeypatch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path / "cache"))
-    found = _wide()
-    (decided,) = auto_schedule(found, level, use_cache=False)
-    path = tmp_path / "sched.py"
-    path.write_text(decided.script(file=str(path)))
-    assert "SplitRows({" in path.read_text()
-    spec = importlib.util.spec_from_file_location("sched", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    again = _wide()
-    script.schedule(IRModule(again), batch=1)
-    assert print_module(again) == print_module(found)
+    assert "SplitRows({" in assert_script_replays(_wide, level, tmp_path, batch=1)
 
 
 @pytest.mark.parametrize("first, second", [

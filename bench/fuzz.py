@@ -21,7 +21,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from dataclasses import asdict
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -48,28 +47,22 @@ def main(argv: list[str] | None = None) -> int:
     # level 3's decision cache goes to a scratch directory: random graphs would fill the user's
     os.environ.setdefault("STC_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="stc-fuzz-cache-"))
     from stc_mlir import fuzz
+    from stc_mlir.progress import ConsoleProgress, steps
 
     if args.case is not None:
         return replay(fuzz, args)
 
     numbers = range(args.first, args.first + args.cases)
-    start = time.perf_counter()
     outcomes = []
-    show = not args.quiet and sys.stderr.isatty()  # a progress line only on a terminal
+    with ConsoleProgress("fuzz", quiet=args.quiet), steps(f"seed {args.seed}: cases", args.cases) as advance:
+        def progress(outcome):
+            if outcome.status != "ok":
+                outcomes.append(outcome)
+            if outcome.failed:
+                print(outcome.line(), file=sys.stderr)
+            advance()
 
-    def progress(outcome):
-        if outcome.status != "ok":
-            outcomes.append(outcome)
-        if outcome.failed:
-            print(f"\r{outcome.line()}", file=sys.stderr)
-        if show:
-            done = outcome.number - args.first + 1
-            print(f"\r{done}/{args.cases} cases, {time.perf_counter() - start:.0f} s ", end="",
-                  file=sys.stderr, flush=True)
-
-    summary = fuzz.run_cases(args.seed, numbers, args.out, args.max_nodes, progress, args.large)
-    if show:
-        print(file=sys.stderr)
+        summary = fuzz.run_cases(args.seed, numbers, args.out, args.max_nodes, progress, args.large)
     print(summary.table())
     if summary.failures:
         print(f"reproducers in {args.out}/; replay one with: python bench/fuzz.py --seed {args.seed} --case N "

@@ -8,6 +8,20 @@ both name the tensor, how many values are out of range and the largest magnitude
 raise `Fp16RangeError` unless told to go on (`allow=True`, `--allow-fp16-overflow`), in
 which case each finding is an `Fp16OverflowWarning`. Values that are already inf or nan in the
 source are left alone: they are not an overflow.
+
+One kind of large constant is not an error: an additive attention mask. Float32 exports
+write "minus a huge number" where a score must not count (HuggingFace's XLNet subtracts
+`1e30 * mask`, newer models add `(1 - mask) * finfo(float32).min`) and the scores then go
+to a Softmax. `additive_masks` finds the constants whose every path reaches a Softmax
+through mask arithmetic (Mul, Cast, Neg, reshapes, transposes, Where's branches) and then
+a single Add/Sub into the scores (and more additions, reshapes or transposes after it);
+their out-of-range values are saturated to -/+`MASK_FILL` (`saturate_mask`) when the
+importer stores floats as fp16, and `check_model` does not count them. A masked score then
+is `score - 10000`, whose exponential underflows to 0 in fp16 exactly as `score - 1e30`
+does in fp32, and a few masks added together stay finite (65504 would become -inf on the
+first addition, and -inf - -inf is NaN in the softmax of a fully masked row). Only a row
+whose every score is masked differs: fp32 gives it a uniform distribution, fp16 the softmax
+of the unmasked scores (both are padding that models discard).
 """
 
 from __future__ import annotations
@@ -22,6 +36,7 @@ from stc_mlir.errors import StcError
 
 FP16_MAX = float(np.finfo(np.float16).max)  # 65504
 FLAG = "--allow-fp16-overflow"
+MASK_FILL = 10000.0  # HuggingFace's additive mask value before finfo.min (exp(-10000) is 0 in fp16)
 
 
 class Fp16RangeError(StcError, ValueError):
@@ -97,9 +112,89 @@ def _array(numpy_helper, tensor) -> np.ndarray:
         return np.zeros(0, np.float32)
 
 
+# ops through which a mask stays a mask (before it is added to the scores) / scores stay scores
+_MASK_OPS = frozenset({"Mul", "Cast", "CastLike", "Neg", "Identity", "Unsqueeze", "Squeeze", "Reshape",
+                       "Expand", "Transpose", "Flatten", "Einsum", "Tile", "Concat"})
+_SCORE_OPS = frozenset({"Add", "Sub", "Identity", "Unsqueeze", "Squeeze", "Reshape", "Expand",
+                        "Transpose", "Flatten", "Cast", "CastLike"})
+_SOFTMAX = frozenset({"Softmax", "LogSoftmax"})
+
+
+def additive_masks(model, constants: Iterable[tuple[str, str, np.ndarray]] | None = None) -> dict[str, str]:
+    """The float constants of `model`'s main graph with values beyond fp16's range that are
+    only additive attention masks (see the module doc): {constant: the Softmax node it
+    reaches}. Their out-of-range values are what `saturate_mask` replaces. `constants`
+    ((kind, name, array) triples) saves reading the model's constants again."""
+    graph = model.graph
+    consumers: dict[str, list] = {}
+    for node in graph.node:
+        for t in node.input:
+            if t:
+                consumers.setdefault(t, []).append(node)
+    outputs = {o.name for o in graph.output}
+
+    memo: dict[tuple[str, bool], str | None] = {}
+
+    def reaches_softmax(tensor: str, scores: bool) -> str | None:
+        """The Softmax every path from `tensor` ends in (None: some path does not)."""
+        if (tensor, scores) not in memo:
+            memo[tensor, scores] = None  # (a cycle would be a broken graph: not a mask)
+            memo[tensor, scores] = _reaches(tensor, scores)
+        return memo[tensor, scores]
+
+    def _reaches(tensor: str, scores: bool) -> str | None:
+        users = consumers.get(tensor, [])
+        if tensor in outputs or not users:
+            return None
+        found = None
+        for node in users:
+            op = node.op_type
+            if scores and op in _SOFTMAX:
+                found = found or (node.name or node.output[0])
+                continue
+            if op == "Where" and list(node.input).index(tensor) == 0:
+                return None  # a condition, not a value
+            if op == "Einsum" and len(node.input) != 1:
+                return None  # a contraction mixes the mask into other values
+            if not scores and op in ("Add", "Sub", "Where"):
+                nxt = True  # the mask is added to (or put into) the scores here
+            elif (op in _SCORE_OPS) if scores else (op in _MASK_OPS):
+                nxt = scores
+            else:
+                return None
+            for out in node.output:
+                if not out:
+                    continue
+                hit = reaches_softmax(out, nxt)
+                if hit is None:
+                    return None
+                found = found or hit
+        return found
+
+    masks = {}
+    for kind, name, array in (_constants(model) if constants is None else constants):
+        if overflow(kind, name, array) is None:
+            continue
+        hit = reaches_softmax(name, False)
+        if hit is not None:
+            masks[name] = hit
+    return masks
+
+
+def saturate_mask(array: np.ndarray) -> np.ndarray:
+    """An additive mask constant with its values beyond fp16's range set to -/+MASK_FILL."""
+    a = np.asarray(array)
+    out = np.isfinite(a) & (np.abs(a) >= 65520.0)
+    return np.where(out, np.sign(a) * MASK_FILL, a).astype(a.dtype)
+
+
 def check_model(model, source: str = "", allow: bool = False) -> list[Overflow]:
-    """Check the float constants of an ONNX `model` against fp16's range."""
+    """Check the float constants of an ONNX `model` against fp16's range (additive attention
+    masks excepted: the importer saturates them, see the module doc)."""
     found = [o for kind, name, a in _constants(model) if (o := overflow(kind, name, a)) is not None]
+    if found:
+        masks = additive_masks(model)
+        found = [o for o in found if o.tensor not in masks]
     return _report(found, f"{source}: " if source else "", allow)
 
 

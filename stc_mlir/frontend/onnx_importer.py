@@ -21,6 +21,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Region
 
+from stc_mlir import fp16_range
 from stc_mlir.dialects import graph as g
 from stc_mlir.frontend import onnx_ops, onnx_patterns
 from stc_mlir.frontend.onnx_validate import check_graph_inputs, check_model
@@ -136,6 +137,7 @@ def import_onnx(
         arg = imp.block.insert_arg(t, len(imp.block.args))
         imp.bind(name, arg)
 
+    masks = _saturate_masks(imp) if imp.float_type == g.f16 else {}
     nodes = onnx_patterns.fuse_decomposed_layer_norm(
         list(graph.node), imp.known, {o.name for o in graph.output}
     )
@@ -144,6 +146,8 @@ def import_onnx(
         if node.domain not in ("", "ai.onnx", onnx_patterns.DOMAIN):
             raise imp.error(f"operator domain '{node.domain}' is not supported")
         onnx_ops.convert(imp, node)
+        if node.op_type == "Constant" and node.output[0] in masks:
+            _saturate(imp, node.output[0], masks[node.output[0]])
     imp.node = None
 
     if notes is not None:
@@ -166,6 +170,30 @@ def import_onnx(
         arg_attrs=_name_attrs(arg_names), res_attrs=_name_attrs(names, extra),
     )
     return ModuleOp([function])
+
+
+def _saturate_masks(imp: Importer) -> dict[str, str]:
+    """Saturate the initializers that are additive attention masks beyond fp16's range
+    (`fp16_range.additive_masks`: -1e30 becomes -10000); returns every such constant (the
+    Constant nodes among them are saturated when the node is imported)."""
+    graph = imp.model.graph
+    constants = [("initializer", i.name, imp.known[i.name]) for i in graph.initializer]
+    constants += [("constant", n.output[0], numpy_helper.to_array(a.t)) for n in graph.node
+                  if n.op_type == "Constant" for a in n.attribute if a.name == "value" and a.HasField("t")]
+    masks = fp16_range.additive_masks(imp.model, constants)
+    for name, softmax in masks.items():
+        if name in imp.known:
+            _saturate(imp, name, softmax)
+    return masks
+
+
+def _saturate(imp: Importer, name: str, softmax: str) -> None:
+    array = imp.known[name]
+    largest = float(np.abs(array[np.isfinite(array)]).max())
+    imp.known[name] = fp16_range.saturate_mask(array)
+    imp.note(f"'{name}' (largest magnitude {largest:.6g}) is an additive attention mask of Softmax "
+             f"'{softmax}': its values beyond fp16's range are saturated to "
+             f"+/-{fp16_range.MASK_FILL:g} (exp underflows to 0 all the same)")
 
 
 def _name_attrs(names: Sequence[str], bounded: Mapping[str, tuple[str, int]] | None = None):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import BFloat16Type, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -367,6 +367,112 @@ class ComposeLayoutChains(RewritePattern):
             rewriter.replace(op, g.TransposeOp.make(inner.input, perm=perm))
 
 
+class ScalarEinsumOperand(RewritePattern):
+    """einsum with a rank-0 operand -> that operand reshaped to [1] under a fresh subscript
+    (summed over: a size-1 axis). `einsum('->', x)` of a scalar is then `'a->'`; npu tiles
+    have 1 to 4 dims."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.EinsumOp, rewriter: PatternRewriter, /):
+        equation = op.props()["equation"].replace(" ", "")  # type: ignore[union-attr]
+        if "->" not in equation or "..." in equation:
+            return
+        lhs, out = equation.split("->")
+        terms = lhs.split(",")
+        if len(terms) != len(op.operands) or all(g.shape_of(v.type) for v in op.operands):
+            return
+        fresh = next(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation)
+        new_ops: list[Operation] = []
+        operands = []
+        for i, v in enumerate(op.operands):
+            if g.shape_of(v.type):
+                operands.append(v)
+                continue
+            new_ops.append(one := g.ReshapeOp.make(v, shape=(1,)))
+            operands.append(one.output)
+            terms[i] = fresh  # (several scalars share it: a product over one size-1 axis)
+        new_ops.append(einsum := g.EinsumOp.make(operands, equation=",".join(terms) + "->" + out))
+        einsum.attributes.update(op.attributes)
+        rewriter.replace(op, new_ops)
+
+
+class NegativeStepSlice(RewritePattern):
+    """slice with negative steps -> slice of the positive-step axes, then one gather per
+    negative-step axis taking its (descending) indices.
+
+    ONNX's `x[::-1]` reverses; the npu's DMA engines take non-negative strides only, and a
+    gather of constant indices is what a reversed copy is.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.SliceOp, rewriter: PatternRewriter, /):
+        p = op.props()
+        shape = g.shape_of(op.input.type)
+        steps = tuple(p.get("steps") or (1,) * len(p["axes"]))  # type: ignore[arg-type]
+        if all(step > 0 for step in steps):
+            return
+        rank = len(shape)
+        parts = list(zip(p["starts"], p["ends"], (a % rank for a in p["axes"]), steps))  # type: ignore[call-overload]
+        new_ops: list[Operation] = []
+        value = op.input
+        forward = [t for t in parts if t[3] > 0]
+        if forward:
+            starts, ends, axes, fsteps = zip(*forward)
+            new_ops.append(part := g.SliceOp.make(value, starts=starts, ends=ends, axes=axes, steps=fsteps))
+            value = part.output
+        for start, end, axis, step in parts:
+            if step > 0:
+                continue
+            picked = np.array(g.slice_bounds(shape[axis], start, end, step), np.int64)
+            new_ops.append(index := g.ConstantOp.from_numpy(picked))
+            new_ops.append(gather := g.GatherOp.make(value, index.output, axis=axis))
+            value = gather.output
+        new_ops[-1].attributes.update(op.attributes)
+        rewriter.replace(op, new_ops)
+
+
+NPU_POOL_TYPES = {np.dtype(np.int8): np.float16, np.dtype(np.uint8): np.float16,
+                  np.dtype(np.int16): np.float32, np.dtype(np.uint16): np.float32}
+"""Integer element types whose max pool is computed exactly in a float type (every value is
+representable: fp16 holds integers up to 2048, fp32 up to 2**24)."""
+
+
+class IntegerMaxPool(RewritePattern):
+    """max_pool on 8/16-bit integers -> cast to f16/f32, max_pool, cast back (exact: the max
+    of exactly represented values is one of them). The pool units compute in floats."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.MaxPoolOp, rewriter: PatternRewriter, /):
+        element = op.input.type.element_type  # type: ignore[attr-defined]
+        wide = NPU_POOL_TYPES.get(g.numpy_dtype(element))
+        if wide is None:
+            return
+        to_float = g.CastOp.make(op.input, dtype=g.element_type_of(wide))
+        pool = g.MaxPoolOp.make(to_float.output, **explicit_props(op))
+        back = g.CastOp.make(pool.output, dtype=element)
+        back.attributes.update(op.attributes)
+        rewriter.replace(op, [to_float, pool, back])
+
+
+class WideEinsum(RewritePattern):
+    """einsum on bf16 -> cast the operands to f32, einsum, cast the result back to bf16.
+
+    The matrix unit computes f16/f32; f32 holds every bf16 exactly and the one rounding at
+    the end is the one a bf16 einsum accumulating in f32 makes.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.EinsumOp, rewriter: PatternRewriter, /):
+        element = op.output.type.element_type  # type: ignore[attr-defined]
+        if element != BFloat16Type() or not op.operands:
+            return
+        casts = [g.CastOp.make(v, dtype=g.f32) for v in op.operands]
+        einsum = g.EinsumOp.make([c.output for c in casts], **explicit_props(op))
+        back = g.CastOp.make(einsum.output, dtype=element)
+        back.attributes.update(op.attributes)
+        rewriter.replace(op, [*casts, einsum, back])
+
+
 # ----------------------------------------------------------------------------- pass
 
 
@@ -374,7 +480,8 @@ class ComposeLayoutChains(RewritePattern):
 class GraphCanonicalize(ModulePass):
     """Fold BatchNorm into convs (elsewhere: a per-channel scale and shift), give scalar-index
     gathers a one-element index, decompose Gemm and Sum, fuse exported GELU, drop identities,
-    fold constants, remove dead ops.
+    fold constants, remove dead ops; reversing slices become gathers, integer max pools and
+    bf16 einsums computed in a float type the npu units take.
 
     `fold_limit` (bytes) caps the constants that folding may create (layout changes of
     single-use weights are exempt); `-p graph-canonicalize{fold-limit=0}` disables growing folds.
@@ -395,5 +502,9 @@ class GraphCanonicalize(ModulePass):
             DecomposeGemm(self.fold_limit),
             DecomposeSum(),
             FuseErfGelu(),
+            NegativeStepSlice(),
+            IntegerMaxPool(),
+            WideEinsum(),
+            ScalarEinsumOperand(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns, dce_enabled=True)).rewrite_module(op)

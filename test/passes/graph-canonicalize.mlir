@@ -336,3 +336,86 @@ func.func @gather_no_rewrite(%table: tensor<10x8xf16>, %ids: tensor<2x3xi64>, %o
   %c = graph.gather %k, %i : (tensor<2x2xf16>, tensor<i64>) -> tensor<2xf16>
   func.return %e, %o, %c : tensor<2x3x8xf16>, tensor<1x8xf16>, tensor<2xf16>
 }
+
+// -----
+
+// A negative step becomes a gather of the descending indices (after the slice of the
+// positive-step axes): rows 5, 3, 1 of columns 0 and 2.
+// CHECK-LABEL: func.func @slice_negative_step
+// CHECK-NEXT:    %[[S:.*]] = graph.slice %x {starts = array<i64: 0>, ends = array<i64: 4>, axes = array<i64: 1>, steps = array<i64: 2>} : (tensor<6x4xf16>) -> tensor<6x2xf16>
+// CHECK-NEXT:    %[[I:.*]] = graph.constant dense<[5, 3, 1]> : tensor<3xi64>
+// CHECK-NEXT:    %[[G:.*]] = graph.gather %[[S]], %[[I]] : (tensor<6x2xf16>, tensor<3xi64>) -> tensor<3x2xf16>
+// CHECK-NEXT:    func.return %[[G]]
+func.func @slice_negative_step(%x: tensor<6x4xf16>) -> tensor<3x2xf16> {
+  %0 = graph.slice %x {starts = array<i64: 5, 0>, ends = array<i64: 0, 4>, axes = array<i64: 0, 1>, steps = array<i64: -2, 2>} : (tensor<6x4xf16>) -> tensor<3x2xf16>
+  func.return %0 : tensor<3x2xf16>
+}
+
+// -----
+
+// Only negative steps: no slice, a gather per axis (ONNX clamps start 9 to the last element).
+// CHECK-LABEL: func.func @slice_reverse_both_axes
+// CHECK-NOT:     graph.slice
+// CHECK:         graph.constant dense<[2, 1, 0]> : tensor<3xi64>
+// CHECK-NEXT:    graph.gather %x, %{{.*}} : (tensor<3x2xf16>, tensor<3xi64>) -> tensor<3x2xf16>
+// CHECK:         graph.constant dense<[1, 0]> : tensor<2xi64>
+// CHECK-NEXT:    graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<3x2xf16>, tensor<2xi64>) -> tensor<3x2xf16>
+func.func @slice_reverse_both_axes(%x: tensor<3x2xf16>) -> tensor<3x2xf16> {
+  %0 = graph.slice %x {starts = array<i64: 9, -1>, ends = array<i64: -10, -10>, axes = array<i64: 0, 1>, steps = array<i64: -1, -1>} : (tensor<3x2xf16>) -> tensor<3x2xf16>
+  func.return %0 : tensor<3x2xf16>
+}
+
+// -----
+
+// An 8-bit integer max pool runs in f16 (exact), cast back.
+// CHECK-LABEL: func.func @max_pool_ui8
+// CHECK-NEXT:    %[[F:.*]] = graph.cast %x : (tensor<1x1x4x4xui8>) -> tensor<1x1x4x4xf16>
+// CHECK-NEXT:    %[[P:.*]] = graph.max_pool %[[F]] {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf16>) -> tensor<1x1x2x2xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.cast %[[P]] : (tensor<1x1x2x2xf16>) -> tensor<1x1x2x2xui8>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @max_pool_ui8(%x: tensor<1x1x4x4xui8>) -> tensor<1x1x2x2xui8> {
+  %0 = graph.max_pool %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xui8>) -> tensor<1x1x2x2xui8>
+  func.return %0 : tensor<1x1x2x2xui8>
+}
+
+// -----
+
+// 16-bit integers go through f32; a float pool is left alone.
+// CHECK-LABEL: func.func @max_pool_i16
+// CHECK-NEXT:    graph.cast %x : (tensor<1x1x2x2xi16>) -> tensor<1x1x2x2xf32>
+// CHECK-LABEL: func.func @max_pool_f16
+// CHECK-NEXT:    graph.max_pool %x
+func.func @max_pool_i16(%x: tensor<1x1x2x2xi16>) -> tensor<1x1x1x1xi16> {
+  %0 = graph.max_pool %x {kernel = array<i64: 2, 2>} : (tensor<1x1x2x2xi16>) -> tensor<1x1x1x1xi16>
+  func.return %0 : tensor<1x1x1x1xi16>
+}
+func.func @max_pool_f16(%x: tensor<1x1x2x2xf16>) -> tensor<1x1x1x1xf16> {
+  %0 = graph.max_pool %x {kernel = array<i64: 2, 2>} : (tensor<1x1x2x2xf16>) -> tensor<1x1x1x1xf16>
+  func.return %0 : tensor<1x1x1x1xf16>
+}
+
+// -----
+
+// A bf16 einsum computes in f32 and rounds once.
+// CHECK-LABEL: func.func @einsum_bf16
+// CHECK-NEXT:    %[[A:.*]] = graph.cast %a : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.cast %b : (tensor<3x4xbf16>) -> tensor<3x4xf32>
+// CHECK-NEXT:    %[[E:.*]] = graph.einsum %[[A]], %[[B]] {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.cast %[[E]] : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @einsum_bf16(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4xbf16> {
+  %0 = graph.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xbf16>
+  func.return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+// A rank-0 einsum operand becomes [1] under a fresh subscript (summed: one term).
+// CHECK-LABEL: func.func @einsum_scalar_operand
+// CHECK-NEXT:    %[[S:.*]] = graph.reshape %s : (tensor<f16>) -> tensor<1xf16>
+// CHECK-NEXT:    %[[E:.*]] = graph.einsum %[[S]], %b {equation = "a,i->i"} : (tensor<1xf16>, tensor<3xf16>) -> tensor<3xf16>
+// CHECK-NEXT:    func.return %[[E]]
+func.func @einsum_scalar_operand(%s: tensor<f16>, %b: tensor<3xf16>) -> tensor<3xf16> {
+  %0 = graph.einsum %s, %b {equation = ",i->i"} : (tensor<f16>, tensor<3xf16>) -> tensor<3xf16>
+  func.return %0 : tensor<3xf16>
+}

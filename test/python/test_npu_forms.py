@@ -51,3 +51,15 @@ def test_einsum_with_a_scalar_operand():
                helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])])
     compare(m, {"s": np.array(1.5, np.float32), "x": RNG.standard_normal((3, 4)).astype(np.float32)})
+
+
+def test_grouped_conv_whose_group_does_not_fit_the_weight_buffer_twice():
+    """AlexNet's conv2: 2 groups of 128 output channels over 48 x 5 x 5 inputs, 307,200 bytes
+    of fp16 weights per group: chunks of 32 output channels within a group."""
+    w = (RNG.standard_normal((256, 48, 5, 5)) / 40).astype(np.float32)
+    b = RNG.standard_normal(256).astype(np.float32)
+    m = model([helper.make_node("Conv", ["x", "w", "b"], ["y"], group=2, kernel_shape=[5, 5], pads=[2, 2, 2, 2])],
+              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 96, 6, 6])],
+              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256, 6, 6])],
+              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    compare(m, {"x": RNG.standard_normal((1, 96, 6, 6)).astype(np.float32)})

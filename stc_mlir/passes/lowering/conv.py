@@ -7,8 +7,10 @@ tile is one command with the op's W padding and its own H padding (TreeWalker: e
 input derived backwards from its output). Neighbouring tiles overlap by the window's halo.
 
 Conv weights go to the weight buffer: all at once if they fit, else in chunks of output
-channels (multiples of the 32 N lanes, or of the group size), two chunks in flight (the
-next loads while the current computes). When even one 32-channel chunk of all input
+channels (multiples of the 32 N lanes, or of the group size; a divisor of the group size
+when not even one group fits twice: AlexNet's 128-channel groups of 48 x 5 x 5 weights, each
+chunk a plain conv over its group's input channels), two chunks in flight (the next loads
+while the current computes). When even one 32-channel chunk of all input
 channels does not fit twice, the input channels are cut too (multiples of the 16 K
 lanes): the partial sums of a tile accumulate in fp32 in L1 (`residual` of the next
 step), bias and residual are added by the first step, the activation by the last, and the
@@ -64,10 +66,12 @@ class ConvRule(Rule):
             oc = groups * self.og
             if oc >= step:
                 oc -= oc % step
+            if oc == 0:  # not even one group twice: chunks of a group's output channels
+                oc = max((d for d in range(1, self.og + 1) if self.og % d == 0
+                          and 2 * per_o * d <= budget), key=lambda d: (d % 32 == 0, d), default=0)
             if oc == 0:
-                raise LoweringError(f"a group of {self.og} output channels needs "
-                                    f"{2 * per_o * self.og:,} bytes of weight buffer for two "
-                                    f"chunks, {budget:,} are free")
+                raise LoweringError(f"one output channel of a group needs {2 * per_o:,} bytes of "
+                                    f"weight buffer for two chunks, {budget:,} are free")
             self.oc, self.kc = oc, self.cg
             return
         self.oc, self.kc = weight_chunks(self.o, self.cg, window, budget, "input channel")
@@ -124,7 +128,7 @@ class ConvRule(Rule):
         em.emit(core, "conv2d", input=x, weight=w, output=out if last else acc.ref(out_box),
                 strides=self.strides, pads=(top, self.pads[1], bottom, self.pads[3]),
                 dilations=self.dilations,
-                groups=(o1 - o0) // self.og if self.groups > 1 else 1,
+                groups=max(1, (o1 - o0) // self.og) if self.groups > 1 else 1,
                 act=self.act if last else "none", **operands)
 
 

@@ -206,3 +206,84 @@ def check_arrays(arrays: Mapping[str, object], fp16_names: Iterable[str], allow:
              if name in wanted and (o := overflow("input", name, np.asarray(a))) is not None]
     return _report(found, f"{where}: " if where else "", allow)
 
+
+
+@dataclass(frozen=True)
+class ActivationOverflow:
+    """The first graph op whose result leaves fp16's range: `largest` is the largest
+    magnitude it computes from its (fp16) operands in fp32 (inf if even fp32 overflows, nan
+    if the op makes NaN from finite operands: log or sqrt of a negative...)."""
+
+    op: str  # e.g. "graph.conv2d 'conv2_1'"
+    largest: float
+
+    def __str__(self) -> str:
+        if np.isnan(self.largest):
+            return f"{self.op} makes NaN from finite operands"
+        return (f"{self.op} computes values up to {self.largest:.3g} (fp16 holds up to {FP16_MAX:g}): "
+                f"they become inf, and inf - inf or 0 * inf downstream NaN")
+
+
+class _Found(Exception):
+    pass
+
+
+def first_overflow(module, inputs: Mapping[str, np.ndarray]) -> ActivationOverflow | None:
+    """Where an fp16 graph-level `module` first leaves fp16's range on `inputs`: the first
+    graph op (in graph order, with the reference interpreter) whose result has an inf or a
+    NaN while its operands are finite; None if every value stays finite. What to tell a
+    user whose outputs are inf or NaN: the compiler computed what the model says, in fp16."""
+    from stc_mlir import reference
+
+    def finite(a) -> bool:
+        a = np.asarray(a)
+        return not np.issubdtype(a.dtype, np.floating) or bool(np.isfinite(a).all())
+
+    f = reference.find_function(module)
+    env_of: dict = {arg: np.asarray(inputs[name]) for name, arg in zip(reference.input_names(f), f.args)
+                    if name in inputs}
+
+    def observe(value, array) -> None:
+        env_of[value] = array
+        if finite(array):
+            return
+        op = value.owner
+        operands = [env_of.get(v) for v in op.operands]
+        if not all(a is None or finite(a) for a in operands):
+            return  # (unreachable: an operand's op would have been reported first)
+        raise _Found(value, op)
+
+    try:
+        with np.errstate(all="ignore"):
+            reference.run(module, inputs, observe=observe)
+    except _Found as found:
+        value, op = found.args
+        return ActivationOverflow(f"{op.name} '{value.name_hint or '?'}'", _fp32_largest(op, value, env_of))
+    return None
+
+
+def _fp32_largest(op, value, env_of) -> float:
+    """The op recomputed with float operands in fp32: how far beyond fp16 it goes."""
+    from stc_mlir import reference
+
+    kernel = reference.KERNELS.get(type(op))
+    args = []
+    for v in op.operands:
+        a = env_of.get(v)
+        if a is None:
+            owner = v.owner
+            a = owner.numpy() if hasattr(owner, "numpy") else None
+        if a is None:
+            return float("inf")
+        a = np.asarray(a)
+        args.append(a.astype(np.float32) if a.dtype == np.float16 else a)
+    if kernel is None:
+        return float("inf")
+    with np.errstate(all="ignore"):
+        result = kernel(op, args, op.props())
+    out = np.asarray(result[op.results.index(value)] if isinstance(result, list | tuple) else result)
+    if not np.issubdtype(out.dtype, np.floating):
+        return float("inf")
+    if np.isnan(out).any() and not np.isinf(out).any() and np.abs(out[np.isfinite(out)]).max(initial=0) < 65520:
+        return float("nan")
+    return float(np.abs(out).max())

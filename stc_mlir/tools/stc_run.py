@@ -135,6 +135,7 @@ class Job:
     inputs: dict
     golden: Callable[[dict], dict] | None = None  # inputs -> {output name: array}
     golden_name: str = ""
+    graph: Callable[[], object] | None = None  # the fp16 graph-level module again (diagnosing NaN)
 
 
 def _kind(spec: str) -> str:
@@ -280,7 +281,7 @@ def _builtin_job(args, name: str) -> Job:
     title = (f"{name} batch {batch}" + "".join(f" {k}={v}" for k, v in options.items())
              + f", {_schedule_name(pipeline)}")
     return Job(title, _program(args, module), models.example_inputs(name, proto), _onnx_golden(lambda: proto),
-               "onnxruntime")
+               "onnxruntime", lambda: import_onnx(proto))
 
 
 def _schedule_name(pipeline) -> str:
@@ -304,7 +305,7 @@ def _onnx_job(args, path: str) -> Job:
     program = _program(args, module)
     title = f"{path}, {_schedule_name(pipeline)}"
     return Job(title, program, _random_inputs(program), _onnx_golden(lambda: model.onnx_model(args.batch)),
-               "onnxruntime")
+               "onnxruntime", lambda: model.graph_module(args.batch))
 
 
 def _mlir_job(args, path: str) -> Job:
@@ -386,6 +387,15 @@ def _check(job: Job, outputs: dict, progress: ConsoleProgress) -> bool:
         passed = cos >= compare.MIN_COSINE
         ok &= passed
         print(f"  {name}: cosine {cos:.6f}  max relative error {rel:.3g}  {'ok' if passed else 'FAIL'}")
+    import numpy as np
+
+    if job.graph is not None and not all(np.isfinite(np.asarray(v, np.float32)).all() for v in outputs.values()):
+        from stc_mlir import fp16_range
+
+        with _stage(progress, "find where the values leave fp16's range (reference interpreter)"):
+            found = fp16_range.first_overflow(job.graph(), job.inputs)
+        if found is not None:
+            print(f"  fp16 overflow: {found}")
     return ok
 
 

@@ -107,3 +107,41 @@ def test_float32_import_keeps_the_mask_value():
     module = import_onnx(xlnet_style(), dtype="float32")
     values = {float(op.numpy()) for op in module.walk() if op.name == "graph.constant" and op.numpy().size == 1}
     assert any(v == pytest.approx(1e30, rel=1e-6) for v in values)
+
+
+def growing(weight: float):
+    """|x| through two 300 x 300 MatMuls of constant weights (constant fills, as the onnx
+    package's light zoo graphs have): the values grow 300 * weight per layer."""
+    w = numpy_helper.from_array(np.full((300, 300), weight, np.float32), "w")
+    nodes = [helper.make_node("Abs", ["x"], ["a0"]),
+             helper.make_node("MatMul", ["a0", "w"], ["h1"], name="layer1"),
+             helper.make_node("Relu", ["h1"], ["a1"]),
+             helper.make_node("MatMul", ["a1", "w"], ["h2"], name="layer2"),
+             helper.make_node("Softmax", ["h2"], ["y"])]
+    graph = helper.make_graph(nodes, "deep", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 300])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 300])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_first_overflow_names_the_op_and_its_fp32_magnitude():
+    """Inputs of 1 through weights of 1: the second MatMul reaches 300 * 300 = 90,000."""
+    module = import_onnx(growing(1.0), dtype="float16")
+    feeds = {"x": np.full((1, 300), 1.0, np.float32)}
+    with np.errstate(all="ignore"):
+        assert np.isnan(reference.run(module, feeds)[0].astype(np.float32)).all()  # what a user sees
+    found = fp16_range.first_overflow(module, feeds)
+    assert found is not None and found.op == "graph.matmul 'h2'"
+    assert found.largest == pytest.approx(90000.0, rel=1e-3)
+    assert "computes values up to 9e+04 (fp16 holds up to 65504)" in str(found)
+    assert fp16_range.first_overflow(module, {"x": np.full((1, 300), 1e-3, np.float32)}) is None
+
+
+def test_stc_run_check_names_the_op_that_overflows(tmp_path, capsys):
+    from stc_mlir.tools.stc_run import main
+
+    path = tmp_path / "deep.onnx"
+    path.write_bytes(growing(2.0).SerializeToString())
+    assert main([str(path), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "y: cosine nan" in out
+    assert "fp16 overflow: graph.matmul 'h2' computes values up to" in out

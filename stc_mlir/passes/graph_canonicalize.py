@@ -20,6 +20,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import BFloat16Type, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -105,6 +106,71 @@ class FoldConstants(RewritePattern):
         reference.run_ops([op], env)
         new_ops = [g.ConstantOp.from_numpy(env[r]) for r in op.results]
         rewriter.replace(op, new_ops, [c.output for c in new_ops])
+
+
+def _has_no_elements(value: SSAValue) -> bool:
+    shape = g.shape_of(value.type)  # type: ignore[arg-type]
+    return len(shape) > 0 and 0 in shape
+
+
+def empty_fold(op: Operation) -> list[g.ConstantOp] | None:
+    """Constants for the results of a graph op that computes nothing from data: a result
+    has no elements, or every non-constant operand has none (a reduction over an empty axis
+    gives its identity); None for any other op. The reference kernels run on the (empty)
+    operands."""
+    if not isinstance(op, g.GraphOp) or isinstance(op, g.ConstantOp) or type(op) not in reference.KERNELS:
+        return None
+    data = [v for v in op.operands if constant_of(v) is None]
+    if not (any(_has_no_elements(r) for r in op.results) or (data and all(_has_no_elements(v) for v in data))):
+        return None
+    env = {v: (c.numpy() if (c := constant_of(v)) is not None
+               else np.zeros(g.shape_of(v.type), g.numpy_dtype(v.type.element_type)))  # type: ignore[attr-defined,arg-type]
+           for v in op.operands}
+    reference.run_ops([op], env)
+    constants = []
+    for r in op.results:
+        constants.append(const := g.ConstantOp.from_numpy(np.ascontiguousarray(env[r])))
+        const.output.name_hint = r.name_hint
+    return constants
+
+
+class FoldEmpty(RewritePattern):
+    """An op that computes nothing from data (`empty_fold`) becomes constants: ONNX's
+    empty-tensor cases (a Concat with an empty part, a ReduceSum over a zero-length axis)
+    leave nothing for the npu to compute, and no later pass sees an empty tensor."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        constants = empty_fold(op)
+        if constants is not None:
+            rewriter.replace(op, constants, [c.output for c in constants])
+
+
+def split_to_slices(op: g.SplitOp) -> list[tuple[SSAValue, g.SliceOp]]:
+    """One graph.slice of `op`'s input per used result of a graph.split (not inserted)."""
+    p = op.props()
+    parts = []
+    start = 0
+    for r, size in zip(op.results, p["sizes"]):  # type: ignore[call-overload]
+        if r.uses:
+            part = g.SliceOp.make(op.input, starts=(start,), ends=(start + size,), axes=(p["axis"],))
+            part.output.name_hint = r.name_hint
+            parts.append((r, part))
+        start += size
+    return parts
+
+
+class SplitToSlices(RewritePattern):
+    """graph.split -> one graph.slice per used result: every later op (and every schedule
+    item) has one result, and an unused part costs nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.SplitOp, rewriter: PatternRewriter, /):
+        parts = split_to_slices(op)
+        for _, part in parts:
+            rewriter.insert(part, InsertPoint.before(op))
+        for r, part in parts:
+            r.replace_all_uses_with(part.output)
+        rewriter.erase(op)
 
 
 class FoldBatchNormIntoConv(RewritePattern):
@@ -480,7 +546,7 @@ class WideEinsum(RewritePattern):
 class GraphCanonicalize(ModulePass):
     """Fold BatchNorm into convs (elsewhere: a per-channel scale and shift), give scalar-index
     gathers a one-element index, decompose Gemm and Sum, fuse exported GELU, drop identities,
-    fold constants, remove dead ops; reversing slices become gathers, integer max pools and
+    fold constants and ops on empty tensors, split into slices, remove dead ops; reversing slices become gathers, integer max pools and
     bf16 einsums computed in a float type the npu units take.
 
     `fold_limit` (bytes) caps the constants that folding may create (layout changes of
@@ -494,6 +560,8 @@ class GraphCanonicalize(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns: list[RewritePattern] = [
             FoldConstants(self.fold_limit),
+            FoldEmpty(),
+            SplitToSlices(),
             RemoveIdentity(),
             ComposeLayoutChains(),
             FoldBatchNormIntoConv(),

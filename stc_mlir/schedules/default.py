@@ -16,12 +16,13 @@ fewest row stripes that fit (`split_rows`), joined by a concat along the rows. G
 manual schedule are never re-cut: `schedule-verify` reports one that does not fit.
 
 An op whose result has no elements, or whose non-constant operands all have none (a
-reduction over an empty axis gives its identity), computes nothing from data: it becomes
-a `graph.constant` first (`fold_empty`), so no item holds an empty tensor.
+reduction over an empty axis gives its identity), computes nothing from data:
+graph-canonicalize made it a `graph.constant` (`fold_empty` does it again for graphs
+scheduled by hand without that pass), so no item holds an empty tensor.
 
 A group has one output, so a top-level op with several results is first made into
 one-result items (`one_result_items`): a graph.split into one graph.slice per result that
-is used, any other (TopK's values and indices, NonMaxSuppression's rows and count) into a
+is used (as graph-canonicalize does), any other (TopK's values and indices, NonMaxSuppression's rows and count) into a
 one-op group per used result, each holding its own copy of the op (the lowering computes
 only that result's command; a model using both results of a TopK sorts twice).
 """
@@ -30,11 +31,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
-from stc_mlir import reference
 from stc_mlir import target as targets
 from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
@@ -53,6 +52,7 @@ from stc_mlir.graph_schedule import (  # the group helpers the manual API builds
     split_group,
     split_rows,
 )
+from stc_mlir.passes.graph_canonicalize import empty_fold, split_to_slices
 from stc_mlir.passes.schedule_verify import analyse, body_peak, fewest_stripes, fmt
 
 
@@ -84,25 +84,14 @@ def default_schedule(mod, batch: int | None = None, *, target: str | targets.Tar
 
 def fold_empty(f: func.FuncOp) -> None:
     """Replace the top-level graph ops that compute nothing from data (see the module doc)
-    by constants, with the reference kernels on the (empty) operands."""
-    def empty(v) -> bool:
-        shape = g.shape_of(v.type)
-        return len(shape) > 0 and 0 in shape
-
+    by constants (graph-canonicalize's `empty_fold`; here for graphs scheduled by hand
+    without that pass)."""
     for op in list(f.body.block.ops):
-        if isinstance(op, s.ScheduledItem | g.ConstantOp) or not op.name.startswith("graph."):
+        if isinstance(op, s.ScheduledItem) or (constants := empty_fold(op)) is None:
             continue
-        data = [v for v in op.operands if not isinstance(v.owner, g.ConstantOp)]
-        if not (any(empty(r) for r in op.results) or (data and all(empty(v) for v in data))):
-            continue
-        env = {v: (v.owner.numpy() if isinstance(v.owner, g.ConstantOp)
-                   else np.zeros(g.shape_of(v.type), g.numpy_dtype(v.type.element_type)))
-               for v in op.operands}
-        reference.run_ops([op], env)
-        for r in op.results:
-            const = g.ConstantOp.from_numpy(np.ascontiguousarray(env[r]))
-            const.output.name_hint = r.name_hint
+        for const in constants:
             f.body.block.insert_op_before(const, op)
+        for r, const in zip(op.results, constants):
             r.replace_all_uses_with(const.output)
         op.detach()
         op.erase()
@@ -128,16 +117,10 @@ def one_result_ops(f: func.FuncOp) -> list[tuple[Operation, SSAValue]]:
     for op in list(f.body.block.ops):
         if isinstance(op, s.ScheduledItem | g.ConstantOp) or len(op.results) < 2 or not op.name.startswith("graph."):
             continue
-        if isinstance(op, g.SplitOp):
-            p = op.props()
-            start = 0
-            for r, size in zip(op.results, p["sizes"]):  # type: ignore[call-overload]
-                if r.uses:
-                    part = g.SliceOp.make(op.input, starts=(start,), ends=(start + size,), axes=(p["axis"],))
-                    f.body.block.insert_op_before(part, op)
-                    part.output.name_hint = r.name_hint
-                    r.replace_all_uses_with(part.output)
-                start += size
+        if isinstance(op, g.SplitOp):  # (graph-canonicalize did it unless scheduled by hand)
+            for r, part in split_to_slices(op):
+                f.body.block.insert_op_before(part, op)
+                r.replace_all_uses_with(part.output)
         else:
             for i, r in enumerate(op.results):
                 if not r.uses:

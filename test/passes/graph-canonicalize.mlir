@@ -419,3 +419,26 @@ func.func @einsum_scalar_operand(%s: tensor<f16>, %b: tensor<3xf16>) -> tensor<3
   %0 = graph.einsum %s, %b {equation = ",i->i"} : (tensor<f16>, tensor<3xf16>) -> tensor<3xf16>
   func.return %0 : tensor<3xf16>
 }
+
+// -----
+
+// A split becomes one slice per used result (the middle part is unused: no slice).
+// CHECK-LABEL: func.func @split_to_slices
+// CHECK-NEXT:    %[[A:.*]] = graph.slice %x {starts = array<i64: 0>, ends = array<i64: 3>, axes = array<i64: 1>} : (tensor<2x11xf16>) -> tensor<2x3xf16>
+// CHECK-NEXT:    %[[C:.*]] = graph.slice %x {starts = array<i64: 8>, ends = array<i64: 11>, axes = array<i64: 1>} : (tensor<2x11xf16>) -> tensor<2x3xf16>
+// CHECK-NEXT:    func.return %[[A]], %[[C]]
+func.func @split_to_slices(%x: tensor<2x11xf16>) -> (tensor<2x3xf16>, tensor<2x3xf16>) {
+  %a, %b, %c = graph.split %x {axis = 1 : i64, sizes = array<i64: 3, 5, 3>} : (tensor<2x11xf16>) -> (tensor<2x3xf16>, tensor<2x5xf16>, tensor<2x3xf16>)
+  func.return %a, %c : tensor<2x3xf16>, tensor<2x3xf16>
+}
+
+// -----
+
+// A reduction over an empty axis computes nothing from data: its identity, as a constant.
+// CHECK-LABEL: func.func @empty_reduce
+// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<0.000000e+00> : tensor<2x1xf16>
+// CHECK-NEXT:    func.return %[[Z]]
+func.func @empty_reduce(%x: tensor<2x0xf16>) -> tensor<2x1xf16> {
+  %0 = graph.reduce_sum %x {axes = array<i64: 1>} : (tensor<2x0xf16>) -> tensor<2x1xf16>
+  func.return %0 : tensor<2x1xf16>
+}

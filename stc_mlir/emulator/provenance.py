@@ -33,14 +33,14 @@ class Provenance:
     def __init__(self, program: Program, tracker: HazardTracker):
         self.program = program
         self.tracker = tracker
-        # per core, the tracker code each command wrote with (0: not started)
-        self.codes = {core: np.zeros(len(stream), dtype=np.int64)
-                      for core, stream in program.cores.items()}
+        # per core, the tracker code each command wrote with (0: not started); Python
+        # lists: one scalar store and a few loads per command, no numpy scalars
+        self.codes = {core: [0] * len(stream) for core, stream in program.cores.items()}
 
-    def check(self, task: _Task) -> None:
-        """Note `task`'s writer code, then check its reads (before its writes land)."""
-        tid = task.tid
-        self.codes[task.core][task.index] = (int(self.tracker.vc[tid, tid]) << HazardTracker.TID_BITS) | tid
+    def check(self, task: _Task, epoch: int) -> None:
+        """Note `task`'s writer code (`epoch`: its thread's), then check its reads (before
+        its writes land)."""
+        self.codes[task.core][task.index] = (epoch << HazardTracker.TID_BITS) | task.tid
         expects = task.cmd.expects
         if not expects:
             return
@@ -48,13 +48,18 @@ class Provenance:
             writers = expects.get(slot)
             if writers is None or mem.code is None:
                 continue
+            if HOST in writers and not _commands_wrote(mem, fp.base, fp.base + fp.span):
+                continue  # only the host wrote these bytes (or nobody: the tracker's case)
             codes = mem.codes(fp)
             if len(writers) == 1:  # the common case: one comparison
                 if not (codes != self._code(writers[0])).any():
                     continue
                 bad = codes != self._code(writers[0])
             else:
-                bad = ~np.isin(codes, [self._code(w) for w in writers])
+                # the codes' own int32 (a list of Python ints would make numpy compare in
+                # int64, converting every code); sorting beats isin's loop of comparisons
+                allowed = np.array([self._code(w) for w in writers], dtype=codes.dtype)
+                bad = ~np.isin(codes, allowed, kind="sort")
             bad &= codes != 0  # never written: the tracker's uninitialised read
             if bad.any():
                 self._fail(task, slot, mem, fp, codes, bad, writers)
@@ -62,7 +67,7 @@ class Provenance:
     def _code(self, writer: tuple[int, int]) -> int:
         if writer == HOST:
             return HazardTracker.HOST_CODE
-        return int(self.codes[writer[0]][writer[1]]) or -1  # not started: matches nothing
+        return self.codes[writer[0]][writer[1]] or -1  # not started: matches nothing
 
     def _fail(self, task: _Task, slot: str, mem: Memory, fp, codes: np.ndarray,
               bad: np.ndarray, writers: tuple[tuple[int, int], ...]) -> None:
@@ -79,3 +84,9 @@ class Provenance:
             "provenance", f"{prog.where(task.core, task.index)} reads {slot} @{tile.buffer} "
             f"at {mem.name}+{addr:#x}, last written by {actual}; {expected}",
             task.core, task.index, addr)
+
+
+def _commands_wrote(mem: Memory, lo: int, hi: int) -> bool:
+    """Whether any command may have written bytes [lo, hi) of `mem` (from the hull of each
+    writing thread's writes; the host's writes are not in it)."""
+    return any(wlo < hi and whi > lo for _, wlo, whi in mem.writers.values())

@@ -418,9 +418,11 @@ class Simulator:
         ins: dict[str, np.ndarray] = {}
         outs: dict[str, np.ndarray] = {}
         numerics = self.numerics
-        if self.provenance is not None:
-            self.provenance.check(task)
-        seen = self.tracker.vc[task.tid].tolist() if self.check_hazards else None  # its clock
+        seen = None
+        if self.check_hazards:
+            seen = self.tracker.vc[task.tid].tolist()  # its clock
+            if self.provenance is not None:
+                self.provenance.check(task, seen[task.tid])
         for accesses, views, check, count in (
             (task.reads, ins, self.tracker.read, self.report.bytes_read),
             (task.writes, outs, self.tracker.write, self.report.bytes_written),

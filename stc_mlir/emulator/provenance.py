@@ -56,10 +56,7 @@ class Provenance:
                     continue
                 bad = codes != self._code(writers[0])
             else:
-                # the codes' own int32 (a list of Python ints would make numpy compare in
-                # int64, converting every code); sorting beats isin's loop of comparisons
-                allowed = np.array([self._code(w) for w in writers], dtype=codes.dtype)
-                bad = ~np.isin(codes, allowed, kind="sort")
+                bad = _outside(codes, [self._code(w) for w in writers])
             bad &= codes != 0  # never written: the tracker's uninitialised read
             if bad.any():
                 self._fail(task, slot, mem, fp, codes, bad, writers)
@@ -90,3 +87,33 @@ def _commands_wrote(mem: Memory, lo: int, hi: int) -> bool:
     """Whether any command may have written bytes [lo, hi) of `mem` (from the hull of each
     writing thread's writes; the host's writes are not in it)."""
     return any(wlo < hi and whi > lo for _, wlo, whi in mem.writers.values())
+
+
+def _outside(codes: np.ndarray, allowed: list[int]) -> np.ndarray:
+    """Where `codes` is none of `allowed` (a bool array of `codes`' shape).
+
+    The writers a read expects are mostly consecutive commands of one thread (the chunks of
+    a matrix product writing one output tile): consecutive epochs of one thread, so codes
+    `TID_BITS` apart. Each such run [lo, hi] is one range test on `codes - lo` (in range and
+    of that thread: a multiple of 1 << TID_BITS), a few passes over the codes however many
+    writers it holds (numpy's isin sorts, or loops over the values, or builds a table)."""
+    step = 1 << HazardTracker.TID_BITS
+    runs: list[list[int]] = []
+    for code in sorted(set(allowed), key=lambda c: (c & (step - 1), c)):  # by thread, epoch
+        if runs and code == runs[-1][1] + step:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    bad: np.ndarray | None = None
+    for lo, hi in runs:
+        if lo == hi:
+            out = codes != lo
+        else:
+            d = codes - lo  # int32 like the codes (a Python int does not widen them)
+            out = d.view(np.uint32) > hi - lo  # below lo: negative, so huge as unsigned
+            out |= (d & (step - 1)) != 0  # another thread's code inside the range
+        if bad is None:
+            bad = out
+        else:
+            bad &= out
+    return np.ones(codes.shape, dtype=bool) if bad is None else bad  # none expected: all bad

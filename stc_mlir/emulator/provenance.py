@@ -37,20 +37,19 @@ class Provenance:
         # lists: one scalar store and a few loads per command, no numpy scalars
         self.codes = {core: [0] * len(stream) for core, stream in program.cores.items()}
 
-    def check(self, task: _Task, epoch: int) -> None:
+    def check(self, task: _Task, epoch: int, codes: list[np.ndarray]) -> None:
         """Note `task`'s writer code (`epoch`: its thread's), then check its reads (before
-        its writes land)."""
+        its writes land; `codes`: the writer codes of each, `Memory.codes`)."""
         self.codes[task.core][task.index] = (epoch << HazardTracker.TID_BITS) | task.tid
         expects = task.cmd.expects
         if not expects:
             return
-        for slot, mem, fp, _, _ in task.reads:  # type: ignore[union-attr]
+        for (slot, mem, fp, _, _), codes in zip(task.reads, codes):  # type: ignore[union-attr]
             writers = expects.get(slot)
-            if writers is None or mem.code is None:
+            if writers is None:
                 continue
             if HOST in writers and not _commands_wrote(mem, fp.base, fp.base + fp.span):
                 continue  # only the host wrote these bytes (or nobody: the tracker's case)
-            codes = mem.codes(fp)
             if len(writers) == 1:  # the common case: one comparison
                 if not (codes != self._code(writers[0])).any():
                     continue

@@ -259,10 +259,11 @@ class HazardTracker:
     # --- accesses
 
     def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
-             seen: list[int] | None = None) -> None:
-        """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list, if
-        the caller has it)."""
-        codes = mem.codes(fp)
+             seen: list[int] | None = None, codes: np.ndarray | None = None) -> None:
+        """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list,
+        `codes`: `mem.codes(fp)`, if the caller has them)."""
+        if codes is None:
+            codes = mem.codes(fp)
         if (codes.size < mem.BLOCK or not mem.hull_written(fp)) and codes.min() == 0:
             addr = fp.address(codes == 0, mem.granule)
             raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "

@@ -33,28 +33,29 @@ class Provenance:
     def __init__(self, program: Program, tracker: HazardTracker):
         self.program = program
         self.tracker = tracker
-        # per core, the tracker code each command wrote with (0: not started)
-        self.codes = {core: np.zeros(len(stream), dtype=np.int64)
-                      for core, stream in program.cores.items()}
+        # per core, the tracker code each command wrote with (0: not started); Python
+        # lists: one scalar store and a few loads per command, no numpy scalars
+        self.codes = {core: [0] * len(stream) for core, stream in program.cores.items()}
 
-    def check(self, task: _Task) -> None:
-        """Note `task`'s writer code, then check its reads (before its writes land)."""
-        tid = task.tid
-        self.codes[task.core][task.index] = (int(self.tracker.vc[tid, tid]) << HazardTracker.TID_BITS) | tid
+    def check(self, task: _Task, epoch: int, codes: list[np.ndarray]) -> None:
+        """Note `task`'s writer code (`epoch`: its thread's), then check its reads (before
+        its writes land; `codes`: the writer codes of each, `Memory.codes`)."""
+        self.codes[task.core][task.index] = (epoch << HazardTracker.TID_BITS) | task.tid
         expects = task.cmd.expects
         if not expects:
             return
-        for slot, mem, fp, _, _ in task.reads:  # type: ignore[union-attr]
+        for (slot, mem, fp, _, _), codes in zip(task.reads, codes):  # type: ignore[union-attr]
             writers = expects.get(slot)
-            if writers is None or mem.code is None:
+            if writers is None:
                 continue
-            codes = mem.codes(fp)
+            if HOST in writers and not _commands_wrote(mem, fp.base, fp.base + fp.span):
+                continue  # only the host wrote these bytes (or nobody: the tracker's case)
             if len(writers) == 1:  # the common case: one comparison
                 if not (codes != self._code(writers[0])).any():
                     continue
                 bad = codes != self._code(writers[0])
             else:
-                bad = ~np.isin(codes, [self._code(w) for w in writers])
+                bad = _outside(codes, [self._code(w) for w in writers])
             bad &= codes != 0  # never written: the tracker's uninitialised read
             if bad.any():
                 self._fail(task, slot, mem, fp, codes, bad, writers)
@@ -62,7 +63,7 @@ class Provenance:
     def _code(self, writer: tuple[int, int]) -> int:
         if writer == HOST:
             return HazardTracker.HOST_CODE
-        return int(self.codes[writer[0]][writer[1]]) or -1  # not started: matches nothing
+        return self.codes[writer[0]][writer[1]] or -1  # not started: matches nothing
 
     def _fail(self, task: _Task, slot: str, mem: Memory, fp, codes: np.ndarray,
               bad: np.ndarray, writers: tuple[tuple[int, int], ...]) -> None:
@@ -79,3 +80,39 @@ class Provenance:
             "provenance", f"{prog.where(task.core, task.index)} reads {slot} @{tile.buffer} "
             f"at {mem.name}+{addr:#x}, last written by {actual}; {expected}",
             task.core, task.index, addr)
+
+
+def _commands_wrote(mem: Memory, lo: int, hi: int) -> bool:
+    """Whether any command may have written bytes [lo, hi) of `mem` (from the hull of each
+    writing thread's writes; the host's writes are not in it)."""
+    return any(wlo < hi and whi > lo for _, wlo, whi in mem.writers.values())
+
+
+def _outside(codes: np.ndarray, allowed: list[int]) -> np.ndarray:
+    """Where `codes` is none of `allowed` (a bool array of `codes`' shape).
+
+    The writers a read expects are mostly consecutive commands of one thread (the chunks of
+    a matrix product writing one output tile): consecutive epochs of one thread, so codes
+    `TID_BITS` apart. Each such run [lo, hi] is one range test on `codes - lo` (in range and
+    of that thread: a multiple of 1 << TID_BITS), a few passes over the codes however many
+    writers it holds (numpy's isin sorts, or loops over the values, or builds a table)."""
+    step = 1 << HazardTracker.TID_BITS
+    runs: list[list[int]] = []
+    for code in sorted(set(allowed), key=lambda c: (c & (step - 1), c)):  # by thread, epoch
+        if runs and code == runs[-1][1] + step:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    bad: np.ndarray | None = None
+    for lo, hi in runs:
+        if lo == hi:
+            out = codes != lo
+        else:
+            d = codes - lo  # int32 like the codes (a Python int does not widen them)
+            out = d.view(np.uint32) > hi - lo  # below lo: negative, so huge as unsigned
+            out |= (d & (step - 1)) != 0  # another thread's code inside the range
+        if bad is None:
+            bad = out
+        else:
+            bad &= out
+    return np.ones(codes.shape, dtype=bool) if bad is None else bad  # none expected: all bad

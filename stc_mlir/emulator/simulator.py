@@ -418,19 +418,32 @@ class Simulator:
         ins: dict[str, np.ndarray] = {}
         outs: dict[str, np.ndarray] = {}
         numerics = self.numerics
-        if self.provenance is not None:
-            self.provenance.check(task)
-        seen = self.tracker.vc[task.tid].tolist() if self.check_hazards else None  # its clock
-        for accesses, views, check, count in (
-            (task.reads, ins, self.tracker.read, self.report.bytes_read),
-            (task.writes, outs, self.tracker.write, self.report.bytes_written),
-        ):
-            for slot, mem, fp, tile, nbytes in accesses:  # type: ignore[union-attr]
-                if mem.code is not None:
-                    check(mem, fp, task.tid, task.core, task.index, seen)
-                if numerics:
-                    views[slot] = mem.view(fp.base, tile)
-                count[mem.level] += nbytes
+        reads, writes, tid = task.reads, task.writes, task.tid
+        assert reads is not None and writes is not None
+        bytes_read, bytes_written = self.report.bytes_read, self.report.bytes_written
+        if self.check_hazards:  # every memory keeps writer codes
+            tracker, core, index = self.tracker, task.core, task.index
+            seen = tracker.vc[tid].tolist()  # its clock
+            codes = [mem.codes(fp) for _, mem, fp, _, _ in reads]  # one view each, for both checks
+            if self.provenance is not None:
+                self.provenance.check(task, seen[tid], codes)
+            # each access counted once checked (a hazard's partial report counts those before it)
+            for (_, mem, fp, _, nbytes), at in zip(reads, codes):
+                tracker.read(mem, fp, tid, core, index, seen, at)
+                bytes_read[mem.level] += nbytes
+            for _, mem, fp, _, nbytes in writes:
+                tracker.write(mem, fp, tid, core, index, seen)
+                bytes_written[mem.level] += nbytes
+        else:
+            for _, mem, _, _, nbytes in reads:
+                bytes_read[mem.level] += nbytes
+            for _, mem, _, _, nbytes in writes:
+                bytes_written[mem.level] += nbytes
+        if numerics:
+            for slot, mem, fp, tile, _ in reads:
+                ins[slot] = mem.view(fp.base, tile)
+            for slot, mem, fp, tile, _ in writes:
+                outs[slot] = mem.view(fp.base, tile)
         if not self.numerics:
             return
 

@@ -8,6 +8,7 @@ index in the stream, text), the buffer, the bytes and the limit involved.
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from typing import Any
 
@@ -41,8 +42,59 @@ def describe_buffer(b: Buffer) -> str:
     return f"@{b.name} ({where}, {b.size} bytes{at})"
 
 
+_CHECKED = "_checked_by_check_program"
+"""A `Program`'s attribute recording what last passed `check_program`: (target,
+require_offsets, `_contents` of the program then)."""
+
+
 def check_program(program: Program, target: Target, require_offsets: bool = False) -> None:
-    """Raise `ProgramError` for the first rule `program` breaks on `target`."""
+    """Raise `ProgramError` for the first rule `program` breaks on `target`.
+
+    A program that passed for this target (with offsets required, if they are now) is not
+    checked again as long as it holds the very same buffers, semaphores, inputs, outputs and
+    commands (with the same tiles, parameters and expectations): `stcobj.load` checks a
+    program and the emulator that runs it, or runs it again, does not pay a second time.
+    Anything replaced, added or removed since (all these objects are frozen, so a change
+    replaces one) makes it check the whole program again."""
+    contents = _contents(program)
+    memo = program.__dict__.get(_CHECKED)
+    if (memo is not None and memo[0] is target and (memo[1] or not require_offsets)
+            and _same(memo[2], contents)):
+        return
+    program.__dict__.pop(_CHECKED, None)
+    _check_program(program, target, require_offsets)
+    program.__dict__[_CHECKED] = (target, require_offsets, contents)
+
+
+def _contents(program: Program) -> tuple[list[int], list[Any]]:
+    """What `check_program` reads of `program`: (sizes, the objects themselves in order);
+    two are the same program when the sizes are equal and the objects identical."""
+    sizes = [len(program.origins)]
+    refs: list[Any] = []
+    add = refs.extend
+    for d in (program.buffers, program.semaphores):
+        sizes.append(len(d))
+        add(d)
+        add(d.values())
+    for items in (program.inputs, program.outputs, program.cores):
+        sizes.append(len(items))
+        add(items)
+    for stream in program.cores.values():
+        sizes.append(len(stream))
+        for cmd in stream:
+            refs.append(cmd)
+            for d in (cmd.tiles, cmd.params, cmd.expects or {}):
+                sizes.append(len(d))
+                add(d)
+                add(d.values())
+    return sizes, refs
+
+
+def _same(a: tuple[list[int], list[Any]], b: tuple[list[int], list[Any]]) -> bool:
+    return a[0] == b[0] and len(a[1]) == len(b[1]) and all(map(operator.is_, a[1], b[1]))
+
+
+def _check_program(program: Program, target: Target, require_offsets: bool) -> None:
     for core in program.cores:
         if not 0 <= core < target.cores:
             raise ProgramError("invalid", f"core id {core} is out of range: {target.name} "

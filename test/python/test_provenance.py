@@ -162,3 +162,18 @@ def test_an_overlapping_allocation_names_both_writers(relu):
     assert str(caught.value).startswith("provenance: core 0, command #1 (npu.unary relu ")
     assert ("last written by core 0, command #3 (npu.dma @in_x[2048] " in str(caught.value)
             and "; expected the result of core 0, command #0 (npu.dma @in_x[0] " in str(caught.value))
+
+
+def test_outside_the_expected_writers_is_isin():
+    """The range test per run of consecutive epochs of one thread finds exactly the codes
+    that are none of the expected writers' (against numpy's isin), strided codes included."""
+    from stc_mlir.emulator.provenance import _outside
+
+    rng = np.random.default_rng(0)
+    for trial in range(500):
+        tids = rng.integers(1, 34, size=rng.integers(1, 4))
+        pool = [(int(e) << 8) | int(t) for t in tids for e in range(1, 12)] + [256, 0]
+        codes = rng.choice(pool, size=rng.integers(1, 200)).astype(np.int32)[:: 1 + trial % 2]
+        allowed = [int(x) for x in rng.choice(pool, size=int(rng.integers(0, 20)))]
+        allowed += [-1] if trial % 3 == 0 else []  # a writer not started yet
+        assert np.array_equal(_outside(codes, allowed), ~np.isin(codes, allowed))

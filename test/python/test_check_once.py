@@ -1,0 +1,103 @@
+"""`check_program` checks a program once: a program that passed is not checked again (so
+`stcobj.load` and the emulator running it do not both pay), unless anything it holds was
+replaced, added or removed since, or offsets are now required where they were not."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from stc_mlir.emulator import run, tile
+from stc_mlir.emulator.builder import ProgramBuilder
+from stc_mlir.isa import check
+from stc_mlir.isa.check import ProgramError, check_program
+from stc_mlir.target import load
+
+T = load("stcp920")
+
+
+def relu_program(offsets: bool = True):
+    b = ProgramBuilder("relu")
+    x = b.input("x", (64,))
+    y = b.output("y", (64,))
+    t = tile(b.buffer("t", "l1", 128, core=0), (64,))
+    loaded, done = b.semaphore("loaded"), b.semaphore("done")
+    b.add(0, "dma", src=x, dst=t, signals=[loaded])
+    b.add(0, "unary", kind="relu", input=t, output=t, waits=[loaded], signals=[done])
+    b.add(0, "dma", src=t, dst=y, waits=[done])
+    program = b.build()
+    if not offsets:
+        program.buffers["t"] = dataclasses.replace(program.buffers["t"], offset=None)
+    return program
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """How many times the whole program was really checked."""
+    count = [0]
+    real = check._check_program
+
+    def counting(*args):
+        count[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(check, "_check_program", counting)
+    return count
+
+
+def test_a_checked_program_is_not_checked_again(calls):
+    program = relu_program()
+    check_program(program, T, require_offsets=True)
+    check_program(program, T, require_offsets=True)
+    check_program(program, T)  # weaker than what it passed
+    x = np.arange(-32, 32, dtype=np.float16)
+    outputs, _ = run(program, {"x": x})
+    run(program, {"x": x}, numerics=False)
+    assert calls[0] == 1
+    assert np.array_equal(outputs["y"], np.maximum(x, 0))
+
+
+def test_a_replaced_command_is_checked(calls):
+    program = relu_program()
+    check_program(program, T, require_offsets=True)
+    relu = program.cores[0][1]
+    wide = dataclasses.replace(relu.tiles["output"], shape=(32,), strides=(1,))
+    program.cores[0][1] = dataclasses.replace(relu, tiles={**relu.tiles, "output": wide})
+    with pytest.raises(ProgramError, match=r"output tile has shape \[32\], expected \[64\]"):
+        check_program(program, T, require_offsets=True)
+    assert calls[0] == 2
+
+
+def test_a_tile_changed_in_place_is_checked(calls):
+    program = relu_program()
+    check_program(program, T)
+    tiles = program.cores[0][2].tiles
+    assert isinstance(tiles, dict)
+    tiles["src"] = dataclasses.replace(tiles["src"], offset=100)  # beyond the 128-byte buffer
+    with pytest.raises(ProgramError, match="outside buffer @t"):
+        check_program(program, T)
+    assert calls[0] == 2
+
+
+def test_added_buffers_commands_and_semaphores_are_checked(calls):
+    program = relu_program()
+    check_program(program, T)
+    program.semaphores["s"] = dataclasses.replace(program.semaphores["loaded"], name="s", init=-1)
+    with pytest.raises(ProgramError, match="negative init"):
+        check_program(program, T)
+    del program.semaphores["s"]
+    check_program(program, T)
+    program.cores[0].append(dataclasses.replace(program.cores[0][0], signals=("nowhere",)))
+    with pytest.raises(ProgramError, match="unknown semaphore @nowhere"):
+        check_program(program, T)
+    assert calls[0] == 4
+
+
+def test_offsets_required_later_are_checked(calls):
+    program = relu_program(offsets=False)
+    check_program(program, T)
+    with pytest.raises(ProgramError, match="has no offset"):
+        check_program(program, T, require_offsets=True)
+    with pytest.raises(Exception, match="has no offset"):
+        run(program, {"x": np.zeros(64, dtype=np.float16)})
+    assert calls[0] == 3

@@ -13,7 +13,7 @@ compares every graph op's result, emulator against reference (docs/compare.md). 
 
 | key | default | meaning |
 | --- | --- | --- |
-| `graph_schedule_level` | 0 | without a schedule function: 0 the default schedule (every result in DDR), 1 results in LLB where they fit, 2 in L1 where they fit, 3 the automatic search (docs/auto-schedule.md) |
+| `graph_schedule_level` | 3 | without a schedule function: 0 the default schedule (every result in DDR), 1 results in LLB where they fit, 2 in L1 where they fit, 3 the automatic search (docs/auto-schedule.md; its decision is cached on disk). Not given, level 3 gives way to 2, 1, 0 if it refuses the graph, with a `ScheduleFallbackWarning`; given, it is honoured or refused |
 | `required_pass` | [] | extra passes by kebab-case name (TensorTurbo's `FuseConvAddBnRelu` too) |
 | `disabled_pass` | [] | pipeline passes to leave out (not the lowering) |
 | `batch` | the model's | compile at this batch (every input's axis 0), handed to the schedule function |
@@ -28,6 +28,7 @@ float32 inputs and converts them), integer inputs as int64.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,18 @@ CONFIG_KEYS = ("graph_schedule_level", "required_pass", "disabled_pass", "batch"
 
 class ModelError(StcError):
     """Bad use of a Model: an unknown input or config key, a malformed shape."""
+
+
+class ScheduleFallbackWarning(UserWarning):
+    """The default graph_schedule_level refused the graph; a lower level scheduled it."""
+
+
+def _run(pipeline, module):
+    """`pipeline.run(module)`, each note of a fallback to a lower level as a warning."""
+    module = pipeline.run(module)
+    for note in pipeline.notes:
+        warnings.warn(note, ScheduleFallbackWarning, stacklevel=3)
+    return module
 
 
 def from_onnx(path_or_model: str | os.PathLike[str] | onnx.ModelProto,
@@ -178,7 +191,7 @@ class Model:
         from stc_mlir import stcobj
 
         pipeline, batch = self._pipeline(schedule, config, "compile")
-        module = pipeline.run(self.graph_module(batch))
+        module = _run(pipeline, self.graph_module(batch))
         path = os.fspath(output_file) if output_file is not None else self.default_output()
         stcobj.save(module, path)
         return path
@@ -197,7 +210,7 @@ class Model:
 
         pipeline, batch = self._pipeline(schedule, config, "compare_all")
         kept = keep_scheduled().into(pipeline)
-        program = program_from_module(pipeline.run(self.graph_module(batch)))
+        program = program_from_module(_run(pipeline, self.graph_module(batch)))
         if inputs is None:
             inputs = random_arrays({io.name: (io.shape, DTYPES[io.dtype]) for io in program.inputs})
         return compare_program(kept.module, program, {k: np.asarray(v) for k, v in inputs.items()},
@@ -206,7 +219,7 @@ class Model:
 
     def _pipeline(self, schedule, config: Mapping[str, Any], what: str):
         """(the Pipeline for `config`, the batch); every option is checked first."""
-        from stc_mlir.pipeline import DEFAULT_LEVEL, Pipeline
+        from stc_mlir.pipeline import Pipeline
 
         options = {}
         for key, value in config.items():
@@ -215,7 +228,7 @@ class Model:
                 raise ModelError(f"{what}: unknown config key '{key}'; valid keys: {', '.join(CONFIG_KEYS)}")
             options[name] = value
         batch = options.pop("batch", None)
-        level = options.pop("graph_schedule_level", DEFAULT_LEVEL)
+        level = options.pop("graph_schedule_level", None)
         return Pipeline(schedule, batch=batch, level=level, **options), batch
 
     def default_output(self) -> str:

@@ -1,6 +1,6 @@
 """The compilation pipeline: a graph-level module in, an allocated `npu.program` out.
 
-    compile_module(module, schedule=None, *, batch=None, level=0, required_pass=(), disabled_pass=())
+    compile_module(module, schedule=None, *, batch=None, level=None, required_pass=(), disabled_pass=())
 
 runs, in place on `module`:
 
@@ -16,8 +16,11 @@ pass `stc-compile{schedule="module:function" batch=16 level=0}` for stc-opt
 (`stc_mlir.passes.stc_compile`).
 
 `graph_schedule_level` (TensorTurbo's name) applies when no schedule function is given: 0 is
-the default schedule, 1-3 automatic scheduling (`schedule-auto`, docs/auto-schedule.md); with
-a schedule function the level must stay at its default.
+the default schedule, 1-3 automatic scheduling (`schedule-auto`, docs/auto-schedule.md).
+Without a level and without a schedule function it is `DEFAULT_LEVEL` (3, as TensorTurbo's);
+if that level refuses the graph, the next lower one is tried, with a note (`Pipeline.notes`).
+A level given explicitly is honoured or refused; with a schedule function (or "default", the
+default schedule) a level must not be given, except 0.
 `required_pass` adds registered passes (kebab-case names, with options as in stc-opt:
 `graph-externalize-weights{file="w.bin"}`) to the stage their prefix names (graph-,
 schedule-, npu-); `disabled_pass` removes optional ones. TensorTurbo's `FuseConvAddBnRelu`
@@ -66,8 +69,9 @@ class PipelineError(StcError):
 # ----------------------------------------------------------------------------- options
 
 
-DEFAULT_LEVEL = 0
-"""The graph_schedule_level used when none is given (docs/auto-schedule.md says why not 3)."""
+DEFAULT_LEVEL = 3
+"""The graph_schedule_level used when neither a level nor a schedule function is given
+(TensorTurbo's default; docs/auto-schedule.md: its search time and the decision cache)."""
 
 
 def check_level(level: object) -> None:
@@ -201,30 +205,55 @@ def module_level(module: ModuleOp) -> str:
 
 
 def apply_schedule(module: ModuleOp, schedule: Callable | None, batch: int | None,
-                   target: str = "stcp920", level: int = DEFAULT_LEVEL) -> list:
+                   target: str = "stcp920", level: int = DEFAULT_LEVEL, *, fallback: bool = False,
+                   notes: list[str] | None = None) -> list:
     """The schedule stage: `schedule(mod, batch=batch)` (batch left to the function's own
     default when None), or automatic scheduling at `level` 1-3 on a graph-level module; then
     the default schedule for every item still unplaced. Returns the automatic scheduler's
-    decisions (`stc_mlir.autoschedule.AutoSchedule`, one per function; empty for level 0)."""
+    decisions (`stc_mlir.autoschedule.AutoSchedule`, one per function; empty for level 0).
+    With `fallback`, a level that refuses the graph gives way to the next lower one (the
+    module as it was before), each refusal appended to `notes`; the refusal is raised only
+    when level 0 refuses too."""
     from stc_mlir.graph_schedule import IRModule
     from stc_mlir.schedules.default import default_schedule
 
-    mod = IRModule(module)
     decided: list = []
     if schedule is None and level > 0 and module_level(module) == "graph":
-        from stc_mlir.autoschedule import AutoScheduleError, auto_schedule
-
-        try:
-            decided = auto_schedule(mod, level, target)
-        except AutoScheduleError as e:
-            raise PipelineError(f"graph_schedule_level {level}: {e}") from None
+        decided = _auto(module, level, target, fallback, notes if notes is not None else [])
+    mod = IRModule(module)
     if schedule is not None:
         if batch is not None and _accepts_batch(schedule):
             schedule(mod, batch=batch)
         else:
             schedule(mod)
-    default_schedule(mod, batch, target=target)
+    try:
+        default_schedule(mod, batch, target=target)
+    except StcError as e:
+        if not (fallback and notes):
+            raise
+        raise PipelineError(f"every graph_schedule_level refuses the graph: {'; '.join(notes)}; "
+                            f"level 0: {e}") from None
     return decided
+
+
+def _auto(module: ModuleOp, level: int, target: str, fallback: bool, notes: list[str]) -> list:
+    """auto_schedule at `level`, else (with `fallback`) at the levels below it."""
+    from stc_mlir.autoschedule import AutoScheduleError, auto_schedule
+    from stc_mlir.passes.schedule_verify import ScheduleVerifyError
+
+    for tried in range(level, 0, -1):
+        snapshot = module.clone() if fallback else None
+        try:
+            return auto_schedule(module, tried, target)
+        except (AutoScheduleError, ScheduleVerifyError) as e:
+            if snapshot is None:
+                raise PipelineError(f"graph_schedule_level {level}: {e} (a lower level may take the graph: "
+                                    "--level / graph_schedule_level)") from None
+            notes.append(f"graph_schedule_level {tried} refused the graph ({e}); "
+                         f"{'trying level ' + str(tried - 1) if tried > 1 else 'using the default schedule (level 0)'}")
+            module.body.detach_block(0)
+            module.body.add_block(snapshot.body.detach_block(0))
+    return []
 
 
 def _accepts_batch(schedule: Callable) -> bool:
@@ -245,7 +274,7 @@ class Pipeline:
         schedule: Callable | str | None = None,
         *,
         batch: int | None = None,
-        level: int = DEFAULT_LEVEL,
+        level: int | None = None,
         required_pass: Sequence[str] | str = (),
         disabled_pass: Sequence[str] | str = (),
         target: str = "stcp920",
@@ -253,13 +282,21 @@ class Pipeline:
         dump_ir: str | os.PathLike[str] | None = None,
         stop_after: str | None = None,
     ):
+        self.level_given = level is not None
+        """a level given explicitly is honoured or refused; the default one falls back"""
+        if level is None:  # the default level, unless a schedule function (or "default") is named
+            level = DEFAULT_LEVEL if schedule in (None, "") else 0
         check_level(level)
-        if level != DEFAULT_LEVEL and schedule not in (None, DEFAULT, ""):
+        if self.level_given and level != 0 and schedule not in (None, DEFAULT, ""):
             raise PipelineError(f"graph_schedule_level {level} applies only without a schedule function "
                                 f"(TensorTurbo: 'only when schedule is None'); drop one of them")
         self.level = level
+        """the level asked for (`level_used`: the one that made the schedule)"""
+        self.level_used = level
         self.decided: list = []
         """after `run`: the automatic scheduler's decisions (levels 1-3)"""
+        self.notes: list[str] = []
+        """after `run`: why the default level gave way to a lower one, if it did"""
         if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
             raise PipelineError(f"batch must be a positive integer, got {batch!r}")
         self.schedule = resolve_schedule(schedule)
@@ -304,7 +341,7 @@ class Pipeline:
         level = module_level(module)
         if level == "npu":
             raise PipelineError("the module is already an npu program: there is nothing to compile")
-        if self.level != DEFAULT_LEVEL and level == "schedule":
+        if self.level_given and self.level != 0 and level == "schedule":
             raise PipelineError(f"the module is already scheduled: graph_schedule_level {self.level} applies to a "
                                 "graph-level module")
         if self.schedule is not None and level == "schedule":
@@ -322,8 +359,12 @@ class Pipeline:
                     if p is not None:
                         p.apply(ctx, module)
                     elif name == SCHEDULE:
+                        self.notes = []
                         self.decided = apply_schedule(module, self.schedule, self.batch, self.target,
-                                                      self.level)
+                                                      self.level, fallback=not self.level_given,
+                                                      notes=self.notes)
+                        self.level_used = (self.decided[0].level if self.decided
+                                           else self.level - len(self.notes))
                     else:
                         raise PipelineError(f"the pass '{name}' is not available: it is not registered in "
                                             "stc_mlir/passes/registry.py")
@@ -336,7 +377,7 @@ class Pipeline:
 
 
 def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, batch: int | None = None,
-                   level: int = DEFAULT_LEVEL, required_pass: Sequence[str] | str = (),
+                   level: int | None = None, required_pass: Sequence[str] | str = (),
                    disabled_pass: Sequence[str] | str = (), target: str = "stcp920",
                    progress: Progress | None = None, dump_ir: str | os.PathLike[str] | None = None,
                    stop_after: str | None = None) -> ModuleOp:
@@ -347,7 +388,8 @@ def compile_module(module: ModuleOp, schedule: Callable | str | None = None, *, 
     `"file.py:function"`, or None / "default" for the default schedule; `batch` is handed to
     the schedule function (None: the function's own default, which it checks against the
     model). `level` is the graph_schedule_level (1-3: automatic scheduling, without a
-    schedule function). `required_pass` / `disabled_pass` add or remove passes by name. `progress(stage, seconds or None)` is called around each
+    schedule function; None: `DEFAULT_LEVEL` without a schedule function, falling back to a
+    lower level if it refuses the graph, else 0). `required_pass` / `disabled_pass` add or remove passes by name. `progress(stage, seconds or None)` is called around each
     stage. `dump_ir` is a directory that gets each stage's IR as `NN-stage.mlir` (weights in
     `weights.bin` beside them). `stop_after` ends after one of `STAGES`. Bad options raise
     `PipelineError` before any work is done."""

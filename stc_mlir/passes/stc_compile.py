@@ -8,21 +8,23 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from stc_mlir.pipeline import DEFAULT, DEFAULT_LEVEL, compile_module
+from stc_mlir.pipeline import compile_module
 
 
 @dataclass(frozen=True)
 class StcCompile(ModulePass):
     """The whole pipeline as one pass:
     `stc-compile{schedule="stc_mlir.schedules:resnet50_schedule" batch=16 level=0}`.
-    `schedule` is "default" or "module:function" (quoted: it holds a colon); `batch` 0
-    leaves the batch to the schedule function."""
+    `schedule` is "default" (the default schedule, level 0) or "module:function" (quoted: it
+    holds a colon); without `schedule` and `level`, the pipeline's default level (3, falling
+    back to a lower level if it refuses the graph); `batch` 0 leaves the batch to the
+    schedule function."""
 
     name = "stc-compile"
 
-    schedule: str = DEFAULT
+    schedule: str = ""
     batch: int = 0
-    level: int = DEFAULT_LEVEL
+    level: int | None = None
     target: str = "stcp920"
     required_pass: tuple[str, ...] = ()
     disabled_pass: tuple[str, ...] = ()

@@ -24,19 +24,22 @@ from stc_mlir.tools.stc_import import _parse_shape, list_models, parse_option
 DEFAULT_MODEL = "resnet50"
 DEFAULT_BATCH = 2
 DEFAULT_OPTIONS = {"image_size": 32}
-"""What `stc-run` without a MODEL runs: ResNet-50 on 32 x 32 images at batch 2, default schedule."""
+"""What `stc-run` without a MODEL runs: ResNet-50 on 32 x 32 images at batch 2, default level (3)."""
 
 EPILOG = f"""\
 MODEL is an .onnx file, an .mlir file (graph or schedule level, or an npu program; its
 weight file is looked up next to it), an .stcobj, or a built-in model name (see
 --list-models). Without MODEL, stc-run runs {DEFAULT_MODEL} at batch {DEFAULT_BATCH} with
-{', '.join(f'{k}={v}' for k, v in DEFAULT_OPTIONS.items())} on the default schedule.
+{', '.join(f'{k}={v}' for k, v in DEFAULT_OPTIONS.items())} at the default graph_schedule_level.
 
 Schedules: a built-in model whose batch is the one its manual schedule is written for
 (resnet50 16, bert-base 8, deepfm 2560) runs that schedule, unless --schedule default is
 given; a built-in model's batch defaults to that batch (1 if it has no manual schedule).
-Anything else uses the default schedule (every result in DDR, each op over all 8 cores),
-or --schedule MODULE:FUNCTION (also FILE.py:FUNCTION), called as function(mod, batch=N).
+Anything else uses graph_schedule_level 3, the automatic search (its decision is cached
+on disk: $STC_MLIR_CACHE_DIR, else ~/.cache/stc-mlir; if it refuses the graph, level 2, 1
+then 0 are tried, with a note), or --level N, or --schedule default (the default schedule:
+every result in DDR, each op over all 8 cores, as --level 0), or --schedule
+MODULE:FUNCTION (also FILE.py:FUNCTION), called as function(mod, batch=N).
 
 Exit status: 0, or 1 on an error (a one-line diagnostic) or when --check finds an output
 below the cosine similarity threshold (0.999). Progress goes to stderr, the report to stdout.
@@ -69,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, help="batch size (axis 0 of every input)")
     p.add_argument("--level", type=int, metavar="0-3",
                    help="graph_schedule_level without a schedule function: 0 = default schedule, 1 = results "
-                        "in LLB, 2 = in L1 where they fit, 3 = automatic search (docs/auto-schedule.md)")
+                        "in LLB, 2 = in L1 where they fit, 3 = automatic search (the default; "
+                        "docs/auto-schedule.md)")
     p.add_argument("--emit-schedule", metavar="FILE.py",
                    help="write the schedule found by --level 1-3 as a Python script (manual API); "
                         "compile it back with --schedule FILE.py:schedule")
@@ -170,12 +174,13 @@ def _refuse(args, source: str, output: bool = False) -> None:
 
 
 def _pipeline(args, schedule, batch: int | None):
-    from stc_mlir.pipeline import DEFAULT_LEVEL, VERIFY, Pipeline
+    from stc_mlir.pipeline import VERIFY, Pipeline
 
-    level = DEFAULT_LEVEL if args.level is None else args.level
-    if args.emit_schedule and (level == 0 or (schedule is not None and schedule != "default")):
-        raise UserError("--emit-schedule writes the schedule found by --level 1-3 (without --schedule)")
-    pipeline = Pipeline(schedule, batch=batch, level=level, required_pass=args.required_pass,
+    named = schedule not in (None, "default") or (args.level is None and schedule is not None)
+    if args.emit_schedule and (args.level == 0 or named):
+        raise UserError("--emit-schedule writes the schedule found by --level 1-3 or the default level 3 "
+                        "(without --schedule)")
+    pipeline = Pipeline(schedule, batch=batch, level=args.level, required_pass=args.required_pass,
                         disabled_pass=args.disabled_pass, target=args.target, progress=args.progress,
                         dump_ir=args.dump_ir)
     if args.compare_all:  # the schedule-level module the program is lowered from
@@ -191,7 +196,10 @@ def _pipeline(args, schedule, batch: int | None):
 
 
 def _emit_schedule(args, pipeline) -> None:
-    """--emit-schedule: the automatic schedule as a Python script."""
+    """The default level's fallback notes, then --emit-schedule: the automatic schedule as a
+    Python script."""
+    for note in pipeline.notes:
+        _note(args, note)
     if not args.emit_schedule:
         return
     if not pipeline.decided:
@@ -201,7 +209,7 @@ def _emit_schedule(args, pipeline) -> None:
             f.write(pipeline.decided[0].script(file=args.emit_schedule))
     except OSError as e:
         raise UserError(f"--emit-schedule: cannot write '{args.emit_schedule}': {e.strerror}") from None
-    _note(args, f"wrote the level {pipeline.level} schedule to {args.emit_schedule}")
+    _note(args, f"wrote the level {pipeline.level_used} schedule to {args.emit_schedule}")
 
 
 def _program(args, module):
@@ -288,7 +296,7 @@ def _schedule_name(pipeline) -> str:
     fn = pipeline.schedule
     if fn is not None:
         return f"schedule {getattr(fn, '__name__', fn)}"
-    return f"graph_schedule_level {pipeline.level}" if pipeline.level else "default schedule"
+    return f"graph_schedule_level {pipeline.level_used}" if pipeline.level_used else "default schedule"
 
 
 def _onnx_job(args, path: str) -> Job:

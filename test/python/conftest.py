@@ -25,6 +25,16 @@ def _build(name: str) -> onnx.ModelProto:
     return models.build(name, **SMALL[name])
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _decision_cache(tmp_path_factory):
+    """The automatic scheduler's decision cache (the default level 3 writes one per model
+    compiled) in the session's temporary directory, not the user's ~/.cache; a test that
+    needs a cold cache sets STC_MLIR_CACHE_DIR itself."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path_factory.mktemp("autoschedule-cache")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def small_model():
     return _build

@@ -259,3 +259,137 @@ def test_a_refusal_names_each_reason_once(monkeypatch):
     with pytest.raises(AutoScheduleError) as e:
         auto_schedule(_chain(), 2, use_cache=False)
     assert str(e.value) == "no schedule found that the lowering takes: LoweringError: no"
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(graphs())
+def test_levels_are_never_estimated_slower_than_the_level_below(params):
+    """Level N + 1 keeps level N's choice (or the default schedule) where its own is
+    estimated slower: the estimates never grow with the level."""
+    shape, net = params
+    estimates = []
+    for level in (0, 1, 2, 3):
+        (d,) = auto_schedule(function({"x": (shape, F)}, net), level, use_cache=False)
+        estimates.append(d.estimate)
+    assert estimates == sorted(estimates, reverse=True), estimates
+
+
+def test_a_level_keeps_the_default_schedule_when_its_own_is_estimated_slower(monkeypatch):
+    import stc_mlir.autoschedule as autoschedule
+    from stc_mlir.schedules.default import default_schedule
+
+    real = autoschedule.Estimator.function
+    monkeypatch.setattr(autoschedule.Estimator, "function",  # every schedule but level 0's dearer
+                        lambda self, f: _dearer(real(self, f)) if _grouped(f) else real(self, f))
+    a, b = _chain(), _chain()
+    (d,) = auto_schedule(a, 2, use_cache=False)
+    default_schedule(b)
+    assert d.kept_default and print_module(a) == print_module(b)
+    with pytest.raises(AutoScheduleError, match="kept the default schedule"):
+        d.script()
+
+
+def _grouped(f) -> bool:
+    """A schedule made by levels 1-3 (a result outside DDR); level 0 keeps all in DDR."""
+    return any(isinstance(op, s.ScheduledItem) and op.mem_scope.data != s.NPUMemScope.DDR
+               for op in f.body.block.ops)
+
+
+def _dearer(est):
+    from stc_mlir.autoschedule.cost import Estimate
+
+    return Estimate([(op, cycles * 10) for op, cycles in est.items])
+
+
+def _spy_levels(monkeypatch, refuse_above: int = 3) -> list[int]:
+    """The levels the pipeline asks auto_schedule for; levels above `refuse_above` refuse."""
+    import stc_mlir.autoschedule as autoschedule
+
+    real, asked = autoschedule.auto_schedule, []
+
+    def spy(mod, level, target="stcp920", **kw):
+        asked.append(level)
+        if level > refuse_above:
+            raise AutoScheduleError(f"level {level} says no")
+        return real(mod, level, target, **kw)
+
+    monkeypatch.setattr(autoschedule, "auto_schedule", spy)
+    return asked
+
+
+def test_the_default_level_is_3(monkeypatch):
+    from stc_mlir.pipeline import DEFAULT_LEVEL, Pipeline
+
+    assert DEFAULT_LEVEL == 3
+    asked = _spy_levels(monkeypatch)
+    pipeline = Pipeline(stop_after="schedule-verify")
+    pipeline.run(_chain())
+    assert asked == [3] and pipeline.level_used == 3 and pipeline.decided[0].level == 3 and not pipeline.notes
+    # a schedule function (or "default", the default schedule) means level 0
+    for schedule in ("default", "stc_mlir.schedules.default:default_schedule"):
+        assert Pipeline(schedule).level == 0
+    asked.clear()
+    Pipeline(level=0, stop_after="schedule-verify").run(_chain())
+    assert asked == []
+
+
+def test_model_compile_defaults_to_level_3(tmp_path, monkeypatch, small_model):
+    from stc_mlir.model import from_onnx
+
+    asked = _spy_levels(monkeypatch)
+    model = from_onnx(small_model("resnet50"))
+    model.compile(str(tmp_path / "r.stcobj"))
+    assert asked == [3]
+    model.compile(str(tmp_path / "r0.stcobj"), graph_schedule_level=0)
+    assert asked == [3]
+
+
+def test_the_default_level_falls_back_when_it_refuses(monkeypatch, tmp_path, small_model):
+    from stc_mlir.model import ScheduleFallbackWarning, from_onnx
+    from stc_mlir.pipeline import Pipeline, PipelineError
+
+    asked = _spy_levels(monkeypatch, refuse_above=1)
+    pipeline = Pipeline(stop_after="schedule-verify")
+    pipeline.run(_chain())
+    assert asked == [3, 2, 1] and pipeline.level_used == 1 and pipeline.decided[0].level == 1
+    assert len(pipeline.notes) == 2 and "level 3 says no" in pipeline.notes[0] and "trying level 2" in pipeline.notes[0]
+    # every level refuses: the default schedule (level 0)
+    asked = _spy_levels(monkeypatch, refuse_above=0)
+    pipeline = Pipeline(stop_after="schedule-verify")
+    pipeline.run(module := _chain())
+    assert pipeline.level_used == 0 and not pipeline.decided and "default schedule (level 0)" in pipeline.notes[-1]
+    from stc_mlir.schedules.default import default_schedule
+
+    assert print_module(module) == print_module(default_schedule(_chain()).module)
+    # a level given explicitly is honoured or refused
+    with pytest.raises(PipelineError, match="graph_schedule_level 3: level 3 says no"):
+        Pipeline(level=3, stop_after="schedule-verify").run(_chain())
+    with pytest.warns(ScheduleFallbackWarning) as caught:
+        from_onnx(small_model("resnet50")).compile(str(tmp_path / "r.stcobj"))
+    assert [str(w.message).split(" (")[0] for w in caught] == [
+        f"graph_schedule_level {n} refused the graph" for n in (3, 2, 1)]
+
+
+def test_stc_run_defaults_to_level_3(capsys, monkeypatch):
+    """The README's first command (the built-in default job) and a built-in model without
+    --level run at level 3; --level 0 and --schedule default at level 0."""
+    from stc_mlir.tools import stc_run
+
+    asked = _spy_levels(monkeypatch)
+    assert stc_run.main(["--timing-only", "-q"]) == 0
+    assert "resnet50 batch 2 image_size=32, graph_schedule_level 3" in capsys.readouterr().out
+    assert stc_run.main(["deepfm", "--batch", "16", "--timing-only", "-q"]) == 0
+    assert "graph_schedule_level 3" in capsys.readouterr().out and asked == [3, 3]
+    for flags in (["--level", "0"], ["--schedule", "default"]):
+        assert stc_run.main(["deepfm", "--batch", "16", "--timing-only", "-q", *flags]) == 0
+        assert "default schedule" in capsys.readouterr().out and asked == [3, 3]
+
+
+def test_stc_run_notes_the_fallback(capsys, monkeypatch):
+    from stc_mlir.tools import stc_run
+
+    _spy_levels(monkeypatch, refuse_above=2)
+    assert stc_run.main(["deepfm", "--batch", "16", "--timing-only"]) == 0
+    captured = capsys.readouterr()
+    assert "stc-run: graph_schedule_level 3 refused the graph (level 3 says no); trying level 2" in captured.err
+    assert "graph_schedule_level 2" in captured.out

@@ -96,12 +96,13 @@ def test_stc_opt_exports_after_its_passes(tmp_path, capsys):
 
 def test_stc_run_exports_the_scheduled_model(tmp_path, capsys, small_model):
     path = tmp_path / "r50.onnx"
-    assert stc_run.main(["resnet50", "--batch", "2", "--option", "image_size=32", "--export-netron", str(path)]) == 0
+    assert stc_run.main(["resnet50", "--batch", "2", "--option", "image_size=32", "--level", "0",
+                         "--export-netron", str(path)]) == 0
     model = onnx.load(path)
     onnx.checker.check_model(model)
     items = [_meta(n) for n in model.graph.node]
     assert all({"item", "item_name", "mem_scope", "core_bind"} <= m.keys() for m in items)
-    # the default schedule: one item per fused op, all 8 cores, results in DDR
+    # level 0, the default schedule: one item per fused op, all 8 cores, results in DDR
     assert {m["mem_scope"] for m in items} == {"DDR"}
     assert sum(n.op_type == "conv2d" for n in model.graph.node) == 53
     assert int(items[-1]["item"]) == len({m["item"] for m in items}) - 1

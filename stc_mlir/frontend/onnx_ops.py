@@ -13,6 +13,7 @@ model's opset (shape arithmetic: Shape/Range/ConstantOfShape chains).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -40,7 +41,7 @@ NEWEST_VERSION = {
     "Dropout": 22, "Einsum": 28, "Equal": 19, "Erf": 13, "Exp": 13, "Expand": 13, "Flatten": 25,
     "Floor": 13, "Gather": 13, "GatherElements": 13, "GatherND": 13, "Gelu": 20, "Gemm": 13,
     "GlobalAveragePool": 22, "GlobalMaxPool": 22, "Greater": 13, "GreaterOrEqual": 16,
-    "HardSigmoid": 22, "HardSwish": 22, "Identity": 25, "LRN": 13, "LayerNormalization": 17,
+    "HardSigmoid": 22, "HardSwish": 22, "Identity": 25, "IsNaN": 20, "LRN": 13, "LayerNormalization": 17,
     "LeakyRelu": 16, "Less": 13, "LessOrEqual": 16, "Log": 13, "MatMul": 13, "Max": 13,
     "MaxPool": 22, "MaxRoiPool": 22, "Mean": 13, "Min": 13, "Mish": 22, "Mul": 14, "Neg": 13,
     "NonMaxSuppression": 11, "Not": 1, "OneHot": 28, "Or": 7, "PRelu": 16, "Pow": 15,
@@ -243,6 +244,13 @@ _BINARY = {
 @converter(*_UNARY)
 def _unary(imp: Importer, node, a):
     return [imp.emit(_UNARY[node.op_type], imp.value(node.input[0]))]
+
+
+@converter("IsNaN")
+def _is_nan(imp: Importer, node, a):
+    """not(x == x): NaN is the one value unequal to itself (SDPA's fully-masked-row guard)."""
+    x = imp.value(node.input[0])
+    return [imp.emit(g.NotOp, _result(imp.emit(g.EqualOp, x, x)))]
 
 
 @converter("HardSigmoid")
@@ -768,8 +776,30 @@ def _gather_elements(imp: Importer, node, a):
 
 @converter("GatherND")
 def _gather_nd(imp: Importer, node, a):
+    batch_dims = int(a.get("batch_dims", 0))
+    if batch_dims == 0 and imp.is_known(node.input[1]) and not imp.is_known(node.input[0]):
+        return [_gather_nd_as_gather(imp, node)]
     return [imp.emit(g.GatherNDOp, imp.value(node.input[0]), imp.value(node.input[1]),
                      batch_dims=int(a.get("batch_dims", 0)))]
+
+
+def _gather_nd_as_gather(imp: Importer, node):
+    """GatherND of constant indices (batch_dims 0) as one Gather of a flat index on the data
+    with its k indexed dims merged: what torch.onnx.export writes for transformers' mask
+    indexing and for adaptive pooling with uneven bins (5-D and 6-D index grids, which the
+    npu's 4-D tiles do not take as they are)."""
+    data_shape = imp.shape(node.input[0])
+    idx = imp.known[node.input[1]].astype(np.int64)
+    k = idx.shape[-1]
+    lead = data_shape[:k]
+    idx = np.where(idx < 0, idx + np.array(lead, dtype=np.int64), idx)
+    if ((idx < 0) | (idx >= np.array(lead, dtype=np.int64))).any():
+        raise imp.error(f"GatherND index out of range for the indexed dims {list(lead)}")
+    flat_index = np.ravel_multi_index(tuple(np.moveaxis(idx, -1, 0)), lead).reshape(-1).astype(np.int64)
+    index = imp.builder.insert(g.ConstantOp.from_numpy(flat_index)).output
+    data = _result(imp.emit(g.ReshapeOp, imp.value(node.input[0]), shape=(math.prod(lead), *data_shape[k:])))
+    gathered = _result(imp.emit(g.GatherOp, data, index, axis=0))
+    return imp.emit(g.ReshapeOp, gathered, shape=(*idx.shape[:-1], *data_shape[k:]))
 
 
 @converter("OneHot")

@@ -13,8 +13,12 @@ nothing stops the run. `--size full` is each model's real size
 
 The `light` graphs (onnx/backend/test/data/light: AlexNet, DenseNet-121, Inception v1/v2,
 ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512) carry their weights as ConstantOfShape
-fills; they get the input ONNX's backend test runner gives them (arange / size, the
-`random=False` dummy data), at their own batch of 1.
+fills of 0.02; they get the input ONNX's backend test runner gives them (arange / size: an
+image in [0, 1), the `random=False` dummy data), at their own batch of 1. With the fills
+most of them leave fp16's range whatever the input (each conv multiplies by 0.02 x its
+fan-in): the row names the first op that overflows (`fp16_range.first_overflow`). Each
+graph is run a second time as `NAME+random`, its fills replaced by seeded trained-like
+weights (`light_random_weights`): the same architecture with numbers fp16 holds.
 """
 
 from __future__ import annotations
@@ -59,6 +63,73 @@ def light_inputs(model: onnx.ModelProto) -> dict[str, np.ndarray]:
         size = int(np.prod(shape))
         feeds[value.name] = (np.arange(size).reshape(shape) / size).astype(np.float32)
     return feeds
+
+
+# the fills a light graph's weights are made of, by the (op, input) that finally uses them
+_UNIFORM_NEAR_ONE = {("BatchNormalization", 1), ("BatchNormalization", 4), ("Mul", 0), ("Mul", 1)}
+_SMALL = {("BatchNormalization", 2), ("BatchNormalization", 3), ("Add", 0), ("Add", 1), ("Conv", 2),
+          ("Gemm", 2)}
+
+
+def light_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """A light graph with trained-like weights: every constant fill (ConstantOfShape of
+    0.02) replaced by a seeded random initializer. Conv and Gemm weights are He-normal
+    (std sqrt(2 / fan-in): activations keep their scale layer after layer, as trained
+    weights do); BatchNorm scales and variances, and the scales of decomposed BatchNorms
+    (Mul), uniform in [0.5, 1.5], except the scales of BatchNorms ending a residual branch
+    (feeding an Add or Sum), in [0.1, 0.3] (else every block doubles the variance); biases, means and shifts normal with std 0.1. The same
+    architecture, every op the compiler meets, but numbers fp16 can hold: with the fills
+    every conv multiplies its input by 0.02 x its fan-in, far past fp16 within a few layers."""
+    rng = np.random.default_rng(seed)
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    graph = out.graph
+    known = {t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}
+    users: dict[str, list] = {}
+    for node in graph.node:
+        for i, t in enumerate(node.input):
+            users.setdefault(t, []).append((node, i))
+
+    def final_use(tensor: str):
+        """(op, input index, Gemm's transB) past single-use Unsqueeze/Reshape/Squeeze."""
+        while True:
+            uses = users.get(tensor, [])
+            if len(uses) != 1:
+                return None
+            node, i = uses[0]
+            if node.op_type in ("Unsqueeze", "Reshape", "Squeeze") and i == 0:
+                tensor = node.output[0]
+                continue
+            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+            residual = any(user.op_type in ("Add", "Sum") for user, _ in users.get(node.output[0], []))
+            return node.op_type, i, trans_b, residual
+
+    keep = []
+    for node in graph.node:
+        use = final_use(node.output[0]) if node.op_type == "ConstantOfShape" else None
+        if use is None or node.input[0] not in known:
+            keep.append(node)
+            continue
+        shape = tuple(int(d) for d in known[node.input[0]])
+        op, i, trans_b, residual = use
+        if (op, i) == ("BatchNormalization", 1) and residual:
+            value = rng.uniform(0.1, 0.3, shape)  # a residual branch adds a little to its input
+        elif (op, i) in (("Conv", 1), ("Gemm", 1)):
+            fan_in = int(np.prod(shape)) // shape[0] if op == "Conv" or trans_b else shape[0]
+            value = rng.normal(0.0, np.sqrt(2.0 / fan_in), shape)
+        elif (op, i) in _UNIFORM_NEAR_ONE:
+            value = rng.uniform(0.5, 1.5, shape)
+        elif (op, i) in _SMALL:
+            value = rng.normal(0.0, 0.1, shape)
+        else:
+            keep.append(node)
+            continue
+        graph.initializer.append(onnx.numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+        if out.ir_version < 4:  # (initializers must be graph inputs too before IR version 4)
+            graph.input.append(onnx.helper.make_tensor_value_info(node.output[0], onnx.TensorProto.FLOAT, shape))
+    del graph.node[:]
+    graph.node.extend(keep)
+    return out
 
 
 def largest_activation(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> float:
@@ -161,6 +232,9 @@ def main() -> None:
     p.add_argument("--models", default=",".join(models.names()), help="built-in models to run")
     p.add_argument("--no-light", action="store_true", help="leave out the onnx package's light graphs")
     p.add_argument("--light-only", action="store_true", help="only the onnx package's light graphs")
+    p.add_argument("--light-weights", choices=("fill", "random", "both"), default="both",
+                   help="the light graphs as shipped (constant fills: fp16 overflows), with seeded "
+                        "random weights (light_random_weights), or both (default)")
     p.add_argument("--json", help="also write the rows as JSON")
     args = p.parse_args()
     # overflow warnings of fp16 casts would bury the table: the fp16-overflow line says it
@@ -180,11 +254,15 @@ def main() -> None:
             print_row(row)
     if not args.no_light:
         for path in light_models():
-            proto = onnx.load(path)
+            shipped = onnx.load(path)
             name = os.path.basename(path)[: -len(".onnx")]
-            row = {**evaluate(name, proto, light_inputs(proto)), "batch": 1}
-            rows.append(row)
-            print_row(row)
+            variants = {"fill": (name, shipped), "random": (name + "+random", None)}
+            for kind in ("fill", "random") if args.light_weights == "both" else (args.light_weights,):
+                label, proto = variants[kind]
+                proto = proto or light_random_weights(shipped)
+                row = {**evaluate(label, proto, light_inputs(proto)), "batch": 1, "weights": kind}
+                rows.append(row)
+                print_row(row)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

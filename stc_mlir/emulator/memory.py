@@ -295,14 +295,18 @@ class HazardTracker:
                    if epoch > seen[w] and wlo < hi and whi > lo]
         if not writers:
             return
-        if len(writers) == 1:
-            limit = (seen[writers[0]] + 1) << self.TID_BITS
-            bad = ((codes & self.mask) == writers[0]) & (codes >= limit)
-        else:
-            # int32 like the codes: no int64 temporaries the size of the footprint
-            limits = np.full(self.mask + 1, np.iinfo(np.int32).max, dtype=np.int32)
-            limits[writers] = [(seen[w] + 1) << self.TID_BITS for w in writers]
-            bad = codes >= np.take(limits, codes & self.mask)
+        # per unseen writer, its codes from the first epoch `tid` has not seen: a few
+        # int32 passes each (a table of limits gathered by thread, np.take, cost ~10x more)
+        tids = codes & self.mask
+        bad = None
+        for w in writers:
+            mine = tids == w
+            mine &= codes >= (seen[w] + 1) << self.TID_BITS
+            if bad is None:
+                bad = mine
+            else:
+                bad |= mine
+        assert bad is not None
         if bad.any():
             addr = fp.address(bad, mem.granule)
             raise HazardError(

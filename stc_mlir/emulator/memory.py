@@ -119,6 +119,9 @@ class Memory:
         # per thread that wrote here: [epoch of its last write, hull lo, hull hi) of all its
         # writes (a few threads write each memory: a Python loop beats numpy on them)
         self.writers: dict[int, list[int]] = {}
+        # per writing thread, (epoch, lo, hi) of each write in order: which of its writes
+        # a thread has not seen may touch an access (`_wrote_since`)
+        self.writes: dict[int, list[tuple[int, int, int]]] = {}
 
     def view(self, base: int, t: Tile) -> np.ndarray:
         size = t.itemsize
@@ -212,6 +215,20 @@ def _note(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int)
         mine[2] = hi
 
 
+def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int,
+                 limit: int = 32) -> bool:
+    """Whether a thread's writes after epoch `seen` (its `log` of (epoch, lo, hi), epochs
+    non-decreasing) may touch [lo, hi): False only if none of their hulls does. Beyond
+    `limit` such writes it says True (the caller then looks at the codes themselves)."""
+    for i in range(len(log) - 1, max(len(log) - 1 - limit, -1), -1):
+        epoch, wlo, whi = log[i]
+        if epoch <= seen:
+            return False
+        if wlo < hi and whi > lo:
+            return True
+    return len(log) > limit and log[-1 - limit][0] > seen
+
+
 def _shift(fp: Footprint, delta: int) -> Footprint:
     return Footprint(fp.base + delta, fp.shape, fp.strides, fp.run, fp.span)
 
@@ -285,6 +302,10 @@ class HazardTracker:
         epoch = seen[tid]
         codes[...] = (epoch << self.TID_BITS) | tid
         _note(mem.writers, tid, epoch, fp.base, fp.base + fp.span)
+        log = mem.writes.get(tid)
+        if log is None:
+            log = mem.writes[tid] = []
+        log.append((epoch, fp.base, fp.base + fp.span))
 
     def _check_writers(self, mem: Memory, codes: np.ndarray, fp: Footprint, tid: int,
                        core: int, index: int, verb: str, seen: list[int]) -> None:
@@ -292,17 +313,22 @@ class HazardTracker:
         that wrote near these bytes after the epoch `tid` has seen of them need checking."""
         lo, hi = fp.base, fp.base + fp.span
         writers = [w for w, (epoch, wlo, whi) in mem.writers.items()
-                   if epoch > seen[w] and wlo < hi and whi > lo]
+                   if epoch > seen[w] and wlo < hi and whi > lo
+                   and _wrote_since(mem.writes[w], seen[w], lo, hi)]
         if not writers:
             return
-        if len(writers) == 1:
-            limit = (seen[writers[0]] + 1) << self.TID_BITS
-            bad = ((codes & self.mask) == writers[0]) & (codes >= limit)
-        else:
-            # int32 like the codes: no int64 temporaries the size of the footprint
-            limits = np.full(self.mask + 1, np.iinfo(np.int32).max, dtype=np.int32)
-            limits[writers] = [(seen[w] + 1) << self.TID_BITS for w in writers]
-            bad = codes >= np.take(limits, codes & self.mask)
+        # per unseen writer, its codes from the first epoch `tid` has not seen: a few
+        # int32 passes each (a table of limits gathered by thread, np.take, cost ~10x more)
+        tids = codes & self.mask
+        bad = None
+        for w in writers:
+            mine = tids == w
+            mine &= codes >= (seen[w] + 1) << self.TID_BITS
+            if bad is None:
+                bad = mine
+            else:
+                bad |= mine
+        assert bad is not None
         if bad.any():
             addr = fp.address(bad, mem.granule)
             raise HazardError(

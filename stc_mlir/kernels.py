@@ -111,14 +111,21 @@ def conv2d(
 ACTIVATIONS = ("none", "relu", "relu6")
 
 
-def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: str = "none") -> np.ndarray:
-    """The matrix unit's fused epilogue after bias: + residual, then relu / relu6."""
+def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: str = "none",
+             in_place: bool = False) -> np.ndarray:
+    """The matrix unit's fused epilogue after bias: + residual, then relu / relu6.
+    `in_place`: `acc` (float32) is the caller's to overwrite (no new arrays)."""
     if residual is not None:
-        acc = acc + _f32(residual)
+        residual = _f32(residual)
+        if in_place and np.broadcast_shapes(acc.shape, residual.shape) == acc.shape:
+            np.add(acc, residual, out=acc)
+        else:
+            acc, in_place = acc + residual, True
+    out = acc if in_place else None
     if activation == "relu":
-        return np.maximum(acc, F32(0))
+        return np.maximum(acc, F32(0), out=out)
     if activation == "relu6":
-        return np.clip(acc, F32(0), F32(6))
+        return np.clip(acc, F32(0), F32(6), out=out)
     if activation != "none":
         raise KeyError(f"unknown activation '{activation}' (expected one of {ACTIVATIONS})")
     return acc

@@ -55,12 +55,24 @@ def conv2d_columns(
         return x.reshape(n, groups, cg, h * wd)
     ho = window_output_size(h, kh, sh, pt, pb, dh)
     wo = window_output_size(wd, kw, sw, pl, pr, dw)
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if any(pads) else x
-    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    win = sliding_window_view(xp, (span_h, span_w), axis=(2, 3))
-    win = win[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, ::dh, ::dw]
-    cols = win.reshape(n, groups, cg, ho, wo, kh, kw)  # win: (n, c, ho, wo, kh, kw)
-    return cols.transpose(0, 1, 2, 5, 6, 3, 4).reshape(n, groups, cg * kh * kw, ho * wo)
+    # one strided copy per kernel position into zeros (the padding), no padded copy of x
+    cols = (np.zeros if any(pads) else np.empty)((n, c, kh, kw, ho, wo), F32)
+    for i in range(kh):
+        p0, p1, r0 = _taps(i, dh, sh, pt, h, ho)
+        for j in range(kw):
+            q0, q1, c0 = _taps(j, dw, sw, pl, wd, wo)
+            if p1 > p0 and q1 > q0:
+                cols[:, :, i, j, p0:p1, q0:q1] = x[:, :, r0:r0 + (p1 - p0 - 1) * sh + 1:sh,
+                                                   c0:c0 + (q1 - q0 - 1) * sw + 1:sw]
+    return cols.reshape(n, groups, cg * kh * kw, ho * wo)
+
+
+def _taps(k: int, dilation: int, stride: int, pad: int, size: int, out: int) -> tuple[int, int, int]:
+    """Along one axis, for kernel position `k`: the outputs [lo, hi) whose input
+    (out * stride + k * dilation - pad) is inside [0, size), and the input of `lo`."""
+    lo = max(0, -(-(pad - k * dilation) // stride))
+    hi = min(out, (size - 1 + pad - k * dilation) // stride + 1)
+    return lo, hi, lo * stride + k * dilation - pad
 
 
 def _windowed(w_shape: Sequence[int], groups: int, strides: Sequence[int], pads: Sequence[int]) -> bool:
@@ -111,14 +123,21 @@ def conv2d(
 ACTIVATIONS = ("none", "relu", "relu6")
 
 
-def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: str = "none") -> np.ndarray:
-    """The matrix unit's fused epilogue after bias: + residual, then relu / relu6."""
+def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: str = "none",
+             in_place: bool = False) -> np.ndarray:
+    """The matrix unit's fused epilogue after bias: + residual, then relu / relu6.
+    `in_place`: `acc` (float32) is the caller's to overwrite (no new arrays)."""
     if residual is not None:
-        acc = acc + _f32(residual)
+        residual = _f32(residual)
+        if in_place and np.broadcast_shapes(acc.shape, residual.shape) == acc.shape:
+            np.add(acc, residual, out=acc)
+        else:
+            acc, in_place = acc + residual, True
+    out = acc if in_place else None
     if activation == "relu":
-        return np.maximum(acc, F32(0))
+        return np.maximum(acc, F32(0), out=out)
     if activation == "relu6":
-        return np.clip(acc, F32(0), F32(6))
+        return np.clip(acc, F32(0), F32(6), out=out)
     if activation != "none":
         raise KeyError(f"unknown activation '{activation}' (expected one of {ACTIVATIONS})")
     return acc

@@ -19,16 +19,12 @@ from stc_mlir import kernels
 
 from stc_mlir.isa.program import Command
 
+from . import halves
+
 
 def _epilogue(cmd: Command, acc: np.ndarray, ins: Mapping[str, np.ndarray]) -> np.ndarray:
-    if "residual" in ins:
-        acc = acc + np.asarray(ins["residual"], np.float32)
-    match cmd.params["act"]:
-        case "relu":
-            return kernels.unary("relu", acc)
-        case "relu6":
-            return kernels.unary("clip", acc, min=0.0, max=6.0)
-    return acc
+    """act(acc + residual), overwriting `acc` (the kernel's fresh float32 result)."""
+    return kernels.epilogue(acc, ins.get("residual"), cmd.params["act"], in_place=True)
 
 
 def _copy(src: np.ndarray, dst: np.ndarray) -> None:
@@ -55,7 +51,7 @@ def _upcast(ins: Mapping[str, np.ndarray], derived: Derived) -> dict[str, np.nda
     out = {}
     for slot, view in ins.items():
         if view.dtype == np.float16:
-            out[slot] = derived(slot, ("f32",), lambda v=view: np.asarray(v, np.float32))
+            out[slot] = derived(slot, ("f32",), lambda v=view: halves.to_f32(v))
         else:
             out[slot] = view
     return out
@@ -169,5 +165,4 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
             result = kernels.einsum(p["equation"], *(ins[s] for s in ("lhs", "rhs") if s in ins))
         case _:
             raise KeyError(cmd.op)
-    out = outs["output"]
-    out[...] = np.reshape(result, out.shape)
+    halves.store(outs["output"], result)

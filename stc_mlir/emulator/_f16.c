@@ -1,0 +1,189 @@
+/* fp16 <-> fp32 conversion of contiguous buffers with the x86 F16C instructions.
+
+   An optional accelerator for stc_mlir/emulator/halves.py, which falls back to numpy's
+   casts when this module is missing (not built, not x86, no F16C). The results are the
+   bits numpy's casts give (numpy 2.x npy_halfbits_to_floatbits / npy_floatbits_to_halfbits):
+   round to nearest even, subnormals exact, overflow to signed infinity; NaN lanes, which
+   F16C would quiet, are redone the way numpy does them (payload shifted, kept a NaN).
+   Only the hardware rounding mode "nearest even" is used (the immediate, not MXCSR). */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define HAVE_F16C_PATH 1
+#include <immintrin.h>
+#else
+#define HAVE_F16C_PATH 0
+#endif
+
+/* numpy's npy_halfbits_to_floatbits for a NaN half */
+static uint32_t nan_half_to_float(uint16_t h) {
+    return (((uint32_t)h & 0x8000u) << 16) + 0x7f800000u + (((uint32_t)(h & 0x03ffu)) << 13);
+}
+
+/* numpy's npy_floatbits_to_halfbits for a NaN float */
+static uint16_t nan_float_to_half(uint32_t f) {
+    uint16_t sign = (uint16_t)((f & 0x80000000u) >> 16);
+    uint16_t ret = (uint16_t)(0x7c00u + ((f & 0x007fffffu) >> 13));
+    if (ret == 0x7c00u) {
+        ret++;
+    }
+    return (uint16_t)(sign + ret);
+}
+
+#if HAVE_F16C_PATH
+
+__attribute__((target("avx,f16c")))
+static void halves_to_floats(const uint16_t *src, float *dst, Py_ssize_t n) {
+    const __m128i abs_mask = _mm_set1_epi16(0x7fff), inf = _mm_set1_epi16(0x7c00);
+    uint16_t tail_in[8];
+    float tail_out[8];
+    for (Py_ssize_t i = 0; i < n; i += 8) {
+        Py_ssize_t m = n - i < 8 ? n - i : 8;
+        const uint16_t *s = src + i;
+        float *d = dst + i;
+        if (m < 8) {
+            memset(tail_in, 0, sizeof tail_in);
+            memcpy(tail_in, s, (size_t)m * 2);
+            s = tail_in;
+            d = tail_out;
+        }
+        __m128i h = _mm_loadu_si128((const __m128i *)s);
+        _mm256_storeu_ps(d, _mm256_cvtph_ps(h));
+        __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, abs_mask), inf);
+        if (_mm_movemask_epi8(nan)) {
+            for (int k = 0; k < 8; k++) {
+                if ((s[k] & 0x7fffu) > 0x7c00u) {
+                    uint32_t bits = nan_half_to_float(s[k]);
+                    memcpy(d + k, &bits, 4);
+                }
+            }
+        }
+        if (m < 8) {
+            memcpy(dst + i, tail_out, (size_t)m * 4);
+        }
+    }
+}
+
+__attribute__((target("avx,f16c")))
+static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n) {
+    float tail_in[8];
+    uint16_t tail_out[8];
+    for (Py_ssize_t i = 0; i < n; i += 8) {
+        Py_ssize_t m = n - i < 8 ? n - i : 8;
+        const float *s = src + i;
+        uint16_t *d = dst + i;
+        if (m < 8) {
+            memset(tail_in, 0, sizeof tail_in);
+            memcpy(tail_in, s, (size_t)m * 4);
+            s = tail_in;
+            d = tail_out;
+        }
+        __m256 x = _mm256_loadu_ps(s);
+        _mm_storeu_si128((__m128i *)d, _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        int nan = _mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+        if (nan) {
+            for (int k = 0; k < 8; k++) {
+                if (nan & (1 << k)) {
+                    uint32_t bits;
+                    memcpy(&bits, s + k, 4);
+                    d[k] = nan_float_to_half(bits);
+                }
+            }
+        }
+        if (m < 8) {
+            memcpy(dst + i, tail_out, (size_t)m * 2);
+        }
+    }
+}
+
+static int cpu_has_f16c(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+}
+
+#else
+
+static int cpu_has_f16c(void) { return 0; }
+
+#endif
+
+/* convert(src, dst, itemsize of src): both C-contiguous buffers with the same element count */
+static PyObject *convert(PyObject *args, Py_ssize_t in_size, Py_ssize_t out_size) {
+    PyObject *src_obj, *dst_obj;
+    if (!PyArg_ParseTuple(args, "OO", &src_obj, &dst_obj)) {
+        return NULL;
+    }
+    if (!cpu_has_f16c()) {
+        PyErr_SetString(PyExc_RuntimeError, "this CPU has no F16C instructions");
+        return NULL;
+    }
+    Py_buffer src, dst;
+    if (PyObject_GetBuffer(src_obj, &src, PyBUF_C_CONTIGUOUS) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(dst_obj, &dst, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&src);
+        return NULL;
+    }
+    Py_ssize_t n = src.len / in_size;
+    if (src.len % in_size || dst.len != n * out_size) {
+        PyBuffer_Release(&src);
+        PyBuffer_Release(&dst);
+        PyErr_Format(PyExc_ValueError, "buffers of %zd and %zd bytes do not hold the same "
+                     "number of %zd- and %zd-byte elements", src.len, dst.len, in_size, out_size);
+        return NULL;
+    }
+#if HAVE_F16C_PATH
+    Py_BEGIN_ALLOW_THREADS
+    if (in_size == 2) {
+        halves_to_floats((const uint16_t *)src.buf, (float *)dst.buf, n);
+    } else {
+        floats_to_halves((const float *)src.buf, (uint16_t *)dst.buf, n);
+    }
+    Py_END_ALLOW_THREADS
+#endif
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    Py_RETURN_NONE;
+}
+
+static PyObject *to_f32(PyObject *self, PyObject *args) {
+    (void)self;
+    return convert(args, 2, 4);
+}
+
+static PyObject *to_f16(PyObject *self, PyObject *args) {
+    (void)self;
+    return convert(args, 4, 2);
+}
+
+static PyMethodDef methods[] = {
+    {"to_f32", to_f32, METH_VARARGS,
+     "to_f32(src, dst): the fp16 elements of contiguous buffer src as fp32 into dst."},
+    {"to_f16", to_f16, METH_VARARGS,
+     "to_f16(src, dst): the fp32 elements of contiguous buffer src as fp16 into dst "
+     "(round to nearest even)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_f16",
+    "fp16 <-> fp32 conversion with F16C (see stc_mlir/emulator/halves.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__f16(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "available", cpu_has_f16c()) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

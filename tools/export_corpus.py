@@ -162,6 +162,10 @@ def _describe(config) -> str:
 
 
 TEXT = ("bert", "distilbert", "roberta", "albert", "xlnet", "gpt2", "t5-encoder", "t5", "bart", "vit", "llama")
+# models torch.onnx.export (2.14, defaults) does not export: left out unless named in --models
+EXPORT_FAILS = {
+    "xlnet": "ConversionError: Failed to decompose the FX graph for ONNX compatibility (step 2/3)",
+}
 
 
 def build(name: str):
@@ -199,7 +203,8 @@ def export(name: str, out: str) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default=",".join([*VISION, *TEXT]))
+    p.add_argument("--models", default=",".join(m for m in [*VISION, *TEXT] if m not in EXPORT_FAILS),
+                   help=f"comma-separated (default: all but {', '.join(EXPORT_FAILS)}, which do not export)")
     p.add_argument("--out", default=os.path.normpath(CORPUS_DIR))
     p.add_argument("--list", action="store_true", help="list the models and exit")
     args = p.parse_args()

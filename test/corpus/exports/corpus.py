@@ -11,8 +11,9 @@ A stripped tensor keeps its name, dims and dtype; its `doc_string` records the s
 of the exported values (mean, std, min, max) and `load` draws new ones from
 normal(mean, std) clipped to [min, max], with a generator seeded by the model's recorded
 seed and the tensor's name (the same file gives the same weights on every machine).
-Integer tensors and float tensors under `MIN_BYTES` (shapes, indices, LayerNorm scales of
-small models, ...) are kept verbatim. Needs numpy and onnx only: the export tool (in a
+Only weights are stripped (`WEIGHT_INPUTS`: matmul, conv and embedding tables of
+`MIN_BYTES` or more); everything else is kept verbatim (shapes, indices, biases, norms,
+and what the exporter folded into constants: masks, position biases, rotary tables). Needs numpy and onnx only: the export tool (in a
 torch venv) and the tests (without torch) both use it.
 """
 
@@ -62,15 +63,31 @@ def _tensors(model: onnx.ModelProto):
     yield from walk(model.graph)
 
 
+# (operator, input index) that hold a layer's weights: the only tensors stripped
+WEIGHT_INPUTS = {("MatMul", 0), ("MatMul", 1), ("Gemm", 1), ("Conv", 1), ("ConvTranspose", 1), ("Gather", 0)}
+
+
+def _weights(model: onnx.ModelProto) -> set[str]:
+    """Names of the main graph's tensors used as weights (WEIGHT_INPUTS)."""
+    return {name for node in model.graph.node for i, name in enumerate(node.input)
+            if (node.op_type, i) in WEIGHT_INPUTS}
+
+
 def strip(model: onnx.ModelProto, seed: int, min_bytes: int = MIN_BYTES) -> int:
-    """Drop the values of float tensors of `min_bytes` or more (in place), recording their
-    statistics; returns how many were stripped."""
+    """Drop the values of the float weights of `min_bytes` or more (in place), recording
+    their statistics; returns how many were stripped. Everything else stays verbatim:
+    integer tensors, small ones, and constants the exporter folded that are not weights
+    (attention masks, position biases with the mask added, rotary tables)."""
+    weights = _weights(model)
+    constants = {node.output[0]: attr.t for node in model.graph.node if node.op_type == "Constant"
+                 for attr in node.attribute if attr.name == "value"}
     stripped = 0
-    for tensor in _tensors(model):
-        if tensor.data_type not in FLOATS or tensor.doc_string.startswith(STRIPPED):
+    for name in sorted(weights):
+        tensor = next((t for t in model.graph.initializer if t.name == name), None) or constants.get(name)
+        if tensor is None or tensor.data_type not in FLOATS or tensor.doc_string.startswith(STRIPPED):
             continue
         values = numpy_helper.to_array(tensor)
-        if values.nbytes < min_bytes:
+        if values.nbytes < min_bytes or not np.isfinite(values).all() or np.abs(values).max() >= 1e4:
             continue
         v = values.astype(np.float64)
         stats = {"mean": float(v.mean()), "std": float(v.std()), "min": float(v.min()), "max": float(v.max())}

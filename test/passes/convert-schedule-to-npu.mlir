@@ -1,5 +1,5 @@
-// RUN: stc-opt %s -p convert-schedule-to-npu --split-input-file --verify-diagnostics | filecheck %s
-// RUN: stc-opt %s -p convert-schedule-to-npu,npu-allocate --split-input-file --verify-diagnostics | filecheck %s --check-prefix=ALLOC
+// RUN: stc-opt %s -p 'convert-schedule-to-npu{prefetch=false}' --split-input-file --verify-diagnostics | filecheck %s
+// RUN: stc-opt %s -p 'convert-schedule-to-npu{prefetch=false},npu-allocate' --split-input-file --verify-diagnostics | filecheck %s --check-prefix=ALLOC
 // RUN: not stc-opt %s -p convert-schedule-to-npu --split-input-file 2>&1 | filecheck %s --check-prefix=DIAG
 
 // A relu streamed from DDR to DDR over two cores: each core's 64 rows in tiles of 16,
@@ -57,6 +57,8 @@ func.func @stream(%x: tensor<1x8x128x64xf16> {graph.name = "x"}) -> (tensor<1x8x
 // tanh's cores pull the conv's results from cores 0 and 1. Every command names the item
 // and graph op it lowers (origins: one per op and phase); the barrier after the relu is
 // the relu's.
+
+// (Without the weight prefetch; with it, see convert-schedule-to-npu-prefetch.mlir.)
 
 // CHECK-LABEL: npu.program @halo target "stcp920" attributes {npu.phases = ["group 'block'", "group 'block'", "group 'out'"]} {
 // CHECK-NEXT:    npu.origin 0 item "group 'block'" op "graph.relu 'r'" phase 0

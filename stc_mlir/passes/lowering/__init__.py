@@ -23,8 +23,9 @@ from .placement import LoweringError
 
 
 def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
-          function: str | None = None) -> Lowered:
-    """Lower the scheduled function (`function`, else `main`, else the only scheduled one)."""
+          function: str | None = None, *, prefetch: bool = True) -> Lowered:
+    """Lower the scheduled function (`function`, else `main`, else the only scheduled one);
+    `prefetch`: weights of a phase loaded under the previous one's compute (prefetch.py)."""
     t = target if isinstance(target, targets.Target) else targets.load(target)
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     scheduled = [f for f in funcs if is_scheduled(f) or _nothing_to_schedule(f)]
@@ -36,7 +37,13 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
                             f"{' @' + wanted if wanted else ''}, found {names}: schedule the "
                             "graph first (e.g. the default schedule)")
     with gc_paused():
-        return FunctionLowering(chosen[0], t, _reference(t)).run()
+        try:
+            return FunctionLowering(chosen[0], t, _reference(t), prefetch).run()
+        except LoweringError as err:
+            if not prefetch or "weight buffer" not in str(err):
+                raise
+            # an op whose weights do not fit half the weight buffer: no prefetch anywhere
+            return FunctionLowering(chosen[0], t, _reference(t), False).run()
 
 
 def _nothing_to_schedule(f: func.FuncOp) -> bool:

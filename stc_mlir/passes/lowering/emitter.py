@@ -90,6 +90,14 @@ class Emitter:
         self.barrier_cores: list[int] = list(range(target.cores))
         self._names: dict[str, int] = {}
         self._parity = 0
+        self.prefetch = True  # weight loads may run before the barrier (prefetch.py)
+        self.wb_capacity = target.memory["wb"].size  # what prefetches may fill per core
+        self._hoist = None  # a prefetch.Hoist while a prefetch is being emitted
+        self._before: dict[int, int] = {}  # core -> where a command hoisted there goes
+        self.hoisted_bufs: set[str] = set()  # written by commands hoisted into this phase
+        self.hoisted_bytes: dict[int, int] = {}  # core -> their weight-buffer bytes
+        self._wb_bufs: dict[int, list[str]] = {}  # core -> its weight-buffer buffers
+        self.wb_prev: dict[int, int] = {}  # core -> weight-buffer bytes live in the last phase
 
     # --- buffers
 
@@ -146,18 +154,42 @@ class Emitter:
         accesses += [refs[s].access(True) for s in spec.outs]
         thread = Sync.thread(core, self.unit(core, op, tiles))
         stream = self.cmds.setdefault(core, [])
-        cmd.index = len(stream)
+        at = self._hoist.where(self, core, accesses) if self._hoist is not None else None
+        cmd.index = len(stream) if at is None else at
         self.sync.order(cmd, thread, accesses)
-        stream.append(cmd)
-        self.origin_of.setdefault(core, []).append(self.origin())
+        origins = self.origin_of.setdefault(core, [])
+        if at is None:
+            stream.append(cmd)
+            origins.append(self.origin())
+        else:  # before the fences of the last barrier: it overlaps the last phase
+            stream.insert(at, cmd)
+            origins.insert(at, self.origin())
+            self._before[core] = at + 1
         phase, live = self.phase, self.live
         for t in tiles.values():
             span = live.get(t.buffer)
             if span is None:
                 live[t.buffer] = [phase, phase]
+                if self.program.buffers[t.buffer].space == "wb":
+                    self._wb_bufs.setdefault(core, []).append(t.buffer)
             else:
                 span[1] = phase
+        if at is not None:
+            self._hoist.hoisted(self, core, accesses)
         return cmd
+
+    def hoisting(self, hoist) -> None:
+        """Commands emitted from now on (until `hoisting(None)`) go before the last barrier
+        when `hoist.where` allows (prefetch.py)."""
+        self._hoist = hoist if self.prefetch and self.phase > 0 else None
+
+    def hoist_position(self, core: int) -> int | None:
+        """Where a command on `core` would go before the last barrier's fences: None if the
+        core has had other commands since that barrier (or there was none)."""
+        at = self._before.get(core)
+        if at is None or len(self.cmds.get(core, ())) != at + 2:
+            return None
+        return at
 
     def barrier(self, next_item: str) -> None:
         """End the phase: a cluster barrier of fences, then phase + 1 for `next_item`."""
@@ -171,12 +203,26 @@ class Emitter:
                 stream.append(Cmd(c, "fence", {}, {}, [], [names[o] for o in cores if o != c]))
                 stream.append(Cmd(c, "fence", {}, {}, [names[c]] * (len(cores) - 1), []))
                 self.origin_of.setdefault(c, []).extend((self.origin(), self.origin()))
+            self._before = {c: len(self.cmds[c]) - 2 for c in cores}
             self._parity ^= 1
             self.sync.barrier()
+        else:
+            self._before = {}
+        self._wb_usage()
+        self.hoisted_bufs = set()
+        self.hoisted_bytes = {}
         self.phase += 1
         if self._origin != -1:
             self._origin = None  # the same item and op, in the next phase
         self.phase_items.append(next_item)
+
+    def _wb_usage(self) -> None:
+        """`wb_prev`: per core, the weight-buffer bytes of buffers live in the phase ending."""
+        phase, live, buffers = self.phase, self.live, self.program.buffers
+        for core, names in self._wb_bufs.items():
+            kept = [n for n in names if live[n][1] >= phase]
+            self._wb_bufs[core] = kept
+            self.wb_prev[core] = sum(buffers[n].size for n in kept)
 
     def set_item(self, label: str) -> None:
         self.phase_items[self.phase] = label

@@ -128,10 +128,13 @@ class ItemCtx:
 
 
 class FunctionLowering:
-    def __init__(self, f: func.FuncOp, target: Target, target_ref: str | None = None):
+    def __init__(self, f: func.FuncOp, target: Target, target_ref: str | None = None,
+                 prefetch: bool = True):
         self.f = f
         self.t = target
         self.em = Emitter(target, f.sym_name.data, target_ref)
+        self.em.prefetch = prefetch
+        self.em.wb_capacity = int(target.memory["wb"].size * (1 - MARGIN))
         self.env: dict[SSAValue, Placement] = {}
         self.consts: dict[Operation, Placement] = {}
         self.analysed = analyse(f)
@@ -425,6 +428,8 @@ class GroupLowering:
         t = fl.t
         self.l1 = int(t.memory["l1"].size * (1 - MARGIN))
         self.wb = int(t.memory["wb"].size * (1 - MARGIN))
+        if fl.em.prefetch:  # half of it per phase: the next phase's first weights fit beside
+            self.wb //= 2
         self._live_cache: dict[tuple[int, int, int], int] = {}
 
     def _flatten(self, group: s.GroupOp) -> list[Operation]:

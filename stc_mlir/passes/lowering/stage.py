@@ -48,6 +48,7 @@ from . import boxes as bx
 from .boxes import Box
 from .emitter import Emitter, Ref, align
 from .placement import Frame, LoweringError, Piece, Placement, transfer
+from .prefetch import prefetch
 from .values import dtype_of, shape_of
 
 MIN_TILE_BYTES = 16 * 1024
@@ -462,6 +463,7 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], wb_free: int, min_tiles:
             acc = em.buffer(f"{hint}_c{core}_acc", "l1",
                             max(bx.numel(w.out) for w in works) * 4, core)
         states.append((job, works, sources, sink, acc))
+    prefetch(em, rule, states)
     value = Placement(out_shape, out_dtype, [])
     n = len(states)
     current: list[tuple[Ref, Frame | None] | None] = [None] * n

@@ -57,22 +57,28 @@ def conv2d_columns(
     wo = window_output_size(wd, kw, sw, pl, pr, dw)
     # one strided copy per kernel position into zeros (the padding), no padded copy of x
     cols = (np.zeros if any(pads) else np.empty)((n, c, kh, kw, ho, wo), F32)
-    for i in range(kh):
-        p0, p1, r0 = _taps(i, dh, sh, pt, h, ho)
-        for j in range(kw):
-            q0, q1, c0 = _taps(j, dw, sw, pl, wd, wo)
-            if p1 > p0 and q1 > q0:
-                cols[:, :, i, j, p0:p1, q0:q1] = x[:, :, r0:r0 + (p1 - p0 - 1) * sh + 1:sh,
-                                                   c0:c0 + (q1 - q0 - 1) * sw + 1:sw]
+    for i, j, dst, src in _taps((kh, kw), strides, pads, dilations, (h, wd), (ho, wo)):
+        cols[:, :, i, j, dst[0], dst[1]] = x[:, :, src[0], src[1]]
     return cols.reshape(n, groups, cg * kh * kw, ho * wo)
 
 
-def _taps(k: int, dilation: int, stride: int, pad: int, size: int, out: int) -> tuple[int, int, int]:
-    """Along one axis, for kernel position `k`: the outputs [lo, hi) whose input
-    (out * stride + k * dilation - pad) is inside [0, size), and the input of `lo`."""
-    lo = max(0, -(-(pad - k * dilation) // stride))
-    hi = min(out, (size - 1 + pad - k * dilation) // stride + 1)
-    return lo, hi, lo * stride + k * dilation - pad
+def _taps(kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+          dilations: Sequence[int], size: Sequence[int], out: Sequence[int]):
+    """Per kernel position (i, j) that sees any input: the (rows, cols) slices of the
+    output it contributes to and of the input it reads there (outside them: padding)."""
+    per_axis = []
+    for k, d, s, pad, n, m in zip(kernel, dilations, strides, pads[:2], size, out):
+        axis = []
+        for t in range(k):
+            lo = max(0, -(-(pad - t * d) // s))  # first output whose input is inside
+            hi = min(m, (n - 1 + pad - t * d) // s + 1)
+            if hi > lo:
+                first = lo * s + t * d - pad
+                axis.append((t, slice(lo, hi), slice(first, first + (hi - lo - 1) * s + 1, s)))
+        per_axis.append(axis)
+    for i, rows, in_rows in per_axis[0]:
+        for j, cols, in_cols in per_axis[1]:
+            yield i, j, (rows, cols), (in_rows, in_cols)
 
 
 def _windowed(w_shape: Sequence[int], groups: int, strides: Sequence[int], pads: Sequence[int]) -> bool:
@@ -103,13 +109,23 @@ def conv2d(
     ho = window_output_size(h, kh, sh, pt, pb, dh)
     wo = window_output_size(wd, kw, sw, pl, pr, dw)
     og = o // groups
-    if _windowed(w.shape, groups, strides, pads):  # depthwise: no reduction over channels
-        x = _f32(x)
+    if _windowed(w.shape, groups, strides, pads) and min(kh, kw, ho, wo) == 1:
+        x = _f32(x)  # (einsum shapes its product differently around unit dimensions)
         xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if any(pads) else x
         span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
         win = sliding_window_view(xp, (span_h, span_w), axis=(2, 3))
         win = win[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, ::dh, ::dw]
         out = np.einsum("ncpqij,cij->ncpq", win, w[:, 0], optimize=True)
+    elif _windowed(w.shape, groups, strides, pads):  # depthwise: no reduction over channels
+        # per channel, its kh*kw weights times its (kh*kw, n*ho*wo) windows: the product
+        # numpy's einsum("ncpqij,cij->ncpq", optimize=True) makes, without padding x or
+        # copying a 6-d view (same bits)
+        xt = _f32(x).transpose(1, 0, 2, 3)
+        win = (np.zeros if any(pads) else np.empty)((c, kh, kw, n, ho, wo), F32)
+        for i, j, dst, src in _taps((kh, kw), strides, pads, dilations, (h, wd), (ho, wo)):
+            win[:, i, j, :, dst[0], dst[1]] = xt[:, :, src[0], src[1]]
+        out = np.matmul(w[:, 0].reshape(c, 1, kh * kw), win.reshape(c, kh * kw, n * ho * wo))
+        out = out.reshape(c, n, ho, wo).transpose(1, 0, 2, 3)
     else:
         if columns is None:
             columns = conv2d_columns(x, (kh, kw), strides, pads, dilations, groups)

@@ -54,8 +54,8 @@ def test_a_replaced_command_is_checked(calls):
     program = relu_program()
     check_program(program, T, require_offsets=True)
     relu = program.cores[0][1]
-    wide = dataclasses.replace(relu.tiles["output"], shape=(32,), strides=(1,))
-    program.cores[0][1] = dataclasses.replace(relu, tiles={**relu.tiles, "output": wide})
+    narrow = dataclasses.replace(relu.tiles["output"], shape=(32,), strides=(1,))
+    program.cores[0][1] = dataclasses.replace(relu, tiles={**relu.tiles, "output": narrow})
     with pytest.raises(ProgramError, match=r"output tile has shape \[32\], expected \[256\]"):
         check_program(program, T, require_offsets=True)
     assert calls[0] == 2

@@ -7,25 +7,18 @@ import dataclasses
 import numpy as np
 import pytest
 
-from stc_mlir.emulator import run, tile
-from stc_mlir.emulator.builder import ProgramBuilder
+from stc_mlir.emulator import run
 from stc_mlir.isa import check
 from stc_mlir.isa.check import ProgramError, check_program
 from stc_mlir.target import load
+from test_emulator_hazards import _load_then
 
 T = load("stcp920")
 
 
 def relu_program(offsets: bool = True):
-    b = ProgramBuilder("relu")
-    x = b.input("x", (64,))
-    y = b.output("y", (64,))
-    t = tile(b.buffer("t", "l1", 128, core=0), (64,))
-    loaded, done = b.semaphore("loaded"), b.semaphore("done")
-    b.add(0, "dma", src=x, dst=t, signals=[loaded])
-    b.add(0, "unary", kind="relu", input=t, output=t, waits=[loaded], signals=[done])
-    b.add(0, "dma", src=t, dst=y, waits=[done])
-    program = b.build()
+    """DMA in, relu in place, DMA out on core 0, properly synchronised."""
+    program = _load_then(consumer_waits=True)
     if not offsets:
         program.buffers["t"] = dataclasses.replace(program.buffers["t"], offset=None)
     return program
@@ -50,7 +43,7 @@ def test_a_checked_program_is_not_checked_again(calls):
     check_program(program, T, require_offsets=True)
     check_program(program, T, require_offsets=True)
     check_program(program, T)  # weaker than what it passed
-    x = np.arange(-32, 32, dtype=np.float16)
+    x = np.arange(-128, 128, dtype=np.float16)
     outputs, _ = run(program, {"x": x})
     run(program, {"x": x}, numerics=False)
     assert calls[0] == 1
@@ -61,9 +54,9 @@ def test_a_replaced_command_is_checked(calls):
     program = relu_program()
     check_program(program, T, require_offsets=True)
     relu = program.cores[0][1]
-    wide = dataclasses.replace(relu.tiles["output"], shape=(32,), strides=(1,))
-    program.cores[0][1] = dataclasses.replace(relu, tiles={**relu.tiles, "output": wide})
-    with pytest.raises(ProgramError, match=r"output tile has shape \[32\], expected \[64\]"):
+    narrow = dataclasses.replace(relu.tiles["output"], shape=(32,), strides=(1,))
+    program.cores[0][1] = dataclasses.replace(relu, tiles={**relu.tiles, "output": narrow})
+    with pytest.raises(ProgramError, match=r"output tile has shape \[32\], expected \[256\]"):
         check_program(program, T, require_offsets=True)
     assert calls[0] == 2
 
@@ -73,7 +66,7 @@ def test_a_tile_changed_in_place_is_checked(calls):
     check_program(program, T)
     tiles = program.cores[0][2].tiles
     assert isinstance(tiles, dict)
-    tiles["src"] = dataclasses.replace(tiles["src"], offset=100)  # beyond the 128-byte buffer
+    tiles["src"] = dataclasses.replace(tiles["src"], offset=400)  # beyond the 512-byte buffer
     with pytest.raises(ProgramError, match="outside buffer @t"):
         check_program(program, T)
     assert calls[0] == 2
@@ -99,5 +92,5 @@ def test_offsets_required_later_are_checked(calls):
     with pytest.raises(ProgramError, match="has no offset"):
         check_program(program, T, require_offsets=True)
     with pytest.raises(Exception, match="has no offset"):
-        run(program, {"x": np.zeros(64, dtype=np.float16)})
+        run(program, {"x": np.zeros(256, dtype=np.float16)})
     assert calls[0] == 3

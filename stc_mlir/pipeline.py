@@ -238,7 +238,7 @@ def apply_schedule(module: ModuleOp, schedule: Callable | None, batch: int | Non
 
 def _auto(module: ModuleOp, level: int, target: str, fallback: bool, notes: list[str]) -> list:
     """auto_schedule at `level`, else (with `fallback`) at the levels below it."""
-    from stc_mlir.autoschedule import AutoScheduleError, auto_schedule
+    from stc_mlir.autoschedule import AutoScheduleError, UnsupportedGraph, auto_schedule
     from stc_mlir.passes.schedule_verify import ScheduleVerifyError
 
     for tried in range(level, 0, -1):
@@ -249,10 +249,13 @@ def _auto(module: ModuleOp, level: int, target: str, fallback: bool, notes: list
             if snapshot is None:
                 raise PipelineError(f"graph_schedule_level {level}: {e} (a lower level may take the graph: "
                                     "--level / graph_schedule_level)") from None
+            lower = tried > 1 and not isinstance(e, UnsupportedGraph)  # (no level lowers that graph)
             notes.append(f"graph_schedule_level {tried} refused the graph ({e}); "
-                         f"{'trying level ' + str(tried - 1) if tried > 1 else 'using the default schedule (level 0)'}")
+                         f"{'trying level ' + str(tried - 1) if lower else 'using the default schedule (level 0)'}")
             module.body.detach_block(0)
             module.body.add_block(snapshot.body.detach_block(0))
+            if not lower:
+                break
     return []
 
 
@@ -363,8 +366,7 @@ class Pipeline:
                         self.decided = apply_schedule(module, self.schedule, self.batch, self.target,
                                                       self.level, fallback=not self.level_given,
                                                       notes=self.notes)
-                        self.level_used = (self.decided[0].level if self.decided
-                                           else self.level - len(self.notes))
+                        self.level_used = self.decided[0].level if self.decided else 0
                     else:
                         raise PipelineError(f"the pass '{name}' is not available: it is not registered in "
                                             "stc_mlir/passes/registry.py")

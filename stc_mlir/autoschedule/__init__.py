@@ -153,6 +153,8 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
 
     def lowers(copy: IRModule) -> bool:
         reason = _lowering_fails(copy, name, t)
+        if reason is not None and "is not supported" in reason:  # an op kind: no schedule helps
+            raise UnsupportedGraph(f"the lowering does not take the graph whatever its schedule: {reason}")
         if reason is not None:
             reasons.append(reason)
         return reason is None
@@ -202,6 +204,11 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
             if lowers(copy):
                 return ops, style, place_fill
     raise AutoScheduleError("no schedule found that the lowering takes: " + "; ".join(list(dict.fromkeys(reasons))[:3]))
+
+
+class UnsupportedGraph(AutoScheduleError):
+    """The lowering refuses an op of the graph under any schedule (an unsupported op kind):
+    searching further, or at another level, is pointless."""
 
 
 def _lowering_fails(trial: IRModule, name: str, t: targets.Target) -> str | None:
@@ -259,4 +266,4 @@ def _searches(view: GraphView, t: targets.Target, fill: float) -> list[list[Segm
 
 
 __all__ = ["CALIBRATION", "LEVELS", "AutoSchedule", "AutoScheduleError", "Calibration", "Estimator",
-           "auto_schedule", "check_level"]
+           "UnsupportedGraph", "auto_schedule", "check_level"]

@@ -81,9 +81,9 @@ def _handles(f: func.FuncOp) -> dict[SSAValue, str]:
 
 
 def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, target: targets.Target,
-          fill: float = FILL) -> Built:
+          fill: float = FILL, llb_fill: float | None = None) -> Built:
     """Make the schedule of `segments` in `f` by `level`'s rules; results fill at most `fill`
-    of L1 and LLB."""
+    of L1 and `llb_fill` (default `fill`) of LLB."""
     view = GraphView(f)
     handles = _handles(f)
     op_names = item_names(f.body.block)
@@ -117,7 +117,7 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
         for sub in grp:
             parts[sub] = seg.parts
     binds = _binds(items, parts, target) if level == 3 else {op: [list(range(target.cores))] for op in items}
-    scopes = _scopes(f, items, binds, PREFERENCE[level], target, fill)
+    scopes = _scopes(f, items, binds, PREFERENCE[level], target, fill, fill if llb_fill is None else llb_fill)
     infos = [ScheduleInfo(op, scopes[op], binds[op]) for op in items]
     Schedule(infos, target=target, verify=False)(mod)
     _repair(f, target)
@@ -233,10 +233,10 @@ def _assign(p: int, per_part: int, batch: int, known, target: targets.Target) ->
 
 
 def _scopes(f: func.FuncOp, items: list[Operation], binds: dict[Operation, list], preference,
-            target: targets.Target, fill: float) -> dict[Operation, NPUMemScope]:
+            target: targets.Target, fill: float, llb_fill: float) -> dict[Operation, NPUMemScope]:
     """Each result in the first scope of `preference` that holds it for its whole life."""
     l1 = target.memory["l1"].size * fill
-    llb = target.memory["llb"].size * fill
+    llb = target.memory["llb"].size * llb_fill
     position = {op: i for i, op in enumerate(items)}
     n = len(items)
     results = set(f.body.block.last_op.operands)  # type: ignore[union-attr]

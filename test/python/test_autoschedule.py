@@ -393,3 +393,25 @@ def test_stc_run_notes_the_fallback(capsys, monkeypatch):
     captured = capsys.readouterr()
     assert "stc-run: graph_schedule_level 3 refused the graph (level 3 says no); trying level 2" in captured.err
     assert "graph_schedule_level 2" in captured.out
+
+
+def test_a_graph_the_lowering_never_takes_goes_to_level_0_at_once(monkeypatch):
+    """An op kind the lowering does not support refuses every schedule: the search stops at
+    the first refusal and the default level goes straight to level 0 (then the lowering
+    names the op)."""
+    import stc_mlir.autoschedule as autoschedule
+    from stc_mlir.pipeline import Pipeline, PipelineError
+
+    calls = []
+
+    def refuse(*_):
+        calls.append(1)
+        return "LoweringError: graph.gemm 'y' is not supported: run graph-canonicalize first"
+
+    monkeypatch.setattr(autoschedule, "_lowering_fails", refuse)
+    pipeline = Pipeline(stop_after="schedule-verify")
+    pipeline.run(_chain())
+    assert len(calls) == 1 and pipeline.level_used == 0 and len(pipeline.notes) == 1
+    assert "whatever its schedule" in pipeline.notes[0] and "default schedule (level 0)" in pipeline.notes[0]
+    with pytest.raises(PipelineError, match="graph_schedule_level 2: the lowering does not take the graph"):
+        Pipeline(level=2, stop_after="schedule-verify").run(_chain())

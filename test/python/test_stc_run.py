@@ -142,7 +142,10 @@ def test_bad_models(capsys, tmp_path):
 @pytest.mark.parametrize(("argv", "message"), [
     (["--level", "2", "--schedule", "stc_mlir.schedules:resnet50_schedule"],
      "graph_schedule_level 2 applies only without a schedule function"),
-    (["--emit-schedule", "x.py"], "--emit-schedule writes the schedule found by --level 1-3 (without --schedule)"),
+    (["--level", "0", "--emit-schedule", "x.py"],
+     "--emit-schedule writes the schedule found by --level 1-3 or the default level 3 (without --schedule)"),
+    (["--schedule", "default", "--emit-schedule", "x.py"],
+     "--emit-schedule writes the schedule found by --level 1-3 or the default level 3 (without --schedule)"),
     (["--level", "9"], "graph_schedule_level must be 0, 1, 2 or 3, got 9"),
     (["--schedule", "resnet50_schedule"], "schedule 'resnet50_schedule' is not MODULE:FUNCTION (e.g. "
                                           "stc_mlir.schedules:resnet50_schedule, my_schedules.py:my_schedule) or "

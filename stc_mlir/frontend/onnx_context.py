@@ -70,7 +70,8 @@ class Importer:
         self.known: dict[str, np.ndarray] = {}
         self.values: dict[str, SSAValue] = {}
         self.graph_inputs: set[str] = set()
-        self.constants: dict[int, SSAValue] = {}  # id(array) -> materialised constant
+        # id(array) -> (the array, kept alive so that its id is not reused; its constant)
+        self.constants: dict[int, tuple[np.ndarray, SSAValue]] = {}
         self.block = Block()
         self.builder = Builder(InsertPoint.at_end(self.block))
         self.node: onnx.NodeProto | None = None
@@ -113,8 +114,8 @@ class Importer:
                 stored = array.astype(g.numpy_dtype(self.element_type(array.dtype, f"'{name}'")), copy=False)
                 op = self.builder.insert(g.ConstantOp.from_numpy(stored))
                 op.output.name_hint = hint(name)
-                self.constants[key] = op.output
-            return self.constants[key]
+                self.constants[key] = (array, op.output)
+            return self.constants[key][1]
         raise self.error(f"input '{name}' is not produced by any earlier node, initializer or graph input")
 
     def tensor_type(self, name: str) -> TensorType:

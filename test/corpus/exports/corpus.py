@@ -9,12 +9,14 @@ their large float weights (tools/export_corpus.py writes them; README.md here sa
 
 A stripped tensor keeps its name, dims and dtype; its `doc_string` records the statistics
 of the exported values (mean, std, min, max) and `load` draws new ones from
-normal(mean, std) clipped to [min, max], with a generator seeded by the model's recorded
+normal(mean, std) clipped to [min, max] (convolution weights at He's scale, zero-initialised
+weights at std 0.02: see `regenerate`), with a generator seeded by the model's recorded
 seed and the tensor's name (the same file gives the same weights on every machine).
 Only weights are stripped (`WEIGHT_INPUTS`: matmul, conv and embedding tables of
 `MIN_BYTES` or more); everything else is kept verbatim (shapes, indices, biases, norms,
-and what the exporter folded into constants: masks, position biases, rotary tables). Needs numpy and onnx only: the export tool (in a
-torch venv) and the tests (without torch) both use it.
+and what the exporter folded into constants: masks, position biases, rotary tables).
+Needs numpy and onnx only: the export tool (in a torch venv) and the tests (without
+torch) both use it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from onnx import numpy_helper
 
 DIRECTORY = os.path.dirname(os.path.abspath(__file__))
 MIN_BYTES = 1024
+ZERO_INIT_STD = 0.02
 STRIPPED = "export_corpus:stripped "
 SEED_KEY = "export_corpus.seed"
 INPUTS_KEY = "export_corpus.inputs"
@@ -121,6 +124,10 @@ def regenerate(model: onnx.ModelProto) -> int:
             # activations of deep nets vanish (MobileNetV2's logits ~1e-10: below fp16)
             std = math.sqrt(2.0 / math.prod(shape[1:]))
             values = rng.normal(0.0, std, size=shape).clip(-3 * std, 3 * std)
+        elif stats["std"] == 0 and stats["mean"] == 0:
+            # a zero-initialised weight (torchvision ViT's classification head): the model's
+            # output would be constant, so it gets transformers' init scale instead
+            values = rng.normal(0.0, ZERO_INIT_STD, size=shape)
         else:
             values = rng.normal(stats["mean"], stats["std"], size=shape).clip(stats["min"], stats["max"])
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)

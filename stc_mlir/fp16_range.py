@@ -69,6 +69,8 @@ def overflow(kind: str, name: str, array: np.ndarray) -> Overflow | None:
     a = np.asarray(array)
     if not np.issubdtype(a.dtype, np.floating) or a.dtype.itemsize <= 2 or a.size == 0:
         return None
+    if float(np.max(np.abs(a))) < 65520.0:  # the common case, one pass (nan or inf: look closer)
+        return None
     magnitude = np.abs(a[np.isfinite(a)])
     # values that round to FP16_MAX are fine: fp16 conversion overflows from 65520 on
     out = magnitude >= 65520.0

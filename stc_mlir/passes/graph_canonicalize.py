@@ -497,6 +497,45 @@ class NegativeStepSlice(RewritePattern):
         rewriter.replace(op, new_ops)
 
 
+class OneHotToCompare(RewritePattern):
+    """one_hot(i, [off, on], depth D, axis a) with integer indices and constant values ->
+    where(unsqueeze(i', a) == arange(D) along a, on, off), i' = i + D where i < 0.
+
+    Elementwise ops tile over the cores (the one_hot command is one whole-tensor command on
+    one core: XLNet's S128 segment one-hot, 128 x 128 x 2 x 2 int64, does not fit one
+    core's L1); out-of-range indices give all `off`, as ONNX says.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.OneHotOp, rewriter: PatternRewriter, /):
+        values = constant_of(op.values)
+        index_type = op.indices.type.element_type  # type: ignore[attr-defined]
+        if values is None or not np.issubdtype(g.numpy_dtype(index_type), np.signedinteger):
+            return
+        p = op.props()
+        depth = int(p["depth"])  # type: ignore[arg-type]
+        rank = len(g.shape_of(op.output.type))  # type: ignore[arg-type]
+        axis = int(p["axis"]) % rank  # type: ignore[arg-type]
+        off, on = values.numpy()
+        index_dtype = g.numpy_dtype(index_type)
+        new_ops: list[Operation] = [
+            zero := g.ConstantOp.from_numpy(np.array(0, index_dtype)),
+            d := g.ConstantOp.from_numpy(np.array(depth, index_dtype)),
+            negative := g.LessOp.make(op.indices, zero.output),
+            wrapped := g.AddOp.make(op.indices, d.output),
+            index := g.WhereOp.make(negative.output, wrapped.output, op.indices),
+            column := g.UnsqueezeOp.make(index.output, axes=(axis,)),
+            positions := g.ConstantOp.from_numpy(
+                np.arange(depth, dtype=index_dtype).reshape((depth,) + (1,) * (rank - axis - 1))),
+            hit := g.EqualOp.make(column.output, positions.output),
+            on_c := g.ConstantOp.from_numpy(np.array(on)),
+            off_c := g.ConstantOp.from_numpy(np.array(off)),
+            out := g.WhereOp.make(hit.output, on_c.output, off_c.output),
+        ]
+        out.attributes.update(op.attributes)
+        rewriter.replace(op, new_ops)
+
+
 NPU_POOL_TYPES = {np.dtype(np.int8): np.float16, np.dtype(np.uint8): np.float16,
                   np.dtype(np.int16): np.float32, np.dtype(np.uint16): np.float32}
 """Integer element types whose max pool is computed exactly in a float type (every value is
@@ -574,5 +613,6 @@ class GraphCanonicalize(ModulePass):
             IntegerMaxPool(),
             WideEinsum(),
             ScalarEinsumOperand(),
+            OneHotToCompare(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns, dce_enabled=True)).rewrite_module(op)

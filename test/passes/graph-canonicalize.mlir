@@ -442,3 +442,26 @@ func.func @empty_reduce(%x: tensor<2x0xf16>) -> tensor<2x1xf16> {
   %0 = graph.reduce_sum %x {axes = array<i64: 1>} : (tensor<2x0xf16>) -> tensor<2x1xf16>
   func.return %0 : tensor<2x1xf16>
 }
+
+// -----
+
+// A one-hot of integer indices with constant values: compare + select (they tile; the
+// one_hot command is one whole-tensor command). Negative indices count from depth.
+// CHECK-LABEL: func.func @one_hot_to_compare
+// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<0> : tensor<i64>
+// CHECK-NEXT:    %[[D:.*]] = graph.constant dense<4> : tensor<i64>
+// CHECK-NEXT:    %[[N:.*]] = graph.less %i, %[[Z]]
+// CHECK-NEXT:    %[[W:.*]] = graph.add %i, %[[D]]
+// CHECK-NEXT:    %[[I:.*]] = graph.where %[[N]], %[[W]], %i
+// CHECK-NEXT:    %[[U:.*]] = graph.unsqueeze %[[I]] {axes = array<i64: 1>} : (tensor<3xi64>) -> tensor<3x1xi64>
+// CHECK-NEXT:    %[[R:.*]] = graph.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+// CHECK-NEXT:    %[[E:.*]] = graph.equal %[[U]], %[[R]] : (tensor<3x1xi64>, tensor<4xi64>) -> tensor<3x4xi1>
+// CHECK-NEXT:    %[[ON:.*]] = graph.constant dense<1.000000e+00> : tensor<f16>
+// CHECK-NEXT:    %[[OFF:.*]] = graph.constant dense<0.000000e+00> : tensor<f16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.where %[[E]], %[[ON]], %[[OFF]] : (tensor<3x4xi1>, tensor<f16>, tensor<f16>) -> tensor<3x4xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @one_hot_to_compare(%i: tensor<3xi64>) -> tensor<3x4xf16> {
+  %v = graph.constant dense<[0.0, 1.0]> : tensor<2xf16>
+  %0 = graph.one_hot %i, %v {depth = 4 : i64} : (tensor<3xi64>, tensor<2xf16>) -> tensor<3x4xf16>
+  func.return %0 : tensor<3x4xf16>
+}

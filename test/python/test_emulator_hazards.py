@@ -305,3 +305,17 @@ def test_large_reads_find_the_first_byte_never_written():
     err = expect_hazard(b.build(), {"x": f16(n)}, "uninitialized_read",
                         rf"command #2 .* reads l1\[0\]\+{2 * n:#x}, which was never written")
     assert err.address == 2 * n
+
+
+def test_wrote_since_misses_only_when_no_unseen_write_touches():
+    """The write log lets an access skip a writer's per-granule check only when none of its
+    writes after the epoch seen touches the access; past the scan limit it says True."""
+    from stc_mlir.emulator.memory import _wrote_since
+
+    log = [(1, 0, 64), (2, 64, 128), (2, 512, 576), (3, 128, 192)]
+    assert _wrote_since(log, 1, 96, 100)  # epoch 2 wrote [64, 128)
+    assert not _wrote_since(log, 2, 0, 128)  # only epoch 3 is unseen: [128, 192)
+    assert not _wrote_since(log, 3, 0, 1024)  # everything seen
+    assert not _wrote_since(log, 0, 256, 512)  # nothing there
+    assert _wrote_since(log, 0, 256, 512, limit=2)  # unseen writes left beyond the limit
+    assert not _wrote_since(log, 1, 256, 512, limit=3)  # exactly the unseen ones scanned

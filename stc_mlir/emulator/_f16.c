@@ -36,68 +36,63 @@ static uint16_t nan_float_to_half(uint32_t f) {
 
 #if HAVE_F16C_PATH
 
-__attribute__((target("avx,f16c")))
-static void halves_to_floats(const uint16_t *src, float *dst, Py_ssize_t n) {
-    const __m128i abs_mask = _mm_set1_epi16(0x7fff), inf = _mm_set1_epi16(0x7c00);
-    uint16_t tail_in[8];
-    float tail_out[8];
-    for (Py_ssize_t i = 0; i < n; i += 8) {
-        Py_ssize_t m = n - i < 8 ? n - i : 8;
-        const uint16_t *s = src + i;
-        float *d = dst + i;
-        if (m < 8) {
-            memset(tail_in, 0, sizeof tail_in);
-            memcpy(tail_in, s, (size_t)m * 2);
-            s = tail_in;
-            d = tail_out;
-        }
-        __m128i h = _mm_loadu_si128((const __m128i *)s);
-        _mm256_storeu_ps(d, _mm256_cvtph_ps(h));
-        __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, abs_mask), inf);
-        if (_mm_movemask_epi8(nan)) {
-            for (int k = 0; k < 8; k++) {
-                if ((s[k] & 0x7fffu) > 0x7c00u) {
-                    uint32_t bits = nan_half_to_float(s[k]);
-                    memcpy(d + k, &bits, 4);
-                }
+#define F16C __attribute__((target("avx,f16c")))
+
+/* 8 halves -> 8 floats */
+F16C static inline void block_to_f32(const void *src, void *dst) {
+    const uint16_t *s = (const uint16_t *)src;
+    float *d = (float *)dst;
+    __m128i h = _mm_loadu_si128((const __m128i *)s);
+    _mm256_storeu_ps(d, _mm256_cvtph_ps(h));
+    __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00));
+    if (_mm_movemask_epi8(nan)) {
+        for (int k = 0; k < 8; k++) {
+            if ((s[k] & 0x7fffu) > 0x7c00u) {
+                uint32_t bits = nan_half_to_float(s[k]);
+                memcpy(d + k, &bits, 4);
             }
-        }
-        if (m < 8) {
-            memcpy(dst + i, tail_out, (size_t)m * 4);
         }
     }
 }
 
-__attribute__((target("avx,f16c")))
-static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n) {
-    float tail_in[8];
-    uint16_t tail_out[8];
-    for (Py_ssize_t i = 0; i < n; i += 8) {
-        Py_ssize_t m = n - i < 8 ? n - i : 8;
-        const float *s = src + i;
-        uint16_t *d = dst + i;
-        if (m < 8) {
-            memset(tail_in, 0, sizeof tail_in);
-            memcpy(tail_in, s, (size_t)m * 4);
-            s = tail_in;
-            d = tail_out;
-        }
-        __m256 x = _mm256_loadu_ps(s);
-        _mm_storeu_si128((__m128i *)d, _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        int nan = _mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-        if (nan) {
-            for (int k = 0; k < 8; k++) {
-                if (nan & (1 << k)) {
-                    uint32_t bits;
-                    memcpy(&bits, s + k, 4);
-                    d[k] = nan_float_to_half(bits);
-                }
-            }
-        }
-        if (m < 8) {
-            memcpy(dst + i, tail_out, (size_t)m * 2);
+/* 8 floats -> 8 halves, rounded to nearest even */
+F16C static inline void block_to_f16(const void *src, void *dst) {
+    const float *s = (const float *)src;
+    uint16_t *d = (uint16_t *)dst;
+    __m256 x = _mm256_loadu_ps(s);
+    _mm_storeu_si128((__m128i *)d, _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    int nan = _mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    for (int k = 0; nan && k < 8; k++) {
+        if (nan & (1 << k)) {
+            uint32_t bits;
+            memcpy(&bits, s + k, 4);
+            d[k] = nan_float_to_half(bits);
         }
     }
+}
+
+/* n elements in blocks of 8; the last partial block through zero-filled scratch */
+F16C static inline __attribute__((always_inline)) void blocks(
+        void (*block)(const void *, void *), const char *src, char *dst, Py_ssize_t n,
+        size_t in_size, size_t out_size) {
+    Py_ssize_t full = n / 8 * 8;
+    for (Py_ssize_t i = 0; i < full; i += 8) {
+        block(src + i * in_size, dst + i * out_size);
+    }
+    if (n > full) {
+        char in[32] = {0}, out[32];
+        memcpy(in, src + full * in_size, (size_t)(n - full) * in_size);
+        block(in, out);
+        memcpy(dst + full * out_size, out, (size_t)(n - full) * out_size);
+    }
+}
+
+F16C static void halves_to_floats(const uint16_t *src, float *dst, Py_ssize_t n) {
+    blocks(block_to_f32, (const char *)src, (char *)dst, n, 2, 4);
+}
+
+F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n) {
+    blocks(block_to_f16, (const char *)src, (char *)dst, n, 4, 2);
 }
 
 static int cpu_has_f16c(void) {

@@ -217,6 +217,9 @@ def main() -> int:
         print(f"export_corpus: unknown model(s) {', '.join(unknown)}; models: {', '.join([*VISION, *TEXT])}",
               file=sys.stderr)
         return 2
+    if not os.path.isdir(args.out):
+        print(f"export_corpus: --out '{args.out}' is not a directory", file=sys.stderr)
+        return 2
     try:
         import torch  # noqa: F401
     except ImportError:

@@ -777,17 +777,18 @@ def _gather_elements(imp: Importer, node, a):
 @converter("GatherND")
 def _gather_nd(imp: Importer, node, a):
     batch_dims = int(a.get("batch_dims", 0))
-    if batch_dims == 0 and imp.is_known(node.input[1]) and not imp.is_known(node.input[0]):
+    if (batch_dims == 0 and imp.is_known(node.input[1]) and not imp.is_known(node.input[0])
+            and imp.known[node.input[1]].ndim > 4):
         return [_gather_nd_as_gather(imp, node)]
     return [imp.emit(g.GatherNDOp, imp.value(node.input[0]), imp.value(node.input[1]),
                      batch_dims=int(a.get("batch_dims", 0)))]
 
 
 def _gather_nd_as_gather(imp: Importer, node):
-    """GatherND of constant indices (batch_dims 0) as one Gather of a flat index on the data
-    with its k indexed dims merged: what torch.onnx.export writes for transformers' mask
-    indexing and for adaptive pooling with uneven bins (5-D and 6-D index grids, which the
-    npu's 4-D tiles do not take as they are)."""
+    """GatherND of constant indices of rank > 4 (batch_dims 0) as one Gather of a flat index
+    on the data with its k indexed dims merged: what torch.onnx.export writes for
+    transformers' mask indexing and for adaptive pooling with uneven bins (5-D index grids,
+    which the npu's 4-D tiles do not take as they are)."""
     data_shape = imp.shape(node.input[0])
     idx = imp.known[node.input[1]].astype(np.int64)
     k = idx.shape[-1]

@@ -123,16 +123,20 @@ def regenerate(model: onnx.ModelProto) -> int:
             # init) into the convolutions, whose own init (fan-out scaled) then makes the
             # activations of deep nets vanish (MobileNetV2's logits ~1e-10: below fp16)
             std = math.sqrt(2.0 / math.prod(shape[1:]))
-            values = rng.normal(0.0, std, size=shape).clip(-3 * std, 3 * std)
+            mean, low, high = 0.0, -3 * std, 3 * std
         elif stats["std"] == 0 and stats["mean"] == 0:
             # a zero-initialised weight (torchvision ViT's classification head): the model's
             # output would be constant, so it gets transformers' init scale instead
-            values = rng.normal(0.0, ZERO_INIT_STD, size=shape)
+            mean, std, low, high = 0.0, ZERO_INIT_STD, -3 * ZERO_INIT_STD, 3 * ZERO_INIT_STD
         else:
-            values = rng.normal(stats["mean"], stats["std"], size=shape).clip(stats["min"], stats["max"])
+            mean, std, low, high = stats["mean"], stats["std"], stats["min"], stats["max"]
+        # float32 draws, scaled in place: VGG-11's 130M weights in seconds
+        values = rng.standard_normal(shape, dtype=np.float32)
+        values *= np.float32(std)
+        values += np.float32(mean)
+        np.clip(values, low, high, out=values)
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)
-        filled_tensor = numpy_helper.from_array(values.astype(dtype), tensor.name)
-        tensor.raw_data = filled_tensor.raw_data
+        tensor.raw_data = values.astype(dtype, copy=False).tobytes()
         tensor.doc_string = ""
         filled += 1
     return filled

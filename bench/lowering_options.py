@@ -1,4 +1,4 @@
-"""Lowering options side by side: weight prefetch (and later options) on and off.
+"""Lowering options side by side: weight prefetch and narrowed barriers, each on and off.
 
     python bench/lowering_options.py [--size small|full] [--models resnet50,bert-base,deepfm]
         [--schedules manual,3] [--json out.json]
@@ -32,8 +32,10 @@ from stc_mlir.target import load  # noqa: E402
 from end_to_end import CONFIGS  # noqa: E402  (bench/ is on the path when run as a script)
 
 VARIANTS = {
-    "off": {"prefetch": False},
-    "prefetch": {"prefetch": True},
+    "off": {"prefetch": False, "narrow_barriers": False},
+    "prefetch": {"prefetch": True, "narrow_barriers": False},
+    "narrow": {"prefetch": False, "narrow_barriers": True},
+    "both": {"prefetch": True, "narrow_barriers": True},
 }
 
 
@@ -42,7 +44,7 @@ def main() -> None:
     p.add_argument("--size", choices=("small", "full"), default="small")
     p.add_argument("--models", default="resnet50,bert-base,deepfm")
     p.add_argument("--schedules", default="manual,3", help="manual and/or levels, comma-separated")
-    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--variants", default=",".join(VARIANTS), help="of: " + ", ".join(VARIANTS))
     p.add_argument("--json", help="also write the rows as JSON")
     args = p.parse_args()
     target = load("stcp920")

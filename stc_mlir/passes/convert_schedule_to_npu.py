@@ -36,16 +36,19 @@ def lowered_program(lowered) -> Program:
 @dataclass(frozen=True)
 class ConvertScheduleToNpu(ModulePass):
     """Lower the scheduled function (`function`, default main) for `target`; `prefetch`:
-    a phase's first weights loaded under the previous phase's compute (lowering/prefetch.py)."""
+    a phase's first weights loaded under the previous phase's compute (lowering/prefetch.py);
+    `narrow_barriers`: barriers wait only for the cores involved (lowering/barriers.py)."""
 
     name = "convert-schedule-to-npu"
 
     target: str = "stcp920"
     function: str = ""
     prefetch: bool = True
+    narrow_barriers: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lowered = lower(op, self.target, self.function or None, prefetch=self.prefetch)
+        lowered = lower(op, self.target, self.function or None, prefetch=self.prefetch,
+                        narrow_barriers=self.narrow_barriers)
         name = lowered.program.name
         old = next(f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
         Rewriter.replace_op(old, ProgramOp(lowered_program(lowered)))

@@ -23,9 +23,11 @@ from .placement import LoweringError
 
 
 def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
-          function: str | None = None, *, prefetch: bool = True) -> Lowered:
+          function: str | None = None, *, prefetch: bool = True,
+          narrow_barriers: bool = False) -> Lowered:
     """Lower the scheduled function (`function`, else `main`, else the only scheduled one);
-    `prefetch`: weights of a phase loaded under the previous one's compute (prefetch.py)."""
+    `prefetch`: weights of a phase loaded under the previous one's compute (prefetch.py);
+    `narrow_barriers`: barriers wait only for the cores involved (barriers.py)."""
     t = target if isinstance(target, targets.Target) else targets.load(target)
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     scheduled = [f for f in funcs if is_scheduled(f) or _nothing_to_schedule(f)]
@@ -38,12 +40,12 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
                             "graph first (e.g. the default schedule)")
     with gc_paused():
         try:
-            return FunctionLowering(chosen[0], t, _reference(t), prefetch).run()
+            return FunctionLowering(chosen[0], t, _reference(t), prefetch, narrow_barriers).run()
         except LoweringError as err:
             if not prefetch or "weight buffer" not in str(err):
                 raise
             # an op whose weights do not fit half the weight buffer: no prefetch anywhere
-            return FunctionLowering(chosen[0], t, _reference(t), False).run()
+            return FunctionLowering(chosen[0], t, _reference(t), False, narrow_barriers).run()
 
 
 def _nothing_to_schedule(f: func.FuncOp) -> bool:

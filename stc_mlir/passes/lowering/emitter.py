@@ -32,6 +32,7 @@ from stc_mlir.isa.program import (
 )
 from stc_mlir.target import Target
 
+from .barriers import Touches, narrow
 from .sync import UNITS, Access, Cmd, Sync
 
 _ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
@@ -98,6 +99,9 @@ class Emitter:
         self.hoisted_bytes: dict[int, int] = {}  # core -> their weight-buffer bytes
         self._wb_bufs: dict[int, list[str]] = {}  # core -> its weight-buffer buffers
         self.wb_prev: dict[int, int] = {}  # core -> weight-buffer bytes live in the last phase
+        self.narrow = False  # barriers wait only for the cores involved (barriers.py)
+        self.touches = Touches()
+        self._barriers: list[tuple[int, dict[int, tuple[Cmd, Cmd]]]] = []  # (phase, fences)
 
     # --- buffers
 
@@ -176,7 +180,20 @@ class Emitter:
                 span[1] = phase
         if at is not None:
             self._hoist.hoisted(self, core, accesses)
+        if self.narrow:
+            ran = phase - 1 if at is not None else phase  # a hoisted command runs before the barrier
+            for a in accesses:
+                if a.buffer not in self.sync.readonly:
+                    self.touches.add(ran, core, self.memory_key(a.buffer), a.write)
         return cmd
+
+    def memory_key(self, buffer: str):
+        """What an access to `buffer` may conflict with across phases (barriers.py): the
+        buffer itself if pinned, else its memory."""
+        if buffer in self.pinned:
+            return buffer
+        b = self.program.buffers[buffer]
+        return (b.space, b.core)
 
     def hoisting(self, hoist) -> None:
         """Commands emitted from now on (until `hoisting(None)`) go before the last barrier
@@ -196,13 +213,18 @@ class Emitter:
         if any(self.cmds.get(c) for c in self.barrier_cores):
             cores = self.barrier_cores
             names = {c: f"bar{self._parity}_c{c}" for c in cores}
+            fences = {}
             for c in cores:
-                self.sync.semaphores[names[c]] = c
-            for c in cores:
-                stream = self.cmds.setdefault(c, [])
-                stream.append(Cmd(c, "fence", {}, {}, [], [names[o] for o in cores if o != c]))
-                stream.append(Cmd(c, "fence", {}, {}, [names[c]] * (len(cores) - 1), []))
+                if self.narrow:  # who waits for whom: decided by `finish`
+                    fences[c] = (Cmd(c, "fence", {}, {}), Cmd(c, "fence", {}, {}))
+                else:
+                    self.sync.semaphores[names[c]] = c
+                    fences[c] = (Cmd(c, "fence", {}, {}, [], [names[o] for o in cores if o != c]),
+                                 Cmd(c, "fence", {}, {}, [names[c]] * (len(cores) - 1), []))
+                self.cmds.setdefault(c, []).extend(fences[c])
                 self.origin_of.setdefault(c, []).extend((self.origin(), self.origin()))
+            if self.narrow:
+                self._barriers.append((self.phase, fences))
             self._before = {c: len(self.cmds[c]) - 2 for c in cores}
             self._parity ^= 1
             self.sync.barrier()
@@ -250,8 +272,23 @@ class Emitter:
 
     # --- result
 
+    def _narrow_barriers(self) -> None:
+        """Fill each barrier's fences: a core signals the cores that wait for it and waits
+        for those it needs (barriers.py), on one semaphore per pair."""
+        cores = self.barrier_cores
+        plan = narrow(self.touches, [p for p, _ in self._barriers], cores)
+        for (_, fences), waits in zip(self._barriers, plan):
+            for c, others in waits.items():
+                for o in others:
+                    name = f"bar_o{o}_c{c}"
+                    self.sync.semaphores[name] = c
+                    fences[o][0].signals.append(name)
+                    fences[c][1].waits.append(name)
+
     def finish(self) -> Lowered:
         prog = self.program
+        if self.narrow:
+            self._narrow_barriers()
         prog.semaphores = {n: Semaphore(n, c) for n, c in sorted(self.sync.semaphores.items())}
         filled: dict[tuple, dict] = {}  # the same parameters recur: fill them once
 

@@ -129,11 +129,12 @@ class ItemCtx:
 
 class FunctionLowering:
     def __init__(self, f: func.FuncOp, target: Target, target_ref: str | None = None,
-                 prefetch: bool = True):
+                 prefetch: bool = True, narrow_barriers: bool = False):
         self.f = f
         self.t = target
         self.em = Emitter(target, f.sym_name.data, target_ref)
         self.em.prefetch = prefetch
+        self.em.narrow = narrow_barriers
         self.em.wb_capacity = int(target.memory["wb"].size * (1 - MARGIN))
         self.env: dict[SSAValue, Placement] = {}
         self.consts: dict[Operation, Placement] = {}

@@ -43,16 +43,30 @@ class Probes:
         i = self.index.get(v)
         if i is None:
             return
-        marks = {c: len(self.em.cmds.get(c, ())) for c in self.em.barrier_cores}
+        marks = {c: len(self.em.cmds.get(c, ())) for c in self._cores(placement)}
         if region == bx.full(placement.shape):
             region = None
         self.pending[i] = (item, placement, marks, region)
+
+    def _cores(self, placement: Placement) -> list[int]:
+        """The cores whose barrier fences mark a value complete: all of them, or with
+        barriers that wait only for the cores involved (barriers.py), those that wrote the
+        memories holding it in this phase (a core reusing those bytes later waits for
+        them, not for the others)."""
+        em = self.em
+        if not em.narrow:
+            return em.barrier_cores
+        keys = {em.memory_key(piece.frame.buffer) for piece in placement.pieces}
+        writers = [c for c in em.barrier_cores
+                   if not keys.isdisjoint(em.touches.writes.get((em.phase, c), ()))]
+        return writers or em.barrier_cores
 
     def resolve(self, program: Program) -> list[Probe]:
         """Every graph value's probe, in graph order (a value never stored whole has none of
         its pieces and a note)."""
         fences = {c: [i for i, cmd in enumerate(program.cores.get(c, ()))
-                      if cmd.op == "fence" and cmd.signals and not cmd.waits]
+                      if cmd.op == "fence" and not cmd.waits]  # a barrier's first fence (or a
+        # second one waiting for nothing, which follows its first: never found instead of it)
                   for c in self.em.barrier_cores}
         probes = []
         for i, v in enumerate(self.values):

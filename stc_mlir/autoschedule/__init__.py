@@ -106,14 +106,14 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
                 found = _decide(mod, function.name, view, level, t)
                 if k is not None:
                     cache.store(k, *found)
-            segments, style, fill = found
+            segments, style, fill, llb_fill = found
             result.search_seconds = time.perf_counter() - start
             result.segments = segments
             if style == 0:  # the default schedule was estimated no slower than this level's own
                 result.kept_default = True
                 default_schedule(mod, target=t)
             else:
-                result.built = build(mod, f, segments, style, t, fill)
+                result.built = build(mod, f, segments, style, t, fill, llb_fill)
                 result.built.one_result_ops = rewritten
             verify_function(f, t)
         result.estimate = Estimator(t).function(f).cycles
@@ -122,15 +122,16 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
 
 
 def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Target
-            ) -> tuple[list[Segment], int, float]:
+            ) -> tuple[list[Segment], int, float, float]:
     """(groups, how to order and place them: the level whose rules `build` applies, 0 for the
-    default schedule, and the share of L1 / LLB results may fill).
+    default schedule, and the shares of L1 and of LLB results may fill).
 
     Level 3 runs the search with two guesses of where group boundaries live (the whole value,
     or the slice a sub-group hands over), builds the groups on copies of the module and keeps
     the first, in the estimator's order, that the lowering takes (lowered and allocated on
-    the copy: a footprint the allocator cannot honour is never compiled); if none does, the
-    search again with less of L1 and LLB filled. Levels 1-2 cut one-op groups as L1 needs
+    the copy: a footprint the allocator cannot honour is never compiled; when the allocator
+    runs out of L1 or LLB, the same groups are placed again with more margin in that memory,
+    `_retry_fills`); if none does, the search again with less of L1 and LLB filled. Levels 1-2 cut one-op groups as L1 needs
     and fill less of LLB (then of L1 too) until the lowering takes them.
 
     No level is estimated worse than the levels below it: a level-3 candidate must be
@@ -142,22 +143,25 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
 
     reasons: list[str] = []
 
-    def trial(segments: list[Segment], style: int, fill: float) -> tuple[float, IRModule] | None:
+    def trial(segments: list[Segment], style: int, fill: float, llb_fill: float | None = None
+              ) -> tuple[float, IRModule] | None:
         copy = IRModule(mod.module.clone())
         try:
-            build(copy, copy[name].op, segments, style, t, fill)
+            build(copy, copy[name].op, segments, style, t, fill, llb_fill)
         except StcError as e:
             reasons.append(str(e))
             return None
         return Estimator(t).function(copy[name].op).cycles, copy
 
-    def lowers(copy: IRModule) -> bool:
+    def lowers(copy: IRModule) -> bool | str:
+        """True, or why the lowering or the allocator refuses the copy."""
         reason = _lowering_fails(copy, name, t)
         if reason is not None and "is not supported" in reason:  # an op kind: no schedule helps
             raise UnsupportedGraph(f"the lowering does not take the graph whatever its schedule: {reason}")
         if reason is not None:
             reasons.append(reason)
-        return reason is None
+            return reason
+        return True
 
     level0 = IRModule(mod.module.clone())
     try:
@@ -190,8 +194,9 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
             for (cycles, copy), segments in counted(ranked, "search: lower the best candidate"):
                 if cycles >= bar:
                     break
-                if lowers(copy):
-                    return segments, 3, fill
+                fills = _retry_fills(copy, segments, fill, bar, trial, lowers)
+                if fills is not None:
+                    return segments, 3, *fills
     # one-op groups: cut as the first L1 fill needs, results filling less of LLB / L1 first
     for split_fill, place_fill in FILL_PAIRS:
         ops = singles(split_fill)
@@ -200,10 +205,47 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
         made = [(trial(ops, style, place_fill), style) for style in styles]
         for (cycles, copy), style in sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0]):
             if cycles >= bar0:
-                return [], 0, FILL  # the default schedule is estimated no slower
-            if lowers(copy):
-                return ops, style, place_fill
+                return [], 0, FILL, FILL  # the default schedule is estimated no slower
+            if lowers(copy) is True:
+                return ops, style, place_fill, place_fill
     raise AutoScheduleError("no schedule found that the lowering takes: " + "; ".join(list(dict.fromkeys(reasons))[:3]))
+
+
+LLB_FILLS = (0.5, 0.0)
+"""Shares of LLB a level-3 candidate's results are placed in again when the allocator runs
+out of LLB (the lowering stages streamed groups' intermediates in LLB: the placement does
+not see that room)."""
+RETRIES = 3
+"""Placements tried again per level-3 candidate (each one lowers the whole model on a copy)."""
+
+
+def _retry_fills(copy: IRModule, segments: list[Segment], fill: float, bar: float, trial, lowers
+                 ) -> tuple[float, float] | None:
+    """(L1 fill, LLB fill) with which the lowering takes a level-3 candidate's groups, or None:
+    the groups as the search placed them, then, as long as the allocator names the memory it
+    ran out of and the estimate stays under `bar`, placed again with more margin there (ResNet-50
+    224 b16: the DP's groups at 92% of L1 lower with results filling 86% of L1 and none in
+    LLB, estimated 21.3 M cycles, where cutting the groups for 86% of L1 gave 22.4 M)."""
+    l1, llb = fill, fill
+    for attempt in range(RETRIES + 1):
+        reason = lowers(copy)
+        if reason is True:
+            return l1, llb
+        if attempt == RETRIES:
+            return None
+        if "-byte llb" in reason:
+            llb = next((f for f in LLB_FILLS if f < llb), None)
+        elif "-byte l1 " in reason:
+            l1 = next((f for f in FALLBACK_FILLS if f < l1), None)
+        else:
+            return None
+        if l1 is None or llb is None:
+            return None
+        made = trial(segments, 3, l1, llb)
+        if made is None or made[0] >= bar:
+            return None
+        copy = made[1]
+    return None
 
 
 class UnsupportedGraph(AutoScheduleError):

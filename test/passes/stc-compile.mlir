@@ -1,9 +1,9 @@
-// RUN: stc-opt %s -p 'stc-compile{stop-after=schedule-verify}' | filecheck %s
+// RUN: stc-opt %s -p 'stc-compile{stop-after=schedule-verify level=0}' | filecheck %s
 // RUN: not stc-opt %s -p 'stc-compile{level=4}' 2>&1 | filecheck %s --check-prefix=LEVEL
 // RUN: not stc-opt %s -p 'stc-compile{schedule="stc_mlir.schedules:resnet50_schedule"}' 2>&1 | filecheck %s --check-prefix=MANUAL
 
-// The whole pipeline as one pass; stopped after the schedule check here. The default
-// schedule: every op a one-op group in DDR over all 8 cores; the relu's 16 x 1024 x 160
+// The whole pipeline as one pass; stopped after the schedule check here. Level 0 (without
+// `level`, the default level 3 would search), the default schedule: every op a one-op group in DDR over all 8 cores; the relu's 16 x 1024 x 160
 // input and output (10 MiB) do not fit the cores' L1, so it runs in two halves.
 
 // CHECK-LABEL: func.func @main

@@ -269,7 +269,7 @@ def test_a_scheduled_module_starts_at_the_schedule_stage(resnet_small):
 def test_stc_compile_pass_in_stc_opt(tmp_path, capsys):
     path = tmp_path / "big.mlir"
     path.write_text(BIG)
-    assert stc_opt.main([str(path), "-p", "stc-compile{stop-after=schedule-verify batch=16}"]) == 0
+    assert stc_opt.main([str(path), "-p", "stc-compile{stop-after=schedule-verify batch=16 level=0}"]) == 0
     out = capsys.readouterr().out
     assert out.count('schedule.group "relu_0"') == 2 and "schedule.split" in out
     capsys.readouterr()

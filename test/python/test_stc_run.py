@@ -276,7 +276,7 @@ def test_an_onnx_file_and_its_stcobj(capsys, small_model, tmp_path):
     code, out, err = run(capsys, tmp_path / "d.onnx", "--check", "-o", tmp_path / "d.stcobj",
                          "--report-json", tmp_path / "a.json", "--trace", tmp_path / "t.json")
     assert code == 0, err
-    assert f"summary: {tmp_path / 'd.onnx'}, default schedule" in out
+    assert f"summary: {tmp_path / 'd.onnx'}, graph_schedule_level 3" in out  # the default level
     assert "check vs onnxruntime (cosine similarity >= 0.999):\n  output: cosine " in out
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
     code, again, _ = run(capsys, tmp_path / "d.stcobj", "--report-json", tmp_path / "b.json")

@@ -44,6 +44,11 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+try:  # optional: a faster writer of the same JSON
+    import orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    orjson = None  # type: ignore[assignment]
+
 from stc_mlir.errors import StcError
 from stc_mlir.gc_pause import gc_paused
 from stc_mlir.isa.program import DTYPES, OPS, SPACES, Program, from_manifest, to_manifest
@@ -71,11 +76,36 @@ def save(program: Program | Any, path: str | os.PathLike[str]) -> None:
         raise StcobjError(f"{os.fspath(path)}: is a directory; give a file name such as model.stcobj")
     try:
         with zipfile.ZipFile(path, "w") as zf:
-            zf.writestr("manifest.json", json.dumps(manifest), compress_type=zipfile.ZIP_DEFLATED)
+            # the fastest deflate level: the manifest of a ResNet-50 b16 is ~10 MB of JSON,
+            # and level 6 took 3x as long for a file ~25% smaller
+            zf.writestr("manifest.json", _dumps(manifest), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
             for name, data in blobs.items():
                 zf.writestr(f"data/{name}.bin", data, compress_type=zipfile.ZIP_STORED)
     except OSError as err:
         raise StcobjError(f"{os.fspath(path)}: cannot write: {err.strerror}") from None
+
+
+def _dumps(manifest: Mapping[str, Any]) -> bytes:
+    """Compact JSON of `manifest`: orjson when installed (5x faster on a ResNet-50's ~100k
+    commands), else the standard library (the same JSON value). Non-finite parameters
+    (a -inf score threshold) need the standard library: orjson writes them as null."""
+    if orjson is not None and all(_finite(params) for stream in manifest["cores"].values()
+                                  for _, _, params, _, _ in stream):
+        try:
+            return orjson.dumps(manifest)
+        except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
+            pass
+    return json.dumps(manifest, separators=(",", ":"), check_circular=False).encode()
+
+
+def _finite(params: Mapping[str, Any]) -> bool:
+    for v in params.values():
+        if type(v) is float:
+            if not math.isfinite(v):
+                return False
+        elif isinstance(v, (list, tuple)) and not all(math.isfinite(x) for x in v if type(x) is float):
+            return False
+    return True
 
 
 def load(path: str | os.PathLike[str], target: Any = None) -> Program:

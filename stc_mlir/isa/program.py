@@ -524,8 +524,9 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
                                        for core, stream in program.cores.items()}
     if any(c.expects is not None for _, _, c in program.commands()):
         manifest["expects"] = {  # per core, per command: {slot: [[core, index], ...]} or null
-            str(core): [None if c.expects is None else {s: [list(w) for w in ws] for s, ws in c.expects.items()}
-                        for c in stream]
+            # (the commands' own dicts of tuples: json writes them as lists; a manifest is for
+            # writing out, not for editing in place)
+            str(core): [c.expects for c in stream]
             for core, stream in program.cores.items()
         }
     return manifest, blobs

@@ -2,6 +2,7 @@
 the others without loss, and a loaded `.stcobj` runs without the compiler."""
 
 import json
+import math
 import subprocess
 import sys
 import zipfile
@@ -16,6 +17,7 @@ from stc_mlir import stcobj
 from stc_mlir.dialects.npu import Npu
 from stc_mlir.emulator import program_from_module, program_to_module, run
 from stc_mlir.emulator.examples import conv_by_rows, matmul_by_rows
+from stc_mlir.isa.program import to_manifest
 from stc_mlir.stcobj import StcobjError
 
 RNG = np.random.default_rng(5)
@@ -65,6 +67,16 @@ def test_stcobj_round_trips_exactly(tmp_path):
     (a, ra), (b, rb) = run(program, {"x": x}), run(loaded, {"x": x})
     np.testing.assert_array_equal(a["y"], b["y"])
     assert ra.as_dict() == rb.as_dict()
+
+
+def test_stcobj_keeps_non_finite_parameters():
+    """The fast JSON writer (orjson) would write -inf as null: a manifest with a non-finite
+    parameter (an nms score threshold) takes the standard library's writer."""
+    manifest, _ = to_manifest(conv_program())
+    assert json.loads(stcobj._dumps(manifest)) == json.loads(json.dumps(manifest))
+    manifest["cores"]["0"][0][2] = {"score_threshold": -math.inf, "scales": [1.0, math.nan]}
+    params = json.loads(stcobj._dumps(manifest))["cores"]["0"][0][2]
+    assert params["score_threshold"] == -math.inf and math.isnan(params["scales"][1])
 
 
 def test_stcobj_saves_a_module_too(tmp_path):

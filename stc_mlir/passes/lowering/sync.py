@@ -283,6 +283,7 @@ class Sync:
 
     def barrier(self) -> None:
         self.log.clear()
+        before = [s - 1 for s in self.seq]  # every thread knows everything before the barrier
         for known in self.known:
-            known[:] = [s - 1 for s in self.seq]
+            known[:] = before
 

@@ -34,6 +34,7 @@ not below `MIN_TILE_BYTES`). The cores' tiles are emitted interleaved, step by s
 from __future__ import annotations
 
 import functools
+import weakref
 
 from abc import ABC, abstractmethod
 
@@ -337,7 +338,9 @@ class WeightPool:
 
     def ring(self, core: int, slots: int, nbytes: int) -> RingSource:
         ring = RingSource(self.em, core, self.value, "wb", slots, nbytes, f"{self.hint}_c{core}")
-        ring.pool = self  # type: ignore[attr-defined]
+        # a weak back-reference: a pool <-> ring cycle kept the emitter (every command,
+        # every Sync record) alive after the lowering until a full cyclic collection
+        ring.pool = weakref.proxy(self)  # type: ignore[attr-defined]
         self.rings[core] = ring
         return ring
 

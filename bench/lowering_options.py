@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import sys
 import time
 
@@ -94,8 +95,7 @@ def main() -> None:
                       f"{row['cycles'] / base:7.3f} {row['hazards']:7} {cosine:9.6f} {row['wall_s']:7.1f}",
                       flush=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

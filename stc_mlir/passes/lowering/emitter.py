@@ -10,7 +10,9 @@ between consecutive phases: on every core `npu.fence {signals = [every other cor
 barrier semaphore]}` then `npu.fence {waits = [its own, once per other core]}`. Every
 buffer records the first and last phase that touches it (`live`); the allocator may give
 two buffers the same bytes only if their phase ranges are disjoint, which the barriers make
-safe: every use of the first is ordered before every use of the second. Model inputs,
+safe: every use of the first is ordered before every use of the second (with
+`narrow = True` each core waits only for the cores involved: barriers.py; a prefetch may
+put weight loads before a barrier's fences: prefetch.py). Model inputs,
 outputs and weights (DDR) live for the whole program. `phase_items[p]` names the schedule
 item phase p belongs to (for the allocator's diagnostics).
 

@@ -165,7 +165,7 @@ class Estimator:
                 return windows * _ceil(cin, n)
             return windows * groups * _ceil(cin_g, k) * _ceil(cout // groups, n)  # type: ignore[operator]
         if isinstance(op, g.MatmulOp):
-            out = _shape(op.results[0])
+            out = _shape(op.results[0]) or (1,)  # a dot of two vectors: a scalar
             return math.prod(out[:-1]) * _ceil(_shape(op.operands[0])[-1], k) * _ceil(out[-1], n)
         work = sum(count * (self.t.special_cost if name in self.t.special else 1)
                    for name, count in vector_passes(op))

@@ -165,11 +165,8 @@ class Estimator:
                 return windows * _ceil(cin, n)
             return windows * groups * _ceil(cin_g, k) * _ceil(cout // groups, n)  # type: ignore[operator]
         if isinstance(op, g.MatmulOp):
-            # 1-D operands (numpy's matmul rules): a vector b has N = 1, the rest of the result is rows
-            b = _shape(op.operands[1])
-            cols = b[-1] if len(b) >= 2 else 1
-            rows = math.prod(_shape(op.results[0])) // cols
-            return rows * _ceil(_shape(op.operands[0])[-1], k) * _ceil(cols, n)
+            out = _shape(op.results[0]) or (1,)  # a dot of two vectors: a scalar
+            return math.prod(out[:-1]) * _ceil(_shape(op.operands[0])[-1], k) * _ceil(out[-1], n)
         work = sum(count * (self.t.special_cost if name in self.t.special else 1)
                    for name, count in vector_passes(op))
         return _ceil(work, self.t.vector_elements)

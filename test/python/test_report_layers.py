@@ -135,7 +135,7 @@ def test_built_in_models_sum_to_the_run_and_to_the_models_macs(small_model, name
 
 def test_json_and_csv_from_stc_run(tmp_path, capsys):
     report_json, report_csv = tmp_path / "r.json", tmp_path / "r.csv"
-    assert stc_run.main(["resnet50", "--batch", "1", "--option", "image_size=32", "--timing-only", "-q",
+    assert stc_run.main(["resnet50", "--batch", "1", "--option", "image_size=32", "--timing-only", "-q", "--level", "0",
                          "--report-json", str(report_json), "--report-csv", str(report_csv)]) == 0
     out = capsys.readouterr().out
     assert "schedule items by cycles" in out

@@ -263,7 +263,7 @@ def test_the_default_job(capsys, tmp_path, small_model, monkeypatch):
                         (name, batch, options) == ("resnet50", 2, {"image_size": 32}) else build(name, batch, **options))
     code, out, err = run(capsys, "--check", "--report-json", tmp_path / "r.json")
     assert code == 0, err
-    assert f"summary: {stc_run.DEFAULT_MODEL} batch {stc_run.DEFAULT_BATCH} image_size=32, default schedule" in out
+    assert f"summary: {stc_run.DEFAULT_MODEL} batch {stc_run.DEFAULT_BATCH} image_size=32, graph_schedule_level 3" in out
     assert re.search(r"  output: cosine 0\.99\d+  max relative error \S+  ok", out)
     for stage in ("build and import resnet50", "graph-canonicalize", "schedule", "convert-schedule-to-npu",
                   "npu-allocate", "emulate", "golden outputs from onnxruntime"):

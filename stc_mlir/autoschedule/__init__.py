@@ -72,6 +72,10 @@ def check_level(level: object) -> int:
     return level
 
 
+MAX_BATCH = 1 << 16
+"""The largest batch levels 1-3 take: core binds and sample holders are kept per sample."""
+
+
 def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920", *,
                   use_cache: bool = True) -> list[AutoSchedule]:
     """Schedule every graph-level NPU function of `mod` (a ModuleOp or IRModule) at `level`,
@@ -94,6 +98,10 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
             one_result_ops(f)
         rewritten = before != [op.name for op in f.body.block.ops]
         view = GraphView(f)
+        if level > 0 and (view.batch or 1) > MAX_BATCH:
+            raise AutoScheduleError(
+                f"@{function.name}: a batch of {view.batch:,} is more than levels 1-3 schedule (at most "
+                f"{MAX_BATCH:,}: they bind cores sample by sample); level 0 cuts a batch of any size")
         result = AutoSchedule(level, function.name, t.name, view.batch or 1)
         if level == 0:
             default_schedule(mod, target=t)

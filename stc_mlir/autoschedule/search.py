@@ -30,6 +30,7 @@ from stc_mlir.errors import StcError
 from stc_mlir.dialects.graph import GatherOp
 from stc_mlir.passes.schedule_verify import VIEW_OPS, fewest_stripes, fmt, nbytes
 from stc_mlir.progress import counted
+from stc_mlir.schedules.default import divisors
 
 from .cost import MOVEMENT_OPS, Estimator, weight_bytes
 from .graph import GraphView, is_weight, output_of
@@ -65,10 +66,6 @@ class Segment:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 class Search:

@@ -164,7 +164,7 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
         batch = op.batch or 1
         cores = len(item.core_bind.cores)  # type: ignore[union-attr]
         mixing = s.batch_mixing(op.body_ops(), batch)
-        factors = _divisors(batch)[1:] if mixing is None else []
+        factors = divisors(batch)[1:] if mixing is None else []
         fits = [n for n in factors if -(-body_peak(op, n) // cores) + resident <= l1]
         stripes = None if fits else fewest_stripes(op.body_ops(), list(op.body.block.args), op.yield_op.value,
                                                    op.batch, (l1 - resident) * cores)
@@ -184,7 +184,7 @@ def _cut_to_fit(f: func.FuncOp, manual: set[Operation], t: targets.Target) -> No
         split_group(op, fits[0])
 
 
-def _divisors(n: int) -> list[int]:
+def divisors(n: int) -> list[int]:
     """The divisors of `n` in increasing order, in O(sqrt(n)) steps (a batch may be huge)."""
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return small + [n // d for d in reversed(small) if d * d != n]

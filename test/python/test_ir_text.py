@@ -89,7 +89,9 @@ def test_dump_ir_files_are_small_and_load_back_with_their_weights(small_model, t
     module = compile_module(original.clone(), dump_ir=tmp_path / "dump")
     dump = tmp_path / "dump"
     sizes = {p.name: p.stat().st_size for p in dump.iterdir()}
-    assert all(size < 2_000_000 for name, size in sizes.items() if name.endswith(".mlir")), sizes
+    # level 3 (the default) cuts this ResNet-50 into more, smaller commands than level 0: ~2.4 MB of
+    # npu text; with its weights inline it would be over 100 MB
+    assert all(size < 4_000_000 for name, size in sizes.items() if name.endswith(".mlir")), sizes
     # every distinct constant once: the model's weights, the folded ones, the npu buffers' bytes
     assert sizes["weights.bin"] < 3 * sum(len(b.init) for b in program_from_module(module).buffers.values()
                                           if b.init is not None)

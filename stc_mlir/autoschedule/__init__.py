@@ -99,7 +99,7 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
         rewritten = before != [op.name for op in f.body.block.ops]
         view = GraphView(f)
         if level > 0 and (view.batch or 1) > MAX_BATCH:
-            raise AutoScheduleError(
+            raise UnsupportedGraph(
                 f"@{function.name}: a batch of {view.batch:,} is more than levels 1-3 schedule (at most "
                 f"{MAX_BATCH:,}: they bind cores sample by sample); level 0 cuts a batch of any size")
         result = AutoSchedule(level, function.name, t.name, view.batch or 1)
@@ -257,8 +257,8 @@ def _retry_fills(copy: IRModule, segments: list[Segment], fill: float, bar: floa
 
 
 class UnsupportedGraph(AutoScheduleError):
-    """The lowering refuses an op of the graph under any schedule (an unsupported op kind):
-    searching further, or at another level, is pointless."""
+    """No schedule of levels 1-3 takes the graph (the lowering refuses one of its op kinds, or
+    its batch is beyond `MAX_BATCH`): searching further, or at another level, is pointless."""
 
 
 def _lowering_fails(trial: IRModule, name: str, t: targets.Target) -> str | None:

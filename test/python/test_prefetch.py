@@ -98,3 +98,35 @@ def test_prefetch_never_overfills_the_weight_buffer():
     for on in (False, True):
         (got,) = res[on][2].values()
         assert ulps(got, want) <= 2
+
+
+def test_an_op_too_big_for_half_the_weight_buffer_takes_all_of_it_and_the_rest_prefetch():
+    # a 33 x 33 kernel: 32 output channels x one input channel x 2 chunks = 139,392 bytes,
+    # more than half the weight buffer (128,450 usable), less than all of it (256,901).
+    # That op alone takes the whole buffer; the convs after it are still prefetched (the
+    # whole function used to be lowered again without prefetch)
+    big = (f16(64, 2, 33, 33, scale=1 / (33 * 2 ** 0.5)), f16(64, scale=0.1))
+    small = [(f16(64, 64, 3, 3, scale=1 / 24), f16(64, scale=0.1)) for _ in range(2)]
+
+    def body(b, x):
+        x = b(g.Conv2DOp.make(x, b.const(big[0]), b.const(big[1]), pads=(16, 16, 16, 16),
+                              activation="relu"))
+        for w, bias in small:
+            x = b(g.Conv2DOp.make(x, b.const(w), b.const(bias), pads=(1, 1, 1, 1),
+                                  activation="relu"))
+        return x
+
+    def make():
+        return default_schedule(function({"x": ((2, 2, 12, 12), F)}, body))
+    x = {"x": f16(2, 2, 12, 12)}
+    res = run_both(make, x)
+    program = res[True][1]
+    assert {buf.split("_")[0] for _, buf in hoisted(program)} == {"g1", "g2"}
+    wb = load("stcp920").memory["wb"].size
+    big_slots = sum(b.size for n, b in program.buffers.items()
+                    if n.startswith("g0_0_1_c0_s"))  # the big conv's weight ring on core 0
+    assert wb // 2 < big_slots <= wb
+    (want,) = reference.run(make(), x)
+    for on in (False, True):
+        (got,) = res[on][2].values()
+        assert ulps(got, want) <= 2

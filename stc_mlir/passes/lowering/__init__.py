@@ -39,13 +39,7 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
                             f"{' @' + wanted if wanted else ''}, found {names}: schedule the "
                             "graph first (e.g. the default schedule)")
     with gc_paused():
-        try:
-            return FunctionLowering(chosen[0], t, _reference(t), prefetch, narrow_barriers).run()
-        except LoweringError as err:
-            if not prefetch or "weight buffer" not in str(err):
-                raise
-            # an op whose weights do not fit half the weight buffer: no prefetch anywhere
-            return FunctionLowering(chosen[0], t, _reference(t), False, narrow_barriers).run()
+        return FunctionLowering(chosen[0], t, _reference(t), prefetch, narrow_barriers).run()
 
 
 def _nothing_to_schedule(f: func.FuncOp) -> bool:

@@ -54,7 +54,7 @@ from .placement import (
     Frame, IndexMap, LoweringError, Piece, Placement, split_box, transfer, whole,
 )
 from .probes import Probes
-from .stage import Job, Operand, Output, Rule, run_stage
+from .stage import Job, Operand, Output, Rule, configure, run_stage
 from .stripes import rebase, regions, shift
 from .values import constant, dtype_of, shape_of
 from . import indexing, vector
@@ -428,9 +428,11 @@ class GroupLowering:
             self.region = regions(self.body, self.output, op.stripe, self.rule)
         t = fl.t
         self.l1 = int(t.memory["l1"].size * (1 - MARGIN))
-        self.wb = int(t.memory["wb"].size * (1 - MARGIN))
-        if fl.em.prefetch:  # half of it per phase: the next phase's first weights fit beside
-            self.wb //= 2
+        wb = int(t.memory["wb"].size * (1 - MARGIN))
+        # an op's weight-buffer budgets, preferred first: with prefetch half of it, so the
+        # next phase's first weights fit beside (prefetch.py); an op whose weights cannot
+        # be chunked within half takes the whole buffer (nothing is prefetched beside it)
+        self.wb = (wb // 2, wb) if fl.em.prefetch else (wb,)
         self._live_cache: dict[tuple[int, int, int], int] = {}
 
     def _flatten(self, group: s.GroupOp) -> list[Operation]:
@@ -752,7 +754,7 @@ class GroupLowering:
                 continue
             for r in computed(o):
                 rule = p.rules[o] if len(o.results) == 1 else self.rule(o, r)
-                rule.configure(self.wb)
+                budgets = configure(rule, self.wb)
                 final = r is self.output and out_dest is not None
                 jobs = []
                 for core, box in p.owned[r]:
@@ -794,7 +796,7 @@ class GroupLowering:
                     streams = any(op.frame is None or op.frame.buffer.startswith(
                         f"g{self.ctx.index}_in") for job in jobs for op in job.operands)
                     min_tiles = 4 if streams or any(j.output.dest for j in jobs) else 1
-                    run_stage(self.em, rule, jobs, self.wb, min_tiles, f"g{self.ctx.index}_{k}",
+                    run_stage(self.em, rule, jobs, budgets, min_tiles, f"g{self.ctx.index}_{k}",
                               self.where(o))
                 if not final:  # the group's result is probed where it is stored, below
                     self.probe(r, placements[r])
@@ -839,8 +841,7 @@ class GroupLowering:
                 else:
                     dest = self._scratch(r, k)
                 self.env[r] = dest
-                wb_free = self.wb
-                rule.configure(wb_free)
+                budgets = configure(rule, self.wb)
                 jobs = []
                 for core, box in distribute(shape_of(r), self.ctx, rule.split_axes, self.carries(r),
                                             self.region.get(r)):
@@ -870,7 +871,7 @@ class GroupLowering:
                     free = self.l1 - self.fl.resident_l1(self.ctx.index, core) - (
                         self.em.program.buffers[piece.frame.buffer].size if piece else 0)
                     jobs.append(Job(core, box, operands, output, free))
-                run_stage(em, rule, jobs, wb_free, 4, f"g{self.ctx.index}_{k}", self.where(o))
+                run_stage(em, rule, jobs, budgets, 4, f"g{self.ctx.index}_{k}", self.where(o))
                 self.probe(r, dest)
 
     def _scratch(self, r: SSAValue, k: int) -> Placement:

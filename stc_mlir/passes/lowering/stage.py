@@ -425,15 +425,40 @@ def _order(rule: Rule, works: list[Work], job: Job) -> list[Work]:
     return works
 
 
-def run_stage(em: Emitter, rule: Rule, jobs: list[Job], wb_free: int, min_tiles: int,
-              hint: str, where: str) -> None:
+def configure(rule: Rule, budgets: Sequence[int]) -> Sequence[int]:
+    """Configure `rule` for the first of the weight-buffer `budgets` (bytes, preferred
+    first) its weights fit; returns that budget and the larger ones after it. A smaller
+    budget (half the buffer when weights are prefetched: prefetch.py) is a preference: an
+    op whose chunks do not fit it takes the next instead of failing."""
+    for i, budget in enumerate(budgets):
+        try:
+            rule.configure(budget)
+            return budgets[i:]
+        except LoweringError:
+            if i == len(budgets) - 1:
+                raise
+    raise ValueError("no weight-buffer budget given")
+
+
+def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
+              min_tiles: int, hint: str, where: str) -> None:
     """Compute every job's box of `rule`'s op on its core: operands with a `frame` are read
     from it (filled as needed), the others through rings; weights through a `WeightPool`
     shared by the cores. The cores' tiles are emitted interleaved (tile i of every core,
     then tile i + 1), so a weight chunk one core loaded is still there for the others.
-    Raises LoweringError when a core's share fits no tiling."""
+    `rule` comes configured for `budgets[0]` (`configure`); when a core's share fits no
+    tiling within it, the next budget is tried. Raises LoweringError when a core's share
+    fits no tiling within the last."""
     out_shape, out_dtype = shape_of(rule.out), dtype_of(rule.out)
-    plans = [_tiling(rule, job, wb_free, min_tiles, where) for job in jobs]
+    for i, wb_free in enumerate(budgets):
+        try:
+            if i:
+                rule.configure(wb_free)
+            plans = [_tiling(rule, job, wb_free, min_tiles, where) for job in jobs]
+            break
+        except LoweringError:
+            if i == len(budgets) - 1:
+                raise
     pools = {i: WeightPool(em, jobs[0].operands[i].value, f"{hint}_{i}")
              for i in rule.weight_slots if jobs}
     states = []

@@ -44,13 +44,17 @@ def run_both(make, inputs):
 
 
 def hoisted(program):
-    """(core, buffer) of the weight-buffer loads placed right before a barrier's fences."""
+    """(core, buffer) of the weight-buffer loads placed together right before a barrier's
+    fences."""
     found = []
+    wb_load = lambda c: c.op == "dma" and program.buffers[c.tiles["dst"].buffer].space == "wb"
     for core, cmds in program.cores.items():
-        for c, nxt in zip(cmds, cmds[1:]):
-            if (c.op == "dma" and nxt.op == "fence"
-                    and program.buffers[c.tiles["dst"].buffer].space == "wb"):
-                found.append((core, c.tiles["dst"].buffer))
+        for j in range(1, len(cmds)):
+            if cmds[j].op == "fence" and cmds[j - 1].op != "fence":
+                i = j - 1
+                while i >= 0 and wb_load(cmds[i]):
+                    found.append((core, cmds[i].tiles["dst"].buffer))
+                    i -= 1
     return found
 
 

@@ -433,6 +433,40 @@ class ComposeLayoutChains(RewritePattern):
             rewriter.replace(op, g.TransposeOp.make(inner.input, perm=perm))
 
 
+NPU_RANK = 4
+"""npu tiles have 1 to 4 dims: wider tensors are rewritten to fewer dims where unit dims allow."""
+
+UNIT_REDUCTIONS = (g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceProdOp)
+
+
+class DropUnitDims(RewritePattern):
+    """Ops on tensors of more than 4 dims whose extra dims are units (torch's adaptive
+    pooling with uneven bins exports 6-D index grids: 6x1x6x1x2x256):
+
+    - a sum / mean / max / min / prod over axes of size 1 only is the identity: a reshape;
+    - a transpose moves its non-unit dims: reshape to them, transpose those, reshape back
+      (the reshapes then compose with their neighbours)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if isinstance(op, UNIT_REDUCTIONS):
+            shape = g.shape_of(op.input.type)
+            axes = tuple(op.props()["axes"])  # type: ignore[arg-type]
+            if (len(shape) > NPU_RANK and axes
+                    and all(shape[a % len(shape)] == 1 for a in axes)):  # type: ignore[operator]
+                rewriter.replace(op, g.ReshapeOp.make(op.input, shape=g.shape_of(op.output.type)))
+        elif isinstance(op, g.TransposeOp):
+            shape = g.shape_of(op.input.type)
+            kept = [i for i, d in enumerate(shape) if d != 1]
+            if len(shape) <= NPU_RANK or len(kept) == len(shape):
+                return
+            position = {axis: k for k, axis in enumerate(kept)}
+            perm = tuple(position[a] for a in op.props()["perm"] if a in position)  # type: ignore[union-attr]
+            squeezed = g.ReshapeOp.make(op.input, shape=tuple(shape[i] for i in kept))
+            moved = g.TransposeOp.make(squeezed.output, perm=perm)
+            back = g.ReshapeOp.make(moved.output, shape=g.shape_of(op.output.type))
+            rewriter.replace(op, [squeezed, moved, back], [back.output])
+
+
 class ScalarEinsumOperand(RewritePattern):
     """einsum with a rank-0 operand -> that operand reshaped to [1] under a fresh subscript
     (summed over: a size-1 axis). `einsum('->', x)` of a scalar is then `'a->'`; npu tiles
@@ -586,7 +620,8 @@ class GraphCanonicalize(ModulePass):
     """Fold BatchNorm into convs (elsewhere: a per-channel scale and shift), give scalar-index
     gathers a one-element index, decompose Gemm and Sum, fuse exported GELU, drop identities,
     fold constants and ops on empty tensors, split into slices, remove dead ops; reversing slices become gathers, integer max pools and
-    bf16 einsums computed in a float type the npu units take.
+    bf16 einsums computed in a float type the npu units take; unit dims dropped from
+    transposes and reductions of more than 4 dims.
 
     `fold_limit` (bytes) caps the constants that folding may create (layout changes of
     single-use weights are exempt); `-p graph-canonicalize{fold-limit=0}` disables growing folds.
@@ -603,6 +638,7 @@ class GraphCanonicalize(ModulePass):
             SplitToSlices(),
             RemoveIdentity(),
             ComposeLayoutChains(),
+            DropUnitDims(),
             FoldBatchNormIntoConv(),
             BatchNormToScaleShift(),
             ScalarGatherToReshape(),

@@ -465,3 +465,28 @@ func.func @one_hot_to_compare(%i: tensor<3xi64>) -> tensor<3x4xf16> {
   %0 = graph.one_hot %i, %v {depth = 4 : i64} : (tensor<3xi64>, tensor<2xf16>) -> tensor<3x4xf16>
   func.return %0 : tensor<3x4xf16>
 }
+
+// -----
+
+// Adaptive average pooling with even bins (torch exports a 6-D grid: 6x1x6x1x2x256): the
+// reductions over unit axes are reshapes, the 6-D transpose moves only its non-unit dims,
+// and the reshapes compose, so no tensor keeps more than the npu's 4 dims.
+// CHECK-LABEL: func.func @drop_unit_dims
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : (tensor<36x2x256xf16>) -> tensor<6x6x2x256xf16>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[R]] {perm = array<i64: 2, 3, 0, 1>} : (tensor<6x6x2x256xf16>) -> tensor<2x256x6x6xf16>
+// CHECK-NEXT:    func.return %[[T]]
+// A 4-D transpose with unit dims and a 4-D unit reduction are left alone
+// CHECK-LABEL: func.func @keep_four_dims
+// CHECK-NEXT:    graph.transpose
+// CHECK-NEXT:    graph.reduce_mean
+func.func @drop_unit_dims(%x: tensor<36x2x256xf16>) -> tensor<2x256x6x6xf16> {
+  %0 = graph.reshape %x : (tensor<36x2x256xf16>) -> tensor<6x1x6x1x2x256xf16>
+  %1 = graph.transpose %0 {perm = array<i64: 4, 5, 0, 1, 2, 3>} : (tensor<6x1x6x1x2x256xf16>) -> tensor<2x256x6x1x6x1xf16>
+  %2 = graph.reduce_mean %1 {axes = array<i64: 3, 5>, keepdims = false} : (tensor<2x256x6x1x6x1xf16>) -> tensor<2x256x6x6xf16>
+  func.return %2 : tensor<2x256x6x6xf16>
+}
+func.func @keep_four_dims(%x: tensor<6x1x2x256xf16>) -> tensor<2x256x6xf16> {
+  %0 = graph.transpose %x {perm = array<i64: 2, 3, 0, 1>} : (tensor<6x1x2x256xf16>) -> tensor<2x256x6x1xf16>
+  %1 = graph.reduce_mean %0 {axes = array<i64: 3>, keepdims = false} : (tensor<2x256x6x1xf16>) -> tensor<2x256x6xf16>
+  func.return %1 : tensor<2x256x6xf16>
+}

@@ -58,9 +58,10 @@ class _Task:
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
 
 
-# (slot, memory, footprint, tile, bytes counted): one tile a command reads or writes; the
-# memory is its (space, core) key until `_make_memories` binds it to the Memory itself
-_Access = tuple[str, Any, Footprint, Tile, int]
+# (slot, memory, footprint, tile, bytes counted, granule spans): one tile a command reads or
+# writes; the memory is its (space, core) key and the spans None until `_make_memories`
+# binds it to the Memory itself and `Footprint.spans` of its granule
+_Access = tuple[str, Any, Footprint, Tile, int, Any]
 
 
 def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]:
@@ -68,7 +69,7 @@ def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]
     for slot in slots:
         tl = cmd.tiles[slot]
         counted = cmd.tiles["output"] if (cmd.op, slot) == ("gather", "data") else tl  # only the selected rows move
-        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize))
+        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize, None))
     return out
 
 
@@ -127,11 +128,23 @@ class Simulator:
         self.tasks = self._prepare()
         self.report.figures = CommandFigures.of(program, self.tasks)
         self.memories = self._make_memories()
+        spans: dict[tuple, Any] = {}  # (footprint, granule) -> its spans (repeated tiles)
+
+        def bind(a: _Access, write: bool) -> _Access:
+            mem = self.memories[a[1]]
+            if not self.check_hazards:
+                return (a[0], mem, a[2], a[3], a[4], None)
+            key = (a[2], mem.granule, write)
+            s = spans.get(key, spans)
+            if s is spans:
+                s = spans[key] = a[2].spans(mem.granule, write)
+            return (a[0], mem, a[2], a[3], a[4], s)
+
         for queue in self.tasks:  # accesses name their Memory from now on
             for task in queue:
                 if task.reads is not None and task.writes is not None:
-                    task.reads = [(a[0], self.memories[a[1]], *a[2:]) for a in task.reads]
-                    task.writes = [(a[0], self.memories[a[1]], *a[2:]) for a in task.writes]
+                    task.reads = [bind(a, False) for a in task.reads]
+                    task.writes = [bind(a, True) for a in task.writes]
 
     # --- set-up
 
@@ -424,25 +437,26 @@ class Simulator:
         if self.check_hazards:  # every memory keeps writer codes
             tracker, core, index = self.tracker, task.core, task.index
             seen = tracker.vc[tid].tolist()  # its clock
-            codes = [mem.codes(fp) for _, mem, fp, _, _ in reads]  # one view each, for both checks
+            known = [mem.known(s) for _, mem, _, _, _, s in reads]  # writers from the runs
+            codes: list[np.ndarray | None] = [None] * len(reads)  # granule codes, if needed
             if self.provenance is not None:
-                self.provenance.check(task, seen[tid], codes)
+                self.provenance.check(task, seen[tid], codes, known)
             # each access counted once checked (a hazard's partial report counts those before it)
-            for (_, mem, fp, _, nbytes), at in zip(reads, codes):
-                tracker.read(mem, fp, tid, core, index, seen, at)
+            for (_, mem, fp, _, nbytes, s), at, k in zip(reads, codes, known):
+                tracker.read(mem, fp, tid, core, index, seen, at, s, k)
                 bytes_read[mem.level] += nbytes
-            for _, mem, fp, _, nbytes in writes:
-                tracker.write(mem, fp, tid, core, index, seen)
+            for _, mem, fp, _, nbytes, s in writes:
+                tracker.write(mem, fp, tid, core, index, seen, s)
                 bytes_written[mem.level] += nbytes
         else:
-            for _, mem, _, _, nbytes in reads:
+            for _, mem, _, _, nbytes, _ in reads:
                 bytes_read[mem.level] += nbytes
-            for _, mem, _, _, nbytes in writes:
+            for _, mem, _, _, nbytes, _ in writes:
                 bytes_written[mem.level] += nbytes
         if numerics:
-            for slot, mem, fp, tile, _ in reads:
+            for slot, mem, fp, tile, _, _ in reads:
                 ins[slot] = mem.view(fp.base, tile)
-            for slot, mem, fp, tile, _ in writes:
+            for slot, mem, fp, tile, _, _ in writes:
                 outs[slot] = mem.view(fp.base, tile)
         if not self.numerics:
             return

@@ -19,7 +19,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 import functools
-import itertools
 import math
 from typing import Any, NamedTuple
 
@@ -78,19 +77,11 @@ class Footprint(NamedTuple):
                           offset=self.base // granule * step,
                           strides=tuple(s // granule * step for s in self.strides) + (step,))
 
-    def spans(self, granule: int, write: bool) -> tuple[tuple[int, int], ...] | None:
-        """Its granules as sorted, disjoint [lo, hi) ranges of granule indices (overlapping
-        or touching runs merged). Beyond `MAX_SPANS` runs: for a read, its hull (a
-        superset: what it says of these granules holds for the read's), for a write None
-        (its granules become unknown in `Memory.mark`); None for no bytes (then the
-        callers look at the per-granule codes)."""
-        if self.run == 0 or 0 in self.shape:
-            return None
-        b = self.base
-        rel = _runs(self.shape, self.strides, self.run, MAX_WRITE_SPANS if write else MAX_SPANS)
-        if rel is None:
-            return None if write else ((b // granule, -(-(b + self.span) // granule)),)
-        return tuple(((b + lo) // granule, (b + hi) // granule) for lo, hi in rel)
+    def hull(self, granule: int) -> tuple[int, int, bool]:
+        """[lo, hi) granule indices from its first byte to its last, and whether it is
+        dense (every byte between them is its own)."""
+        return (self.base // granule, -(-(self.base + self.span) // granule),
+                self.run == self.span and self.span > 0)
 
     def address(self, mask: np.ndarray, granule: int = 1) -> int:
         """Byte address of the first True of a `view`-shaped mask."""
@@ -110,30 +101,6 @@ def _layout(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> tupl
     return tuple(d for d, _ in dims), tuple(s for _, s in dims), run, span
 
 
-MAX_SPANS = 64
-"""A read of more runs than this looks at the writer runs over its hull."""
-_UNKNOWN = -2  # None (unknown) in `Memory._set_array`'s arrays: no code is negative but -1
-MAX_WRITE_SPANS = 512
-"""A write of more runs than this leaves its hull unknown in the writer runs (`Memory.mark`)."""
-
-
-@functools.lru_cache(maxsize=65536)
-def _runs(shape: tuple[int, ...], strides: tuple[int, ...], run: int, limit: int) -> tuple | None:
-    """Byte ranges [lo, hi) of a footprint relative to its base, sorted and merged (None
-    beyond `limit` runs)."""
-    if math.prod(shape) > limit:
-        return None
-    starts = sorted(sum(i * s for i, s in zip(idx, strides))
-                    for idx in itertools.product(*(range(d) for d in shape)))
-    out: list[list[int]] = []
-    for lo in starts:
-        if out and lo <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], lo + run)
-        else:
-            out.append([lo, lo + run])
-    return tuple((lo, hi) for lo, hi in out)
-
-
 class Memory:
     """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
@@ -143,10 +110,11 @@ class Memory:
     never-written bytes per block rather than per granule.
 
     The same codes are also kept as runs (`starts`, `values`: from granule `starts[i]` on,
-    up to the next start, the code is `values[i]`; None where a write of more than
-    `MAX_SPANS` runs left them unknown): most accesses are a few contiguous runs, so their
-    writers are found with a few bisections (`known`) instead of passes over every granule
-    code; the per-granule codes are looked at only when the runs do not settle a check."""
+    up to the next start, the code is `values[i]`): a dense write (one contiguous range)
+    sets its run, a strided one marks its hull unknown (None). Most accesses are dense, so
+    the writers of an access's hull (a superset of its own) are found with two bisections
+    (`known`) instead of passes over every granule code; the per-granule codes are looked
+    at only when those do not settle a check."""
 
     BLOCK = 1024
 
@@ -172,19 +140,8 @@ class Memory:
         self.starts: list[int] = [0]
         self.values: list[int | None] = [0]
 
-    def mark(self, spans: tuple[tuple[int, int], ...] | None, code: int, lo: int = 0,
-             hi: int = 0) -> None:
-        """Granule ranges `spans` now hold `code` (spans None: granules [lo, hi) are unknown)."""
-        if spans is None:
-            self._set(lo, hi, None)
-        elif len(spans) == 1:
-            self._set(spans[0][0], spans[0][1], code)
-        elif len(spans) <= MAX_SPANS:
-            self._set_many(spans, code)
-        else:
-            self._set_array(spans, code)
-
-    def _set(self, lo: int, hi: int, value: int | None) -> None:
+    def mark(self, lo: int, hi: int, code: int | None) -> None:
+        """Granules [lo, hi) now hold `code` (None: unknown, some of them do)."""
         starts, values = self.starts, self.values
         if lo >= hi:
             return
@@ -193,89 +150,22 @@ class Memory:
         i = bisect_left(starts, lo)
         new_s: list[int] = []
         new_v: list[int | None] = []
-        if i == 0 or values[i - 1] != value:
+        if i == 0 or values[i - 1] != code:
             new_s.append(lo)
-            new_v.append(value)
-        if hi < self.size and tail != value:
+            new_v.append(code)
+        if hi < self.size and tail != code:
             new_s.append(hi)
             new_v.append(tail)
         starts[i:k] = new_s
         values[i:k] = new_v
 
-    def _set_many(self, spans: tuple[tuple[int, int], ...], value: int) -> None:
-        """`_set` of each of `spans` (sorted, disjoint, not touching) in one merge over the
-        runs between the first and the last."""
-        starts, values = self.starts, self.values
-        first, last = spans[0][0], spans[-1][1]
-        i = bisect_left(starts, first)
-        k = bisect_right(starts, last)
-        n = len(starts)
-        new_s: list[int] = []
-        new_v: list[int | None] = []
-        before = values[i - 1] if i else None  # what runs up to `first`
-
-        def emit(at: int, v: int | None) -> None:
-            if (new_v[-1] if new_v else before) != v or (not new_v and i == 0):
-                new_s.append(at)
-                new_v.append(v)
-
-        p = i - 1 if i else 0  # the run holding the current position
-        for j in range(len(spans) - 1):
-            emit(spans[j][0], value)
-            gap, end = spans[j][1], spans[j + 1][0]
-            while p + 1 < n and starts[p + 1] <= gap:
-                p += 1
-            emit(gap, values[p])
-            while p + 1 < n and starts[p + 1] < end:
-                p += 1
-                emit(starts[p], values[p])
-        emit(spans[-1][0], value)
-        if last < self.size:
-            emit(last, values[k - 1])
-        starts[i:k] = new_s
-        values[i:k] = new_v
-
-    def _set_array(self, spans: tuple[tuple[int, int], ...], value: int) -> None:
-        """`_set_many` with numpy, for many spans."""
-        starts, values = self.starts, self.values
-        first, last = spans[0][0], spans[-1][1]
-        i = bisect_left(starts, first)
-        k = bisect_right(starts, last)
-        j = max(i - 1, 0)  # runs from the one holding `first`
-        old = np.array(starts[j:k], dtype=np.int64)
-        old_v = np.array([_UNKNOWN if v is None else v for v in values[j:k]], dtype=np.int64)
-        a, b = np.array(spans, dtype=np.int64).T
-        inner = np.searchsorted(a, old, "right") - 1
-        kept = (old >= first) & ((inner < 0) | (old >= b[inner]))  # an old start in a gap
-        at = np.concatenate([a, b, old[kept]])
-        val = np.concatenate([np.full(a.size, value, np.int64),
-                              old_v[np.searchsorted(old, b, "right") - 1], old_v[kept]])
-        order = np.argsort(at, kind="stable")
-        at, val = at[order], val[order]
-        keep = at < self.size
-        keep[1:] &= at[1:] != at[:-1]  # an old start where a span ends: the same value
-        at, val = at[keep], val[keep]
-        before = values[i - 1] if i else None
-        same = np.empty(at.size, dtype=bool)
-        same[0] = i > 0 and (_UNKNOWN if before is None else before) == val[0]
-        same[1:] = val[1:] == val[:-1]
-        at, val = at[~same], val[~same]
-        starts[i:k] = at.tolist()
-        values[i:k] = [None if v == _UNKNOWN else v for v in val.tolist()]
-
-    def known(self, spans: tuple[tuple[int, int], ...] | None) -> list[int] | None:
-        """The codes over granule ranges `spans` (with repeats), or None if some are
-        unknown (or `spans` is None)."""
-        if spans is None:
+    def known(self, lo: int, hi: int) -> list[int] | None:
+        """The codes over granules [lo, hi) (with repeats), or None if some are unknown (or
+        there are none)."""
+        if lo >= hi:
             return None
-        starts, values = self.starts, self.values
-        if len(spans) == 1:
-            lo, hi = spans[0]
-            out = values[bisect_right(starts, lo) - 1:bisect_left(starts, hi)]
-        else:
-            out = []
-            for lo, hi in spans:
-                out += values[bisect_right(starts, lo) - 1:bisect_left(starts, hi)]
+        starts = self.starts
+        out = self.values[bisect_right(starts, lo) - 1:bisect_left(starts, hi)]
         return None if None in out else out  # type: ignore[return-value]
 
     def view(self, base: int, t: Tile) -> np.ndarray:
@@ -308,7 +198,7 @@ class Memory:
             g = self.granule
             lo, hi = base // g, -(-(base + raw.size) // g)
             self.code[lo:hi] = HazardTracker.HOST_CODE
-            self._set(lo, hi, HazardTracker.HOST_CODE)
+            self.mark(lo, hi, HazardTracker.HOST_CODE)
 
     def unwritten(self, base: int, nbytes: int) -> int | None:
         """Address of the first never-written byte of [base, base + nbytes), if any."""
@@ -434,16 +324,15 @@ class HazardTracker:
 
     def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
              seen: list[int] | None = None, codes: np.ndarray | None = None,
-             spans: tuple[tuple[int, int], ...] | None = None,
              known: list[int] | None = None) -> None:
         """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list,
-        `codes`: `mem.codes(fp)`, `spans`: `fp.spans(mem.granule)`, `known`:
-        `mem.known(spans)`, if the caller has them)."""
-        if known is None and spans is not None:
-            known = mem.known(spans)
+        `codes`: `mem.codes(fp)`, `known`: the codes over its hull from `mem.known`, if the
+        caller has them)."""
+        if known is None:
+            known = mem.known(*fp.hull(mem.granule)[:2])
         if seen is None:
             seen = self.vc[tid].tolist()
-        if known is None or 0 in known or self._unseen(mem, fp, known, seen):
+        if known is None or 0 in known or self._unseen(mem, known, seen):
             if codes is None:
                 codes = mem.codes(fp)
             if (codes.size < mem.BLOCK or not mem.hull_written(fp)) and codes.min() == 0:
@@ -456,33 +345,30 @@ class HazardTracker:
             self._prune(mem)
 
     def write(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
-              seen: list[int] | None = None,
-              spans: tuple[tuple[int, int], ...] | None = None) -> None:
-        """Check and record a write of `fp` by thread `tid` (`spans`: `fp.spans(mem.granule)`
-        if the caller has them; None: the runs of `fp` are not kept)."""
+              seen: list[int] | None = None, hull: tuple[int, int, bool] | None = None) -> None:
+        """Check and record a write of `fp` by thread `tid` (`hull`: `fp.hull(mem.granule)`
+        if the caller has it)."""
         codes = mem.codes(fp)
         if seen is None:
             seen = self.vc[tid].tolist()
-        g = mem.granule
-        lo, hi = fp.base // g, -(-(fp.base + fp.span) // g)
-        # its writers from the runs: of its own, or of its hull (a superset) if it has many
-        known = mem.known(spans if spans is not None and len(spans) <= MAX_SPANS else ((lo, hi),))
-        if known is None or self._unseen(mem, fp, known, seen):
+        lo, hi, dense = hull if hull is not None else fp.hull(mem.granule)
+        known = mem.known(lo, hi)
+        if known is None or self._unseen(mem, known, seen):
             self._check_writers(mem, codes, fp, tid, core, index, "writes", seen)
         self._check_readers(mem, fp, tid, core, index, seen)
         epoch = seen[tid]
         code = (epoch << self.TID_BITS) | tid
         codes[...] = code
-        mem.mark(spans, code, lo, hi)
+        mem.mark(lo, hi, code if dense else None)
         _note(mem.writers, tid, epoch, fp.base, fp.base + fp.span)
         log = mem.writes.get(tid)
         if log is None:
             log = mem.writes[tid] = []
         log.append((epoch, fp.base, fp.base + fp.span))
 
-    def _unseen(self, mem: Memory, fp: Footprint, known: list[int], seen: list[int]) -> bool:
-        """Whether some of the codes `known` over `fp` were written by a thread after the
-        epoch `seen` of it (then `_check_writers` finds which granule and raises)."""
+    def _unseen(self, mem: Memory, known: list[int], seen: list[int]) -> bool:
+        """Whether some of the codes `known` were written by a thread after the epoch
+        `seen` of it (then `_check_writers` looks at the granules)."""
         if not mem.writers:
             return False
         mask, bits = self.mask, self.TID_BITS

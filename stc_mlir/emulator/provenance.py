@@ -40,8 +40,8 @@ class Provenance:
     def check(self, task: _Task, epoch: int, codes: list[np.ndarray | None],
               known: list[list[int] | None]) -> None:
         """Note `task`'s writer code (`epoch`: its thread's), then check its reads (before
-        its writes land). Per read, `known` holds its writer codes from the memory's runs
-        (`Memory.known`, None if unknown): when they are all expected the read is fine;
+        its writes land). Per read, `known` holds the writer codes over its hull (a superset
+        of its own: `Memory.known`, None if unknown): when all are expected the read is fine;
         else the granule codes (`Memory.codes`, kept in `codes` for the tracker) decide."""
         self.codes[task.core][task.index] = (epoch << HazardTracker.TID_BITS) | task.tid
         expects = task.cmd.expects

@@ -58,9 +58,9 @@ class _Task:
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
 
 
-# (slot, memory, footprint, tile, bytes counted, granule spans): one tile a command reads or
-# writes; the memory is its (space, core) key and the spans None until `_make_memories`
-# binds it to the Memory itself and `Footprint.spans` of its granule
+# (slot, memory, footprint, tile, bytes counted, granule hull): one tile a command reads or
+# writes; the memory is its (space, core) key and the hull None until `_make_memories`
+# binds it to the Memory itself and `Footprint.hull` in its granules
 _Access = tuple[str, Any, Footprint, Tile, int, Any]
 
 
@@ -128,23 +128,15 @@ class Simulator:
         self.tasks = self._prepare()
         self.report.figures = CommandFigures.of(program, self.tasks)
         self.memories = self._make_memories()
-        spans: dict[tuple, Any] = {}  # (footprint, granule) -> its spans (repeated tiles)
-
-        def bind(a: _Access, write: bool) -> _Access:
-            mem = self.memories[a[1]]
-            if not self.check_hazards:
-                return (a[0], mem, a[2], a[3], a[4], None)
-            key = (a[2], mem.granule, write)
-            s = spans.get(key, spans)
-            if s is spans:
-                s = spans[key] = a[2].spans(mem.granule, write)
-            return (a[0], mem, a[2], a[3], a[4], s)
-
-        for queue in self.tasks:  # accesses name their Memory from now on
+        for queue in self.tasks:  # accesses name their Memory (and its granules) from now on
             for task in queue:
                 if task.reads is not None and task.writes is not None:
-                    task.reads = [bind(a, False) for a in task.reads]
-                    task.writes = [bind(a, True) for a in task.writes]
+                    task.reads = [self._bind(a) for a in task.reads]
+                    task.writes = [self._bind(a) for a in task.writes]
+
+    def _bind(self, a: _Access) -> _Access:
+        mem = self.memories[a[1]]
+        return (a[0], mem, a[2], a[3], a[4], a[2].hull(mem.granule))
 
     # --- set-up
 
@@ -437,16 +429,16 @@ class Simulator:
         if self.check_hazards:  # every memory keeps writer codes
             tracker, core, index = self.tracker, task.core, task.index
             seen = tracker.vc[tid].tolist()  # its clock
-            known = [mem.known(s) for _, mem, _, _, _, s in reads]  # writers from the runs
+            known = [mem.known(h[0], h[1]) for _, mem, _, _, _, h in reads]  # writers of their hulls
             codes: list[np.ndarray | None] = [None] * len(reads)  # granule codes, if needed
             if self.provenance is not None:
                 self.provenance.check(task, seen[tid], codes, known)
             # each access counted once checked (a hazard's partial report counts those before it)
-            for (_, mem, fp, _, nbytes, s), at, k in zip(reads, codes, known):
-                tracker.read(mem, fp, tid, core, index, seen, at, s, k)
+            for (_, mem, fp, _, nbytes, _), at, k in zip(reads, codes, known):
+                tracker.read(mem, fp, tid, core, index, seen, at, k)
                 bytes_read[mem.level] += nbytes
-            for _, mem, fp, _, nbytes, s in writes:
-                tracker.write(mem, fp, tid, core, index, seen, s)
+            for _, mem, fp, _, nbytes, h in writes:
+                tracker.write(mem, fp, tid, core, index, seen, h)
                 bytes_written[mem.level] += nbytes
         else:
             for _, mem, _, _, nbytes, _ in reads:

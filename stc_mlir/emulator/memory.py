@@ -105,7 +105,8 @@ class Memory:
     """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
     With hazard tracking, `code` holds one writer code per `granule` bytes (the largest
-    granule all accesses to this memory are aligned to); 0: never written. `full` marks
+    granule all accesses to this memory are aligned to); 0: never written. Host writes are
+    filled into it only when their granules are looked at (`pending`, `codes`). `full` marks
     the blocks of `BLOCK` granules known to be all written, so a large read is checked for
     never-written bytes per block rather than per granule.
 
@@ -139,6 +140,9 @@ class Memory:
         self.size = self.code.size if track else 0
         self.starts: list[int] = [0]
         self.values: list[int | None] = [0]
+        # granule ranges the host wrote whose codes are not filled in yet: the weights of a
+        # large model are mostly read whole, which the runs settle without their codes
+        self.pending: list[tuple[int, int]] = []
 
     def mark(self, lo: int, hi: int, code: int | None) -> None:
         """Granules [lo, hi) now hold `code` (None: unknown, some of them do)."""
@@ -175,7 +179,21 @@ class Memory:
 
     def codes(self, fp: Footprint) -> np.ndarray:
         assert self.code is not None
+        if self.pending:
+            g = self.granule
+            self._fill(fp.base // g, -(-(fp.base + fp.span) // g))
         return fp.view(self.code, self.granule)
+
+    def _fill(self, lo: int, hi: int) -> None:
+        """Write the host's code into the granules of host writes pending in [lo, hi)."""
+        assert self.code is not None
+        left = []
+        for a, b in self.pending:
+            if a < hi and b > lo:
+                self.code[a:b] = HazardTracker.HOST_CODE
+            else:
+                left.append((a, b))
+        self.pending = left
 
     def hull_written(self, fp: Footprint) -> bool:
         """Whether every granule from `fp`'s first byte to its last has been written (so
@@ -185,6 +203,8 @@ class Memory:
         b0, b1 = fp.base // g >> shift, ((fp.base + fp.span - 1) // g >> shift) + 1
         if 0 not in self.full[b0:b1]:
             return True
+        if self.pending:
+            self._fill(b0 << shift, b1 << shift)
         full = np.frombuffer(self.full, dtype=bool)[b0:b1]
         full |= np.minimum.reduceat(self.code[b0 << shift:b1 << shift],
                                     np.arange(0, full.size << shift, self.BLOCK)) > 0
@@ -197,7 +217,7 @@ class Memory:
         if self.code is not None:
             g = self.granule
             lo, hi = base // g, -(-(base + raw.size) // g)
-            self.code[lo:hi] = HazardTracker.HOST_CODE
+            self.pending.append((lo, hi))  # filled into `code` when its granules are looked at
             self.mark(lo, hi, HazardTracker.HOST_CODE)
 
     def unwritten(self, base: int, nbytes: int) -> int | None:
@@ -205,7 +225,10 @@ class Memory:
         if self.code is None or nbytes == 0:  # an empty tensor has no bytes to write
             return None
         g = self.granule
-        codes = self.code[base // g:-(-(base + nbytes) // g)]
+        lo, hi = base // g, -(-(base + nbytes) // g)
+        if self.pending:
+            self._fill(lo, hi)
+        codes = self.code[lo:hi]
         if codes.min() > 0:
             return None
         return max(base, (base // g + int(np.argmax(codes == 0))) * g)
@@ -222,6 +245,9 @@ class _ReadLog:
         self.n = 0
         self.pruned_at = 64
         self.readers: dict[int, list[int]] = {}
+        # per reading thread, (epoch, lo, hi) of each of its reads in order, never pruned:
+        # which of its reads a writer has not seen may touch a write (`_wrote_since`)
+        self.by: dict[int, list[tuple[int, int, int]]] = {}
 
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
         if self.n == self.cols.shape[1]:
@@ -235,6 +261,10 @@ class _ReadLog:
         self.where.append(fp)
         self.n += 1
         _note(self.readers, tid, epoch, lo, hi)
+        mine = self.by.get(tid)
+        if mine is None:
+            mine = self.by[tid] = []
+        mine.append((epoch, lo, hi))
 
     def keep(self, mask: np.ndarray) -> None:
         idx = np.flatnonzero(mask)
@@ -264,9 +294,9 @@ def _note(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int)
 
 def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int,
                  limit: int = 32) -> bool:
-    """Whether a thread's writes after epoch `seen` (its `log` of (epoch, lo, hi), epochs
-    non-decreasing) may touch [lo, hi): False only if none of their hulls does. Beyond
-    `limit` such writes it says True (the caller then looks at the codes themselves)."""
+    """Whether a thread's writes (or reads) after epoch `seen` (its `log` of (epoch, lo,
+    hi), epochs non-decreasing) may touch [lo, hi): False only if none of their hulls
+    does. Beyond `limit` such accesses it says True (the caller then looks closer)."""
     for i in range(len(log) - 1, max(len(log) - 1 - limit, -1), -1):
         epoch, wlo, whi = log[i]
         if epoch <= seen:
@@ -413,6 +443,7 @@ class HazardTracker:
         log = mem.reads
         start, stop = fp.base, fp.base + fp.span
         if not any(r != tid and epoch > clock[r] and rlo < stop and rhi > start
+                   and _wrote_since(log.by[r], clock[r], start, stop)
                    for r, (epoch, rlo, rhi) in log.readers.items()):
             return  # no thread read here after what `tid` has seen of it
         lo, hi, rtid, repoch = log.cols[:, : log.n]

@@ -55,3 +55,15 @@ def test_footprint_hull():
     byte_set = {fp.base + i * 64 + j * 16 + k for i in range(2) for j in range(3) for k in range(8)}
     assert (lo * 2, hi * 2) == (min(byte_set), max(byte_set) + 1) and not dense
     assert Footprint(base=6, shape=(), strides=(), run=10, span=10).hull(2) == (3, 8, True)
+
+
+def test_host_codes_filled_when_looked_at():
+    mem = Memory("m", "ddr", 64, True, 4, numerics=False)
+    mem.host_write(8, bytes(8))
+    mem.host_write(32, bytes(16))
+    assert mem.pending  # nothing filled yet
+    assert (mem.codes(Footprint(base=8, shape=(), strides=(), run=8, span=8)) == 256).all()
+    assert mem.pending == [(8, 12)]  # only what was looked at was filled
+    assert mem.unwritten(8, 8) is None and mem.unwritten(4, 8) == 4
+    assert mem.unwritten(32, 16) is None and not mem.pending
+    assert list(mem.code) == [0, 0, 256, 256, 0, 0, 0, 0, 256, 256, 256, 256, 0, 0, 0, 0]

@@ -112,7 +112,9 @@ class Memory:
 
     The same codes are also kept as runs (`starts`, `values`: from granule `starts[i]` on,
     up to the next start, the code is `values[i]`): a dense write (one contiguous range)
-    sets its run, a strided one marks its hull unknown (None). Most accesses are dense, so
+    sets its run, a strided one marks its hull unknown (a negative token, new for each such
+    write, so runs that did not change can be told from runs rewritten: `state`). Most
+    accesses are dense, so
     the writers of an access's hull (a superset of its own) are found with two bisections
     (`known`) instead of passes over every granule code; the per-granule codes are looked
     at only when those do not settle a check."""
@@ -139,7 +141,8 @@ class Memory:
         self.writes: dict[int, list[tuple[int, int, int]]] = {}
         self.size = self.code.size if track else 0
         self.starts: list[int] = [0]
-        self.values: list[int | None] = [0]
+        self.values: list[int] = [0]
+        self.token = -1  # the last unknown-run token given (-2, -3, ...: no code is below -1)
         # granule ranges the host wrote whose codes are not filled in yet: the weights of a
         # large model are mostly read whole, which the runs settle without their codes
         self.pending: list[tuple[int, int]] = []
@@ -149,11 +152,14 @@ class Memory:
         starts, values = self.starts, self.values
         if lo >= hi:
             return
+        if code is None:
+            self.token -= 1
+            code = self.token
         k = bisect_right(starts, hi)
         tail = values[k - 1]  # what continues after hi
         i = bisect_left(starts, lo)
         new_s: list[int] = []
-        new_v: list[int | None] = []
+        new_v: list[int] = []
         if i == 0 or values[i - 1] != code:
             new_s.append(lo)
             new_v.append(code)
@@ -170,7 +176,14 @@ class Memory:
             return None
         starts = self.starts
         out = self.values[bisect_right(starts, lo) - 1:bisect_left(starts, hi)]
-        return None if None in out else out  # type: ignore[return-value]
+        return None if min(out) < 0 else out
+
+    def state(self, lo: int, hi: int) -> tuple:
+        """The runs over granules [lo, hi) (as a value): equal at two moments only if no
+        write touched these granules in between (each write's run or token is new)."""
+        starts = self.starts
+        i, k = bisect_right(starts, lo), bisect_left(starts, hi)
+        return (*starts[i:k], *self.values[i - 1:k])  # (the first run clipped to lo)
 
     def view(self, base: int, t: Tile) -> np.ndarray:
         size = t.itemsize

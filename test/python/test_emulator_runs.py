@@ -13,7 +13,7 @@ def _expand(mem: Memory) -> list:
     out: list = []
     for start, end, value in zip(mem.starts, ends, mem.values):
         assert start < end  # sorted, no empty run
-        out += [value] * (end - start)
+        out += [None if value < 0 else value] * (end - start)  # below 0: an unknown run
     return out
 
 
@@ -26,10 +26,17 @@ def test_runs_match_a_per_granule_array():
         for _ in range(40):
             lo, hi = sorted(rng.sample(range(size + 1), 2)) if size else (0, 0)
             code = rng.choice([3, 4, 5, 7, None])  # None: a strided write, unknown over its hull
+            before = {(a, b): mem.state(a, b) for a in range(size + 1) for b in range(a + 1, size + 1)}
+            if code is not None:  # each write has its own code
+                code = 1000 * len(before) + rng.randint(0, 999) + 10 ** 6 * rng.randint(1, 10 ** 6)
             mem.mark(lo, hi, code)
             truth[lo:hi] = [code] * (hi - lo)
             assert _expand(mem) == truth
             assert all(a != b for a, b in zip(mem.values, mem.values[1:]))  # no two runs could be one
+            if lo < hi:  # a write changes the state of every range it touches, and no other
+                for qlo, qhi in [sorted(rng.sample(range(size + 1), 2)) for _ in range(4)]:
+                    touched = qlo < hi and lo < qhi
+                    assert (before[qlo, qhi] != mem.state(qlo, qhi)) == touched
             qlo, qhi = sorted(rng.sample(range(size + 1), 2))
             seen = truth[qlo:qhi]
             known = mem.known(qlo, qhi)

@@ -104,15 +104,16 @@ def _layout(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> tupl
 class Memory:
     """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
-    With hazard tracking, `code` holds one writer code per `granule` bytes (the largest
-    granule all accesses to this memory are aligned to); 0: never written. Host writes are
-    filled into it only when their granules are looked at (`pending`, `codes`). `full` marks
+    With hazard tracking, each granule of `granule` bytes (the largest granule all accesses
+    to this memory are aligned to) has a writer code; 0: never written. `full` marks
     the blocks of `BLOCK` granules known to be all written, so a large read is checked for
     never-written bytes per block rather than per granule.
 
-    The same codes are also kept as runs (`starts`, `values`: from granule `starts[i]` on,
-    up to the next start, the code is `values[i]`): a dense write (one contiguous range)
-    sets its run, a strided one marks its hull unknown (a negative token, new for each such
+    The codes are kept as runs (`starts`, `values`: from granule `starts[i]` on, up to the
+    next start, the code is `values[i]`) and, where a run does not say, per granule in
+    `code`: a dense write (one contiguous range; the host's writes) sets its run only
+    (`code` is filled in from the runs when looked at: `codes`), a strided one writes its
+    codes into `code` and marks its hull unknown (a negative token, new for each such
     write, so runs that did not change can be told from runs rewritten: `state`). Most
     accesses are dense, so
     the writers of an access's hull (a superset of its own) are found with two bisections
@@ -143,9 +144,6 @@ class Memory:
         self.starts: list[int] = [0]
         self.values: list[int] = [0]
         self.token = -1  # the last unknown-run token given (-2, -3, ...: no code is below -1)
-        # granule ranges the host wrote whose codes are not filled in yet: the weights of a
-        # large model are mostly read whole, which the runs settle without their codes
-        self.pending: list[tuple[int, int]] = []
 
     def mark(self, lo: int, hi: int, code: int | None) -> None:
         """Granules [lo, hi) now hold `code` (None: unknown, some of them do)."""
@@ -191,22 +189,22 @@ class Memory:
                           strides=tuple(s * size for s in t.strides))
 
     def codes(self, fp: Footprint) -> np.ndarray:
+        """The writer codes of `fp`'s granules (a view of `code`, filled in from the runs)."""
         assert self.code is not None
-        if self.pending:
-            g = self.granule
-            self._fill(fp.base // g, -(-(fp.base + fp.span) // g))
-        return fp.view(self.code, self.granule)
+        g = self.granule
+        self._fill(fp.base // g, -(-(fp.base + fp.span) // g))
+        return fp.view(self.code, g)
 
     def _fill(self, lo: int, hi: int) -> None:
-        """Write the host's code into the granules of host writes pending in [lo, hi)."""
+        """Bring `code` up to date over granules [lo, hi): write the code of each known run
+        there into it (dense writes set only their run)."""
         assert self.code is not None
-        left = []
-        for a, b in self.pending:
-            if a < hi and b > lo:
-                self.code[a:b] = HazardTracker.HOST_CODE
-            else:
-                left.append((a, b))
-        self.pending = left
+        starts, values, code = self.starts, self.values, self.code
+        k = bisect_left(starts, hi)
+        for j in range(bisect_right(starts, lo) - 1, k):
+            v = values[j]
+            if v > 0:  # (0: never written, as `code` holds it; below 0: `code` is right)
+                code[max(starts[j], lo):starts[j + 1] if j + 1 < len(starts) and starts[j + 1] < hi else hi] = v
 
     def hull_written(self, fp: Footprint) -> bool:
         """Whether every granule from `fp`'s first byte to its last has been written (so
@@ -216,8 +214,7 @@ class Memory:
         b0, b1 = fp.base // g >> shift, ((fp.base + fp.span - 1) // g >> shift) + 1
         if 0 not in self.full[b0:b1]:
             return True
-        if self.pending:
-            self._fill(b0 << shift, b1 << shift)
+        self._fill(b0 << shift, b1 << shift)
         full = np.frombuffer(self.full, dtype=bool)[b0:b1]
         full |= np.minimum.reduceat(self.code[b0 << shift:b1 << shift],
                                     np.arange(0, full.size << shift, self.BLOCK)) > 0
@@ -230,8 +227,7 @@ class Memory:
         if self.code is not None:
             g = self.granule
             lo, hi = base // g, -(-(base + raw.size) // g)
-            self.pending.append((lo, hi))  # filled into `code` when its granules are looked at
-            self.mark(lo, hi, HazardTracker.HOST_CODE)
+            self.mark(lo, hi, HazardTracker.HOST_CODE)  # `code` filled in when looked at
 
     def unwritten(self, base: int, nbytes: int) -> int | None:
         """Address of the first never-written byte of [base, base + nbytes), if any."""
@@ -239,8 +235,7 @@ class Memory:
             return None
         g = self.granule
         lo, hi = base // g, -(-(base + nbytes) // g)
-        if self.pending:
-            self._fill(lo, hi)
+        self._fill(lo, hi)
         codes = self.code[lo:hi]
         if codes.min() > 0:
             return None
@@ -391,17 +386,17 @@ class HazardTracker:
               seen: list[int] | None = None, hull: tuple[int, int, bool] | None = None) -> None:
         """Check and record a write of `fp` by thread `tid` (`hull`: `fp.hull(mem.granule)`
         if the caller has it)."""
-        codes = mem.codes(fp)
         if seen is None:
             seen = self.vc[tid].tolist()
         lo, hi, dense = hull if hull is not None else fp.hull(mem.granule)
         known = mem.known(lo, hi)
         if known is None or self._unseen(mem, known, seen):
-            self._check_writers(mem, codes, fp, tid, core, index, "writes", seen)
+            self._check_writers(mem, mem.codes(fp), fp, tid, core, index, "writes", seen)
         self._check_readers(mem, fp, tid, core, index, seen)
         epoch = seen[tid]
         code = (epoch << self.TID_BITS) | tid
-        codes[...] = code
+        if not dense:  # its hull's codes are kept per granule from now on
+            mem.codes(fp)[...] = code
         mem.mark(lo, hi, code if dense else None)
         _note(mem.writers, tid, epoch, fp.base, fp.base + fp.span)
         log = mem.writes.get(tid)

@@ -64,13 +64,21 @@ def test_footprint_hull():
     assert Footprint(base=6, shape=(), strides=(), run=10, span=10).hull(2) == (3, 8, True)
 
 
-def test_host_codes_filled_when_looked_at():
+def test_codes_filled_in_from_the_runs_when_looked_at():
     mem = Memory("m", "ddr", 64, True, 4, numerics=False)
     mem.host_write(8, bytes(8))
     mem.host_write(32, bytes(16))
-    assert mem.pending  # nothing filled yet
+    mem.mark(10, 12, 7)  # a dense write: its run only
+    assert not mem.code.any()  # nothing filled yet
     assert (mem.codes(Footprint(base=8, shape=(), strides=(), run=8, span=8)) == 256).all()
-    assert mem.pending == [(8, 12)]  # only what was looked at was filled
+    assert list(mem.code[:12]) == [0, 0, 256, 256] + [0] * 8  # only what was looked at
     assert mem.unwritten(8, 8) is None and mem.unwritten(4, 8) == 4
-    assert mem.unwritten(32, 16) is None and not mem.pending
-    assert list(mem.code) == [0, 0, 256, 256, 0, 0, 0, 0, 256, 256, 256, 256, 0, 0, 0, 0]
+    assert mem.unwritten(32, 16) is None
+    assert list(mem.code) == [0, 0, 256, 256, 0, 0, 0, 0, 256, 256, 7, 7, 0, 0, 0, 0]
+    # a strided write keeps its codes per granule and leaves its hull's runs unknown
+    strided = Footprint(base=16, shape=(2,), strides=(8,), run=4, span=12)
+    mem.codes(strided)[...] = 9
+    mem.mark(4, 7, None)
+    assert mem.known(4, 7) is None and mem.known(2, 4) == [256]
+    assert list(mem.codes(Footprint(base=8, shape=(), strides=(), run=24, span=24))) == \
+        [256, 256, 9, 0, 9, 0]

@@ -332,6 +332,7 @@ class HazardTracker:
         self.vc = np.zeros((self.n, self.n), dtype=np.int64)
         self.vc[np.arange(self.n), np.arange(self.n)] = 1
         self.vc[:, 0] = 1
+        self.rows = list(self.vc)  # each thread's clock, a view of its row (no view per use)
         self.who: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]  # epoch-1 -> cmd
         self.describe = describe  # (core, index) -> text naming the command
         self.active = np.zeros(self.n, dtype=bool)
@@ -345,12 +346,14 @@ class HazardTracker:
         self.who[tid].append((core, index))
 
     def acquire(self, tid: int, clock: np.ndarray) -> None:
-        np.maximum(self.vc[tid], clock, out=self.vc[tid])
+        row = self.rows[tid]
+        np.maximum(row, clock, out=row)
 
     def release(self, tid: int) -> np.ndarray:
         """Clock a completed command publishes to the semaphores it signals."""
-        clock = self.vc[tid].copy()
-        self.vc[tid, tid] += 1
+        row = self.rows[tid]
+        clock = row.copy()
+        row[tid] += 1
         return clock
 
     def _other(self, code: int) -> str:

@@ -128,15 +128,19 @@ class Simulator:
         self.tasks = self._prepare()
         self.report.figures = CommandFigures.of(program, self.tasks)
         self.memories = self._make_memories()
-        for queue in self.tasks:  # accesses name their Memory (and its granules) from now on
+        # accesses name their Memory and the hull of their footprint in its granules from now on
+        bound = {id(fp): (self.memories[key], fp.hull(self.memories[key].granule))
+                 for key, fp in self._places.values()}
+
+        def bind(a: _Access) -> _Access:
+            mem, hull = bound[id(a[2])]
+            return (a[0], mem, a[2], a[3], a[4], hull)
+
+        for queue in self.tasks:
             for task in queue:
                 if task.reads is not None and task.writes is not None:
-                    task.reads = [self._bind(a) for a in task.reads]
-                    task.writes = [self._bind(a) for a in task.writes]
-
-    def _bind(self, a: _Access) -> _Access:
-        mem = self.memories[a[1]]
-        return (a[0], mem, a[2], a[3], a[4], a[2].hull(mem.granule))
+                    task.reads = [bind(a) for a in task.reads]
+                    task.writes = [bind(a) for a in task.writes]
 
     # --- set-up
 
@@ -155,10 +159,8 @@ class Simulator:
                      for io in prog.inputs + prog.outputs if io.buffer == b.name]
             if host:
                 align[key] = math.gcd(align.get(key, 0), b.offset, *host)
-        for queue in self.tasks:
-            for task in queue:
-                for key, fp in task.places.values():
-                    align[key] = math.gcd(align.get(key, 0), fp.alignment())
+        for key, fp in self._places.values():  # every place once
+            align[key] = math.gcd(align.get(key, 0), fp.alignment())
         memories = {}
         for key, extent in extents.items():
             space, core = key
@@ -177,6 +179,9 @@ class Simulator:
         t = self.target
         queues: list[deque[_Task]] = [deque() for _ in range(self.tracker.n)]  # by thread
         buffers = self.program.buffers
+        # (buffer, offset, shape, strides, dtype) -> (memory, footprint): made once each
+        self._places: dict[tuple, tuple[tuple[str, int | None], Footprint]] = {}
+        known = self._places
         for core, stream in self.program.cores.items():
             for index, cmd in enumerate(stream):
                 if cmd.spec.unit == "sync":
@@ -184,9 +189,13 @@ class Simulator:
                     continue
                 places = {}
                 for slot, tl in cmd.tiles.items():
-                    b = buffers[tl.buffer]
-                    assert b.offset is not None
-                    places[slot] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
+                    at = (tl.buffer, tl.offset, tl.shape, tl.strides, tl.dtype)
+                    place = known.get(at)
+                    if place is None:
+                        b = buffers[tl.buffer]
+                        assert b.offset is not None
+                        place = known[at] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
+                    places[slot] = place
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
                              _counts(cmd.waits), places)
                 spec = cmd.spec
@@ -333,7 +342,8 @@ class Simulator:
         if task.fence is not None:
             self._try_fence(task)
             return
-        short = [s for s, n in task.waits.items() if self.sem_count[s] < n]
+        count = self.sem_count
+        short = [s for s, n in task.waits.items() if count[s] < n] if task.waits else None
         if short:
             if self.blocked_since[tid] is None:
                 self.blocked_since[tid] = self.now
@@ -428,7 +438,7 @@ class Simulator:
         bytes_read, bytes_written = self.report.bytes_read, self.report.bytes_written
         if self.check_hazards:  # every memory keeps writer codes
             tracker, core, index = self.tracker, task.core, task.index
-            seen = tracker.vc[tid].tolist()  # its clock
+            seen = tracker.rows[tid].tolist()  # its clock
             known = [mem.known(h[0], h[1]) for _, mem, _, _, _, h in reads]  # writers of their hulls
             codes: list[np.ndarray | None] = [None] * len(reads)  # granule codes, if needed
             if self.provenance is not None:

@@ -5,9 +5,10 @@ uint8 array covering the bytes its buffers use, so tiles are zero-copy strided v
 wrong offset or an overlapping allocation really corrupts data.
 
 Hazards are found with vector clocks. Every engine of every core is a thread; a command's
-accesses carry the epoch of its thread. Per byte, the tracker keeps who wrote it last as an
-int32 code `epoch << TID_BITS | thread` (0: never written; thread 0 is the host); reads are logged per memory as
-(thread, epoch, bytes) records. A read of a byte whose writer does not happen-before the
+accesses carry the epoch of its thread. Per byte, the tracker keeps who wrote it last as a
+code `epoch << TID_BITS | thread` (0: never written; thread 0 is the host), as runs of
+equal codes and, under strided writes, per granule (`Memory`); reads are logged per memory
+as (thread, epoch, bytes) records. A read of a byte whose writer does not happen-before the
 reader, a write over such a byte, or a write over bytes read by a command that does not
 happen-before the writer is an unsynchronised access (`race`); a read of a byte never
 written is `uninitialized_read`. Ordering comes from the FIFO order of each engine and from
@@ -115,10 +116,9 @@ class Memory:
     (`code` is filled in from the runs when looked at: `codes`), a strided one writes its
     codes into `code` and marks its hull unknown (a negative token, new for each such
     write, so runs that did not change can be told from runs rewritten: `state`). Most
-    accesses are dense, so
-    the writers of an access's hull (a superset of its own) are found with two bisections
-    (`known`) instead of passes over every granule code; the per-granule codes are looked
-    at only when those do not settle a check."""
+    accesses are dense, so the writers of an access's hull (a superset of its own) are
+    found with two bisections (`known`) instead of passes over every granule code; the
+    per-granule codes are looked at only when those do not settle a check."""
 
     BLOCK = 1024
 

@@ -5,9 +5,10 @@ uint8 array covering the bytes its buffers use, so tiles are zero-copy strided v
 wrong offset or an overlapping allocation really corrupts data.
 
 Hazards are found with vector clocks. Every engine of every core is a thread; a command's
-accesses carry the epoch of its thread. Per byte, the tracker keeps who wrote it last as an
-int32 code `epoch << TID_BITS | thread` (0: never written; thread 0 is the host); reads are logged per memory as
-(thread, epoch, bytes) records. A read of a byte whose writer does not happen-before the
+accesses carry the epoch of its thread. Per byte, the tracker keeps who wrote it last as a
+code `epoch << TID_BITS | thread` (0: never written; thread 0 is the host), as runs of
+equal codes and, under strided writes, per granule (`Memory`); reads are logged per memory
+as (thread, epoch, bytes) records. A read of a byte whose writer does not happen-before the
 reader, a write over such a byte, or a write over bytes read by a command that does not
 happen-before the writer is an unsynchronised access (`race`); a read of a byte never
 written is `uninitialized_read`. Ordering comes from the FIFO order of each engine and from
@@ -16,6 +17,7 @@ semaphores (a wait joins the clocks of the signals it consumes).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 import functools
 import math
@@ -76,6 +78,12 @@ class Footprint(NamedTuple):
                           offset=self.base // granule * step,
                           strides=tuple(s // granule * step for s in self.strides) + (step,))
 
+    def hull(self, granule: int) -> tuple[int, int, bool]:
+        """[lo, hi) granule indices from its first byte to its last, and whether it is
+        dense (every byte between them is its own)."""
+        return (self.base // granule, -(-(self.base + self.span) // granule),
+                self.run == self.span and self.span > 0)
+
     def address(self, mask: np.ndarray, granule: int = 1) -> int:
         """Byte address of the first True of a `view`-shaped mask."""
         pos = np.unravel_index(int(np.argmax(mask)), mask.shape)
@@ -97,10 +105,20 @@ def _layout(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> tupl
 class Memory:
     """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
-    With hazard tracking, `code` holds one writer code per `granule` bytes (the largest
-    granule all accesses to this memory are aligned to); 0: never written. `full` marks
+    With hazard tracking, each granule of `granule` bytes (the largest granule all accesses
+    to this memory are aligned to) has a writer code; 0: never written. `full` marks
     the blocks of `BLOCK` granules known to be all written, so a large read is checked for
-    never-written bytes per block rather than per granule."""
+    never-written bytes per block rather than per granule.
+
+    The codes are kept as runs (`starts`, `values`: from granule `starts[i]` on, up to the
+    next start, the code is `values[i]`) and, where a run does not say, per granule in
+    `code`: a dense write (one contiguous range; the host's writes) sets its run only
+    (`code` is filled in from the runs when looked at: `codes`), a strided one writes its
+    codes into `code` and marks its hull unknown (a negative token, new for each such
+    write, so runs that did not change can be told from runs rewritten: `state`). Most
+    accesses are dense, so the writers of an access's hull (a superset of its own) are
+    found with two bisections (`known`) instead of passes over every granule code; the
+    per-granule codes are looked at only when those do not settle a check."""
 
     BLOCK = 1024
 
@@ -122,6 +140,48 @@ class Memory:
         # per writing thread, (epoch, lo, hi) of each write in order: which of its writes
         # a thread has not seen may touch an access (`_wrote_since`)
         self.writes: dict[int, list[tuple[int, int, int]]] = {}
+        self.size = self.code.size if track else 0
+        self.starts: list[int] = [0]
+        self.values: list[int] = [0]
+        self.token = -1  # the last unknown-run token given (-2, -3, ...: no code is below -1)
+
+    def mark(self, lo: int, hi: int, code: int | None) -> None:
+        """Granules [lo, hi) now hold `code` (None: unknown, some of them do)."""
+        starts, values = self.starts, self.values
+        if lo >= hi:
+            return
+        if code is None:
+            self.token -= 1
+            code = self.token
+        k = bisect_right(starts, hi)
+        tail = values[k - 1]  # what continues after hi
+        i = bisect_left(starts, lo)
+        new_s: list[int] = []
+        new_v: list[int] = []
+        if i == 0 or values[i - 1] != code:
+            new_s.append(lo)
+            new_v.append(code)
+        if hi < self.size and tail != code:
+            new_s.append(hi)
+            new_v.append(tail)
+        starts[i:k] = new_s
+        values[i:k] = new_v
+
+    def known(self, lo: int, hi: int) -> list[int] | None:
+        """The codes over granules [lo, hi) (with repeats), or None if some are unknown (or
+        there are none)."""
+        if lo >= hi:
+            return None
+        starts = self.starts
+        out = self.values[bisect_right(starts, lo) - 1:bisect_left(starts, hi)]
+        return None if min(out) < 0 else out
+
+    def state(self, lo: int, hi: int) -> tuple:
+        """The runs over granules [lo, hi) (as a value): equal at two moments only if no
+        write touched these granules in between (each write's run or token is new)."""
+        starts = self.starts
+        i, k = bisect_right(starts, lo), bisect_left(starts, hi)
+        return (*starts[i:k], *self.values[i - 1:k])  # (the first run clipped to lo)
 
     def view(self, base: int, t: Tile) -> np.ndarray:
         size = t.itemsize
@@ -129,8 +189,22 @@ class Memory:
                           strides=tuple(s * size for s in t.strides))
 
     def codes(self, fp: Footprint) -> np.ndarray:
+        """The writer codes of `fp`'s granules (a view of `code`, filled in from the runs)."""
         assert self.code is not None
-        return fp.view(self.code, self.granule)
+        g = self.granule
+        self._fill(fp.base // g, -(-(fp.base + fp.span) // g))
+        return fp.view(self.code, g)
+
+    def _fill(self, lo: int, hi: int) -> None:
+        """Bring `code` up to date over granules [lo, hi): write the code of each known run
+        there into it (dense writes set only their run)."""
+        assert self.code is not None
+        starts, values, code = self.starts, self.values, self.code
+        k = bisect_left(starts, hi)
+        for j in range(bisect_right(starts, lo) - 1, k):
+            v = values[j]
+            if v > 0:  # (0: never written, as `code` holds it; below 0: `code` is right)
+                code[max(starts[j], lo):starts[j + 1] if j + 1 < len(starts) and starts[j + 1] < hi else hi] = v
 
     def hull_written(self, fp: Footprint) -> bool:
         """Whether every granule from `fp`'s first byte to its last has been written (so
@@ -140,6 +214,7 @@ class Memory:
         b0, b1 = fp.base // g >> shift, ((fp.base + fp.span - 1) // g >> shift) + 1
         if 0 not in self.full[b0:b1]:
             return True
+        self._fill(b0 << shift, b1 << shift)
         full = np.frombuffer(self.full, dtype=bool)[b0:b1]
         full |= np.minimum.reduceat(self.code[b0 << shift:b1 << shift],
                                     np.arange(0, full.size << shift, self.BLOCK)) > 0
@@ -151,14 +226,17 @@ class Memory:
             self.data[base:base + raw.size] = raw
         if self.code is not None:
             g = self.granule
-            self.code[base // g:-(-(base + raw.size) // g)] = HazardTracker.HOST_CODE
+            lo, hi = base // g, -(-(base + raw.size) // g)
+            self.mark(lo, hi, HazardTracker.HOST_CODE)  # `code` filled in when looked at
 
     def unwritten(self, base: int, nbytes: int) -> int | None:
         """Address of the first never-written byte of [base, base + nbytes), if any."""
         if self.code is None or nbytes == 0:  # an empty tensor has no bytes to write
             return None
         g = self.granule
-        codes = self.code[base // g:-(-(base + nbytes) // g)]
+        lo, hi = base // g, -(-(base + nbytes) // g)
+        self._fill(lo, hi)
+        codes = self.code[lo:hi]
         if codes.min() > 0:
             return None
         return max(base, (base // g + int(np.argmax(codes == 0))) * g)
@@ -175,6 +253,9 @@ class _ReadLog:
         self.n = 0
         self.pruned_at = 64
         self.readers: dict[int, list[int]] = {}
+        # per reading thread, (epoch, lo, hi) of each of its reads in order, never pruned:
+        # which of its reads a writer has not seen may touch a write (`_wrote_since`)
+        self.by: dict[int, list[tuple[int, int, int]]] = {}
 
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
         if self.n == self.cols.shape[1]:
@@ -188,6 +269,10 @@ class _ReadLog:
         self.where.append(fp)
         self.n += 1
         _note(self.readers, tid, epoch, lo, hi)
+        mine = self.by.get(tid)
+        if mine is None:
+            mine = self.by[tid] = []
+        mine.append((epoch, lo, hi))
 
     def keep(self, mask: np.ndarray) -> None:
         idx = np.flatnonzero(mask)
@@ -217,9 +302,9 @@ def _note(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int)
 
 def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int,
                  limit: int = 32) -> bool:
-    """Whether a thread's writes after epoch `seen` (its `log` of (epoch, lo, hi), epochs
-    non-decreasing) may touch [lo, hi): False only if none of their hulls does. Beyond
-    `limit` such writes it says True (the caller then looks at the codes themselves)."""
+    """Whether a thread's writes (or reads) after epoch `seen` (its `log` of (epoch, lo,
+    hi), epochs non-decreasing) may touch [lo, hi): False only if none of their hulls
+    does. Beyond `limit` such accesses it says True (the caller then looks closer)."""
     for i in range(len(log) - 1, max(len(log) - 1 - limit, -1), -1):
         epoch, wlo, whi = log[i]
         if epoch <= seen:
@@ -247,6 +332,7 @@ class HazardTracker:
         self.vc = np.zeros((self.n, self.n), dtype=np.int64)
         self.vc[np.arange(self.n), np.arange(self.n)] = 1
         self.vc[:, 0] = 1
+        self.rows = list(self.vc)  # each thread's clock, a view of its row (no view per use)
         self.who: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]  # epoch-1 -> cmd
         self.describe = describe  # (core, index) -> text naming the command
         self.active = np.zeros(self.n, dtype=bool)
@@ -260,12 +346,14 @@ class HazardTracker:
         self.who[tid].append((core, index))
 
     def acquire(self, tid: int, clock: np.ndarray) -> None:
-        np.maximum(self.vc[tid], clock, out=self.vc[tid])
+        row = self.rows[tid]
+        np.maximum(row, clock, out=row)
 
     def release(self, tid: int) -> np.ndarray:
         """Clock a completed command publishes to the semaphores it signals."""
-        clock = self.vc[tid].copy()
-        self.vc[tid, tid] += 1
+        row = self.rows[tid]
+        clock = row.copy()
+        row[tid] += 1
         return clock
 
     def _other(self, code: int) -> str:
@@ -276,36 +364,59 @@ class HazardTracker:
     # --- accesses
 
     def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
-             seen: list[int] | None = None, codes: np.ndarray | None = None) -> None:
+             seen: list[int] | None = None, codes: np.ndarray | None = None,
+             known: list[int] | None = None) -> None:
         """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list,
-        `codes`: `mem.codes(fp)`, if the caller has them)."""
-        if codes is None:
-            codes = mem.codes(fp)
-        if (codes.size < mem.BLOCK or not mem.hull_written(fp)) and codes.min() == 0:
-            addr = fp.address(codes == 0, mem.granule)
-            raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "
-                              f"{mem.name}+{addr:#x}, which was never written", core, index, addr)
+        `codes`: `mem.codes(fp)`, `known`: the codes over its hull from `mem.known`, if the
+        caller has them)."""
+        if known is None:
+            known = mem.known(*fp.hull(mem.granule)[:2])
         if seen is None:
             seen = self.vc[tid].tolist()
-        self._check_writers(mem, codes, fp, tid, core, index, "reads", seen)
+        if known is None or 0 in known or self._unseen(mem, known, seen):
+            if codes is None:
+                codes = mem.codes(fp)
+            if (codes.size < mem.BLOCK or not mem.hull_written(fp)) and codes.min() == 0:
+                addr = fp.address(codes == 0, mem.granule)
+                raise HazardError("uninitialized_read", f"{self.describe(core, index)} reads "
+                                  f"{mem.name}+{addr:#x}, which was never written", core, index, addr)
+            self._check_writers(mem, codes, fp, tid, core, index, "reads", seen)
         mem.reads.add(fp, tid, seen[tid])
         if mem.reads.n >= 2 * mem.reads.pruned_at:
             self._prune(mem)
 
     def write(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
-              seen: list[int] | None = None) -> None:
-        codes = mem.codes(fp)
+              seen: list[int] | None = None, hull: tuple[int, int, bool] | None = None) -> None:
+        """Check and record a write of `fp` by thread `tid` (`hull`: `fp.hull(mem.granule)`
+        if the caller has it)."""
         if seen is None:
             seen = self.vc[tid].tolist()
-        self._check_writers(mem, codes, fp, tid, core, index, "writes", seen)
+        lo, hi, dense = hull if hull is not None else fp.hull(mem.granule)
+        known = mem.known(lo, hi)
+        if known is None or self._unseen(mem, known, seen):
+            self._check_writers(mem, mem.codes(fp), fp, tid, core, index, "writes", seen)
         self._check_readers(mem, fp, tid, core, index, seen)
         epoch = seen[tid]
-        codes[...] = (epoch << self.TID_BITS) | tid
+        code = (epoch << self.TID_BITS) | tid
+        if not dense:  # its hull's codes are kept per granule from now on
+            mem.codes(fp)[...] = code
+        mem.mark(lo, hi, code if dense else None)
         _note(mem.writers, tid, epoch, fp.base, fp.base + fp.span)
         log = mem.writes.get(tid)
         if log is None:
             log = mem.writes[tid] = []
         log.append((epoch, fp.base, fp.base + fp.span))
+
+    def _unseen(self, mem: Memory, known: list[int], seen: list[int]) -> bool:
+        """Whether some of the codes `known` were written by a thread after the epoch
+        `seen` of it (then `_check_writers` looks at the granules)."""
+        if not mem.writers:
+            return False
+        mask, bits = self.mask, self.TID_BITS
+        for code in set(known) if len(known) > 8 else known:
+            if code >> bits > seen[code & mask]:
+                return True
+        return False
 
     def _check_writers(self, mem: Memory, codes: np.ndarray, fp: Footprint, tid: int,
                        core: int, index: int, verb: str, seen: list[int]) -> None:
@@ -343,6 +454,7 @@ class HazardTracker:
         log = mem.reads
         start, stop = fp.base, fp.base + fp.span
         if not any(r != tid and epoch > clock[r] and rlo < stop and rhi > start
+                   and _wrote_since(log.by[r], clock[r], start, stop)
                    for r, (epoch, rlo, rhi) in log.readers.items()):
             return  # no thread read here after what `tid` has seen of it
         lo, hi, rtid, repoch = log.cols[:, : log.n]

@@ -6,7 +6,7 @@ buffer allocated over another one). The lowering records, per read operand, whic
 commands' results it expects (`Command.expects`, see `stc_mlir.passes.lowering.sync`);
 this check compares them with who really wrote the bytes last.
 
-It reuses the tracker's per-byte writer codes (`epoch << TID_BITS | thread`, the host's
+It reuses the tracker's writer codes (as runs where they settle it, else per granule) (`epoch << TID_BITS | thread`, the host's
 `HOST_CODE`): a command's code is known when it starts, so the expected writers of a read
 are a handful of codes, and the check is one vectorised comparison over the codes of the
 bytes read. Commands without `expects` (hand-written programs, old `.stcobj` files) and
@@ -36,29 +36,57 @@ class Provenance:
         # per core, the tracker code each command wrote with (0: not started); Python
         # lists: one scalar store and a few loads per command, no numpy scalars
         self.codes = {core: [0] * len(stream) for core, stream in program.cores.items()}
+        # (memory, footprint, expected codes) -> `Memory.state` of its hull when its granule
+        # codes were last found all expected: the same state again needs no second look
+        self.passed: dict[tuple, tuple] = {}
 
-    def check(self, task: _Task, epoch: int, codes: list[np.ndarray]) -> None:
+    def check(self, task: _Task, epoch: int, codes: list[np.ndarray | None],
+              known: list[list[int] | None]) -> None:
         """Note `task`'s writer code (`epoch`: its thread's), then check its reads (before
-        its writes land; `codes`: the writer codes of each, `Memory.codes`)."""
+        its writes land). Per read, `known` holds the writer codes over its hull (a superset
+        of its own: `Memory.known`, None if unknown): when all are expected the read is fine;
+        else the granule codes (`Memory.codes`, kept in `codes` for the tracker) decide."""
         self.codes[task.core][task.index] = (epoch << HazardTracker.TID_BITS) | task.tid
         expects = task.cmd.expects
         if not expects:
             return
-        for (slot, mem, fp, _, _), codes in zip(task.reads, codes):  # type: ignore[union-attr]
+        for i, (slot, mem, fp, _, _, _) in enumerate(task.reads):  # type: ignore[arg-type]
             writers = expects.get(slot)
             if writers is None:
                 continue
             if HOST in writers and not _commands_wrote(mem, fp.base, fp.base + fp.span):
                 continue  # only the host wrote these bytes (or nobody: the tracker's case)
+            runs = known[i]
             if len(writers) == 1:  # the common case: one comparison
-                if not (codes != self._code(writers[0])).any():
+                code = self._code(writers[0])
+                if runs is not None and runs.count(code) == len(runs):
                     continue
-                bad = codes != self._code(writers[0])
+                key: tuple = (mem, fp, code)
             else:
-                bad = _outside(codes, [self._code(w) for w in writers])
-            bad &= codes != 0  # never written: the tracker's uninitialised read
+                allowed = [self._code(w) for w in writers]
+                if runs is not None and set(runs) <= set(allowed):
+                    continue
+                key = (mem, fp, *allowed)
+            lo, hi = task.reads[i][5][:2]
+            state = mem.state(lo, hi)
+            if self.passed.get(key) == state:
+                continue  # no write here since these very codes were found expected
+            at = codes[i]
+            if at is None:
+                at = codes[i] = mem.codes(fp)
+            if len(writers) == 1:
+                if not (at != code).any():
+                    self.passed[key] = state
+                    continue
+                bad = at != code
+            else:
+                bad = _outside(at, allowed)
+                if not bad.any():
+                    self.passed[key] = state
+                    continue
+            bad &= at != 0  # never written: the tracker's uninitialised read
             if bad.any():
-                self._fail(task, slot, mem, fp, codes, bad, writers)
+                self._fail(task, slot, mem, fp, at, bad, writers)
 
     def _code(self, writer: tuple[int, int]) -> int:
         if writer == HOST:

@@ -58,9 +58,10 @@ class _Task:
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
 
 
-# (slot, memory, footprint, tile, bytes counted): one tile a command reads or writes; the
-# memory is its (space, core) key until `_make_memories` binds it to the Memory itself
-_Access = tuple[str, Any, Footprint, Tile, int]
+# (slot, memory, footprint, tile, bytes counted, granule hull): one tile a command reads or
+# writes; the memory is its (space, core) key and the hull None until `_make_memories`
+# binds it to the Memory itself and `Footprint.hull` in its granules
+_Access = tuple[str, Any, Footprint, Tile, int, Any]
 
 
 def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]:
@@ -68,7 +69,7 @@ def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]
     for slot in slots:
         tl = cmd.tiles[slot]
         counted = cmd.tiles["output"] if (cmd.op, slot) == ("gather", "data") else tl  # only the selected rows move
-        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize))
+        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize, None))
     return out
 
 
@@ -127,11 +128,19 @@ class Simulator:
         self.tasks = self._prepare()
         self.report.figures = CommandFigures.of(program, self.tasks)
         self.memories = self._make_memories()
-        for queue in self.tasks:  # accesses name their Memory from now on
+        # accesses name their Memory and the hull of their footprint in its granules from now on
+        bound = {id(fp): (self.memories[key], fp.hull(self.memories[key].granule))
+                 for key, fp in self._places.values()}
+
+        def bind(a: _Access) -> _Access:
+            mem, hull = bound[id(a[2])]
+            return (a[0], mem, a[2], a[3], a[4], hull)
+
+        for queue in self.tasks:
             for task in queue:
                 if task.reads is not None and task.writes is not None:
-                    task.reads = [(a[0], self.memories[a[1]], *a[2:]) for a in task.reads]
-                    task.writes = [(a[0], self.memories[a[1]], *a[2:]) for a in task.writes]
+                    task.reads = [bind(a) for a in task.reads]
+                    task.writes = [bind(a) for a in task.writes]
 
     # --- set-up
 
@@ -150,10 +159,8 @@ class Simulator:
                      for io in prog.inputs + prog.outputs if io.buffer == b.name]
             if host:
                 align[key] = math.gcd(align.get(key, 0), b.offset, *host)
-        for queue in self.tasks:
-            for task in queue:
-                for key, fp in task.places.values():
-                    align[key] = math.gcd(align.get(key, 0), fp.alignment())
+        for key, fp in self._places.values():  # every place once
+            align[key] = math.gcd(align.get(key, 0), fp.alignment())
         memories = {}
         for key, extent in extents.items():
             space, core = key
@@ -172,6 +179,9 @@ class Simulator:
         t = self.target
         queues: list[deque[_Task]] = [deque() for _ in range(self.tracker.n)]  # by thread
         buffers = self.program.buffers
+        # (buffer, offset, shape, strides, dtype) -> (memory, footprint): made once each
+        self._places: dict[tuple, tuple[tuple[str, int | None], Footprint]] = {}
+        known = self._places
         for core, stream in self.program.cores.items():
             for index, cmd in enumerate(stream):
                 if cmd.spec.unit == "sync":
@@ -179,9 +189,13 @@ class Simulator:
                     continue
                 places = {}
                 for slot, tl in cmd.tiles.items():
-                    b = buffers[tl.buffer]
-                    assert b.offset is not None
-                    places[slot] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
+                    at = (tl.buffer, tl.offset, tl.shape, tl.strides, tl.dtype)
+                    place = known.get(at)
+                    if place is None:
+                        b = buffers[tl.buffer]
+                        assert b.offset is not None
+                        place = known[at] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
+                    places[slot] = place
                 task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
                              _counts(cmd.waits), places)
                 spec = cmd.spec
@@ -328,7 +342,8 @@ class Simulator:
         if task.fence is not None:
             self._try_fence(task)
             return
-        short = [s for s, n in task.waits.items() if self.sem_count[s] < n]
+        count = self.sem_count
+        short = [s for s, n in task.waits.items() if count[s] < n] if task.waits else None
         if short:
             if self.blocked_since[tid] is None:
                 self.blocked_since[tid] = self.now
@@ -423,26 +438,27 @@ class Simulator:
         bytes_read, bytes_written = self.report.bytes_read, self.report.bytes_written
         if self.check_hazards:  # every memory keeps writer codes
             tracker, core, index = self.tracker, task.core, task.index
-            seen = tracker.vc[tid].tolist()  # its clock
-            codes = [mem.codes(fp) for _, mem, fp, _, _ in reads]  # one view each, for both checks
+            seen = tracker.rows[tid].tolist()  # its clock
+            known = [mem.known(h[0], h[1]) for _, mem, _, _, _, h in reads]  # writers of their hulls
+            codes: list[np.ndarray | None] = [None] * len(reads)  # granule codes, if needed
             if self.provenance is not None:
-                self.provenance.check(task, seen[tid], codes)
+                self.provenance.check(task, seen[tid], codes, known)
             # each access counted once checked (a hazard's partial report counts those before it)
-            for (_, mem, fp, _, nbytes), at in zip(reads, codes):
-                tracker.read(mem, fp, tid, core, index, seen, at)
+            for (_, mem, fp, _, nbytes, _), at, k in zip(reads, codes, known):
+                tracker.read(mem, fp, tid, core, index, seen, at, k)
                 bytes_read[mem.level] += nbytes
-            for _, mem, fp, _, nbytes in writes:
-                tracker.write(mem, fp, tid, core, index, seen)
+            for _, mem, fp, _, nbytes, h in writes:
+                tracker.write(mem, fp, tid, core, index, seen, h)
                 bytes_written[mem.level] += nbytes
         else:
-            for _, mem, _, _, nbytes in reads:
+            for _, mem, _, _, nbytes, _ in reads:
                 bytes_read[mem.level] += nbytes
-            for _, mem, _, _, nbytes in writes:
+            for _, mem, _, _, nbytes, _ in writes:
                 bytes_written[mem.level] += nbytes
         if numerics:
-            for slot, mem, fp, tile, _ in reads:
+            for slot, mem, fp, tile, _, _ in reads:
                 ins[slot] = mem.view(fp.base, tile)
-            for slot, mem, fp, tile, _ in writes:
+            for slot, mem, fp, tile, _, _ in writes:
                 outs[slot] = mem.view(fp.base, tile)
         if not self.numerics:
             return

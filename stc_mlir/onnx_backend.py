@@ -255,6 +255,7 @@ EXTRA_OPERATORS: tuple[str, ...] = (
     # beyond the table: what current exports of common models use
     "HardSwish", "HardSigmoid", "Einsum", "GatherElements", "Gemm", "Dropout", "Identity",
     "Flatten", "Pow", "Neg", "Reciprocal", "Log", "Sum", "GlobalMaxPool", "Softplus", "Swish",
+    "CumSum",
 )
 
 

@@ -37,7 +37,7 @@ NEWEST_VERSION = {
     # newer onnx may define later versions, which are refused until they are reviewed
     "Abs": 13, "Acos": 22, "Add": 14, "And": 7, "ArgMax": 13, "ArgMin": 13, "AveragePool": 22,
     "BatchNormalization": 15, "Cast": 28, "CastLike": 25, "Ceil": 13, "Clip": 13, "Concat": 13,
-    "Constant": 25, "ConstantOfShape": 25, "Conv": 22, "Cos": 22, "Cosh": 22, "Div": 14,
+    "Constant": 25, "ConstantOfShape": 25, "Conv": 22, "Cos": 22, "Cosh": 22, "CumSum": 14, "Div": 14,
     "Dropout": 22, "Einsum": 28, "Equal": 19, "Erf": 13, "Exp": 13, "Expand": 13, "Flatten": 25,
     "Floor": 13, "Gather": 13, "GatherElements": 13, "GatherND": 13, "Gelu": 20, "Gemm": 13,
     "GlobalAveragePool": 22, "GlobalMaxPool": 22, "Greater": 13, "GreaterOrEqual": 16,
@@ -425,6 +425,42 @@ def _conv3d(imp: Importer, node, kernel, window, bias, group):
 @converter("MatMul")
 def _matmul(imp: Importer, node, a):
     return [imp.emit(g.MatmulOp, imp.value(node.input[0]), imp.value(node.input[1]))]
+
+
+@converter("CumSum")
+def _cumsum(imp: Importer, node, a):
+    """A running sum along `axis` is a product with a constant triangular matrix of ones
+    (which positions add into which: `exclusive` leaves out the diagonal, `reverse` sums
+    from the end), computed in float32 and cast back: exact for integers while every
+    partial sum stays within 2^24 (RoBERTa's position ids: a cumsum of the padding mask).
+    The axis moves last for the product and back after."""
+    x = imp.value(node.input[0])
+    shape = imp.shape(node.input[0])
+    if not shape:
+        raise imp.error("CumSum of a rank-0 tensor: the input needs at least one axis")
+    axis = _ints(imp.const(node.input[1], "the axis"))[0]
+    if not -len(shape) <= axis < len(shape):
+        raise imp.error(f"axis {axis} is out of range for the {len(shape)}-D input {list(shape)}")
+    axis %= len(shape)
+    n = shape[axis]
+    i, j = np.indices((n, n))
+    before = (i > j) if a.get("reverse", 0) else (i < j)  # row i adds into column j
+    ones = (before | (i == j) if not a.get("exclusive", 0) else before).astype(np.float32)
+    last = len(shape) - 1
+    perm = tuple(k for k in range(len(shape)) if k != axis) + (axis,)
+    if axis != last:
+        x = _result(imp.emit(g.TransposeOp, x, perm=perm))
+    dtype = imp.tensor_type(node.input[0]).element_type
+    f32 = g.element_type_of(np.float32)
+    if dtype != f32:
+        x = _result(imp.emit(g.CastOp, x, dtype=f32))
+    matrix = _result(imp.builder.insert(g.ConstantOp.from_numpy(ones)))
+    y = _result(imp.emit(g.MatmulOp, x, matrix))
+    if dtype != f32:
+        y = _result(imp.emit(g.CastOp, y, dtype=dtype))
+    if axis != last:
+        y = _result(imp.emit(g.TransposeOp, y, perm=tuple(np.argsort(perm))))
+    return [y]
 
 
 @converter("Gemm")

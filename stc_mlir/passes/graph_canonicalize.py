@@ -612,6 +612,70 @@ class WideEinsum(RewritePattern):
         rewriter.replace(op, [*casts, einsum, back])
 
 
+class EinsumToMatmul(RewritePattern):
+    """A two-operand einsum that is a (batched) matrix product -> transposes, reshapes and
+    one matmul, as tensordot does it: labels in both operands and the result are batch
+    dims, in both operands only are contracted (K), in one operand and the result are its
+    free dims (M of the left, N of the right). The matmul tiles over every core and reads
+    a constant operand from the weight buffer; an einsum is one whole-tensor command
+    (XLNet's projections `ibh,hnd->ibnd` at S128 fit no core). Equations with an
+    ellipsis, a repeated label in one operand, a label summed within one operand or a
+    broadcast batch dim stay einsums. An implicit equation's result is its labels used
+    once, in alphabetical order (numpy's rule)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.EinsumOp, rewriter: PatternRewriter, /):
+        equation = str(op.props()["equation"]).replace(" ", "")
+        inputs, arrow, out = equation.partition("->")
+        terms = inputs.split(",")
+        if len(op.operands) != 2 or "." in equation or len(terms) != 2:
+            return
+        if op.output.type.element_type == BFloat16Type():  # type: ignore[attr-defined]
+            return  # WideEinsum computes it in f32 first
+        if not arrow:  # implicit: the labels used once, in alphabetical order
+            out = "".join(sorted(c for c in set(inputs) if inputs.count(c) == 1 and c != ","))
+        a, b = terms
+        if len(set(a)) != len(a) or len(set(b)) != len(b) or len(set(out)) != len(out):
+            return
+        if any(c not in b and c not in out for c in a) or any(c not in a and c not in out for c in b):
+            return
+        shapes = [g.shape_of(v.type) for v in op.operands]
+        size = {**dict(zip(b, shapes[1])), **dict(zip(a, shapes[0]))}
+        batch = [c for c in out if c in a and c in b]
+        if any(shapes[0][a.index(c)] != shapes[1][b.index(c)] for c in batch):
+            return
+        k = [c for c in a if c in b and c not in out]
+        m = [c for c in a if c not in b]
+        n = [c for c in b if c not in a]
+        dims = lambda labels: tuple(size[c] for c in labels)  # noqa: E731
+        lead = (math.prod(dims(batch)),) if batch else ()
+        ops: list[Operation] = []
+
+        def arrange(value: SSAValue, term: str, order: list[str], shape: tuple[int, ...]) -> SSAValue:
+            perm = tuple(term.index(c) for c in order)
+            if perm != tuple(range(len(perm))):
+                ops.append(t := g.TransposeOp.make(value, perm=perm))
+                value = t.output
+            if g.shape_of(value.type) != shape:
+                ops.append(r := g.ReshapeOp.make(value, shape=shape))
+                value = r.output
+            return value
+
+        left = arrange(op.operands[0], a, batch + m + k, lead + (math.prod(dims(m)), math.prod(dims(k))))
+        right = arrange(op.operands[1], b, batch + k + n, lead + (math.prod(dims(k)), math.prod(dims(n))))
+        ops.append(product := g.MatmulOp.make(left, right))
+        result = product.output
+        grouped = batch + m + n
+        if g.shape_of(result.type) != dims(grouped):
+            ops.append(r := g.ReshapeOp.make(result, shape=dims(grouped)))
+            result = r.output
+        perm = tuple(grouped.index(c) for c in out)
+        if perm != tuple(range(len(perm))):
+            ops.append(t := g.TransposeOp.make(result, perm=perm))
+            result = t.output
+        rewriter.replace(op, ops, [result])
+
+
 # ----------------------------------------------------------------------------- pass
 
 
@@ -648,6 +712,7 @@ class GraphCanonicalize(ModulePass):
             NegativeStepSlice(),
             IntegerMaxPool(),
             WideEinsum(),
+            EinsumToMatmul(),
             ScalarEinsumOperand(),
             OneHotToCompare(),
         ]

@@ -396,11 +396,11 @@ func.func @max_pool_f16(%x: tensor<1x1x2x2xf16>) -> tensor<1x1x1x1xf16> {
 
 // -----
 
-// A bf16 einsum computes in f32 and rounds once.
+// A bf16 einsum computes in f32 (here a plain product: a matmul) and rounds once.
 // CHECK-LABEL: func.func @einsum_bf16
 // CHECK-NEXT:    %[[A:.*]] = graph.cast %a : (tensor<2x3xbf16>) -> tensor<2x3xf32>
 // CHECK-NEXT:    %[[B:.*]] = graph.cast %b : (tensor<3x4xbf16>) -> tensor<3x4xf32>
-// CHECK-NEXT:    %[[E:.*]] = graph.einsum %[[A]], %[[B]] {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[E:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
 // CHECK-NEXT:    %[[Y:.*]] = graph.cast %[[E]] : (tensor<2x4xf32>) -> tensor<2x4xbf16>
 // CHECK-NEXT:    func.return %[[Y]]
 func.func @einsum_bf16(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4xbf16> {
@@ -410,12 +410,23 @@ func.func @einsum_bf16(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4
 
 // -----
 
-// A rank-0 einsum operand becomes [1] under a fresh subscript (summed: one term).
+// A rank-0 einsum operand becomes [1] under a fresh subscript (summed: one term); with
+// two operands the einsum is then a product with K = 1 (a matmul).
 // CHECK-LABEL: func.func @einsum_scalar_operand
 // CHECK-NEXT:    %[[S:.*]] = graph.reshape %s : (tensor<f16>) -> tensor<1xf16>
-// CHECK-NEXT:    %[[E:.*]] = graph.einsum %[[S]], %b {equation = "a,i->i"} : (tensor<1xf16>, tensor<3xf16>) -> tensor<3xf16>
+// CHECK-NEXT:    %[[E:.*]] = graph.einsum %[[S]], %b, %b {equation = "a,i,i->i"} : (tensor<1xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
 // CHECK-NEXT:    func.return %[[E]]
+// CHECK-LABEL: func.func @einsum_scalar_times_vector
+// CHECK-NEXT:    %[[S:.*]] = graph.reshape %s : (tensor<f16>) -> tensor<1x1xf16>
+// CHECK-NEXT:    %[[B:.*]] = graph.reshape %b : (tensor<3xf16>) -> tensor<1x3xf16>
+// CHECK-NEXT:    %[[P:.*]] = graph.matmul %[[S]], %[[B]] : (tensor<1x1xf16>, tensor<1x3xf16>) -> tensor<1x3xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.reshape %[[P]] : (tensor<1x3xf16>) -> tensor<3xf16>
+// CHECK-NEXT:    func.return %[[Y]]
 func.func @einsum_scalar_operand(%s: tensor<f16>, %b: tensor<3xf16>) -> tensor<3xf16> {
+  %0 = graph.einsum %s, %b, %b {equation = ",i,i->i"} : (tensor<f16>, tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
+  func.return %0 : tensor<3xf16>
+}
+func.func @einsum_scalar_times_vector(%s: tensor<f16>, %b: tensor<3xf16>) -> tensor<3xf16> {
   %0 = graph.einsum %s, %b {equation = ",i->i"} : (tensor<f16>, tensor<3xf16>) -> tensor<3xf16>
   func.return %0 : tensor<3xf16>
 }
@@ -489,4 +500,39 @@ func.func @keep_four_dims(%x: tensor<6x1x2x256xf16>) -> tensor<2x256x6xf16> {
   %0 = graph.transpose %x {perm = array<i64: 2, 3, 0, 1>} : (tensor<6x1x2x256xf16>) -> tensor<2x256x6x1xf16>
   %1 = graph.reduce_mean %0 {axes = array<i64: 3>, keepdims = false} : (tensor<2x256x6x1xf16>) -> tensor<2x256x6xf16>
   func.return %1 : tensor<2x256x6xf16>
+}
+
+// -----
+
+// Einsums that are matrix products become transposes, reshapes and a matmul (which tiles
+// over the cores; an einsum is one whole-tensor command): XLNet's projection (M = ib,
+// K = h, N = nd) and its attention scores (batch bn, M = i, K = d, N = j). A diagonal
+// (a label repeated in one operand) stays an einsum.
+// CHECK-LABEL: func.func @einsum_projection
+// CHECK-NEXT:    %[[X:.*]] = graph.reshape %x : (tensor<6x2x8xf16>) -> tensor<12x8xf16>
+// CHECK-NEXT:    %[[W:.*]] = graph.reshape %w : (tensor<8x3x4xf16>) -> tensor<8x12xf16>
+// CHECK-NEXT:    %[[P:.*]] = graph.matmul %[[X]], %[[W]] : (tensor<12x8xf16>, tensor<8x12xf16>) -> tensor<12x12xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.reshape %[[P]] : (tensor<12x12xf16>) -> tensor<6x2x3x4xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @einsum_projection(%x: tensor<6x2x8xf16>, %w: tensor<8x3x4xf16>) -> tensor<6x2x3x4xf16> {
+  %0 = graph.einsum %x, %w {equation = "ibh,hnd->ibnd"} : (tensor<6x2x8xf16>, tensor<8x3x4xf16>) -> tensor<6x2x3x4xf16>
+  func.return %0 : tensor<6x2x3x4xf16>
+}
+// CHECK-LABEL: func.func @einsum_scores
+// CHECK-NEXT:    %[[QT:.*]] = graph.transpose %q {perm = array<i64: 1, 2, 0, 3>} : (tensor<5x2x3x4xf16>) -> tensor<2x3x5x4xf16>
+// CHECK-NEXT:    %[[Q:.*]] = graph.reshape %[[QT]] : (tensor<2x3x5x4xf16>) -> tensor<6x5x4xf16>
+// CHECK-NEXT:    %[[KT:.*]] = graph.transpose %k {perm = array<i64: 1, 2, 3, 0>} : (tensor<7x2x3x4xf16>) -> tensor<2x3x4x7xf16>
+// CHECK-NEXT:    %[[K:.*]] = graph.reshape %[[KT]] : (tensor<2x3x4x7xf16>) -> tensor<6x4x7xf16>
+// CHECK-NEXT:    %[[P:.*]] = graph.matmul %[[Q]], %[[K]] : (tensor<6x5x4xf16>, tensor<6x4x7xf16>) -> tensor<6x5x7xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.reshape %[[P]] : (tensor<6x5x7xf16>) -> tensor<2x3x5x7xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @einsum_scores(%q: tensor<5x2x3x4xf16>, %k: tensor<7x2x3x4xf16>) -> tensor<2x3x5x7xf16> {
+  %0 = graph.einsum %q, %k {equation = "ibnd,jbnd->bnij"} : (tensor<5x2x3x4xf16>, tensor<7x2x3x4xf16>) -> tensor<2x3x5x7xf16>
+  func.return %0 : tensor<2x3x5x7xf16>
+}
+// CHECK-LABEL: func.func @einsum_diagonal
+// CHECK-NEXT:    graph.einsum
+func.func @einsum_diagonal(%a: tensor<3x3xf16>, %b: tensor<3x2xf16>) -> tensor<2xf16> {
+  %0 = graph.einsum %a, %b {equation = "ii,ij->j"} : (tensor<3x3xf16>, tensor<3x2xf16>) -> tensor<2xf16>
+  func.return %0 : tensor<2xf16>
 }

@@ -195,6 +195,15 @@ def test_einsum_contractions_of_attention():
               [("q", F, [1, 2, 4, 8]), ("k", F, [1, 2, 5, 8])], [("s", F, None)])
     check(m, {"q": RNG.standard_normal((1, 2, 4, 8)).astype(np.float32),
               "k": RNG.standard_normal((1, 2, 5, 8)).astype(np.float32)}, atol=3e-2)
+    # a (batched) matrix product: graph-canonicalize makes it a matmul, which tiles
+    assert "matmul" in commands(m) and "einsum" not in commands(m)
+
+
+def test_einsum_that_is_no_matrix_product_runs_as_one_einsum_command():
+    m = model([helper.make_node("Einsum", ["a", "b"], ["y"], equation="ii,ij->j")],
+              [("a", F, [3, 3]), ("b", F, [3, 4])], [("y", F, None)])
+    check(m, {"a": RNG.standard_normal((3, 3)).astype(np.float32),
+              "b": RNG.standard_normal((3, 4)).astype(np.float32)}, atol=3e-2)
     assert "einsum" in commands(m)
 
 

@@ -33,7 +33,6 @@ KNOWN_GAPS: dict[str, str] = {
     # adaptive pooling with uneven bins (7 x 7 of a 2 x 2 map): 6-D masks and gathers with
     # no unit dims to drop (alexnet's 6 x 6 bins are even: its unit dims drop, it passes)
     "vgg11": "a 6-D tile does not fit the 4-D tiles of the npu",
-    "roberta": "unsupported operator 'CumSum'",  # position ids: cumsum of the padding mask
 }
 
 # transformers' additive attention masks: finfo(float32).min where a score must not count.

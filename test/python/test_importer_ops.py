@@ -423,3 +423,24 @@ def test_light_zoo_graphs_that_used_to_fail(name):
     inits = {i.name for i in model.graph.initializer}
     (info,) = [i for i in model.graph.input if i.name not in inits]
     check(model, {info.name: x(*(d.dim_value for d in info.type.tensor_type.shape.dim))}, atol=1e-3)
+
+
+@pytest.mark.parametrize("axis, exclusive, reverse", [(1, 0, 0), (0, 1, 0), (-1, 0, 1), (1, 1, 1)])
+def test_cumsum_of_a_padding_mask_gives_position_ids(axis, exclusive, reverse):
+    """RoBERTa's position ids: cumsum(ids != pad) * mask + pad, int64 at run time. CumSum is
+    a product with a triangular matrix of ones in float32, exact for these integers."""
+    nodes = [helper.make_node("Not", ["pad"], ["keep"]),
+             helper.make_node("Cast", ["keep"], ["m"], to=I64),
+             helper.make_node("CumSum", ["m", "axis"], ["c"], exclusive=exclusive, reverse=reverse),
+             helper.make_node("Mul", ["c", "m"], ["y"])]
+    model = make_model(nodes, [("pad", [2, 7], B)], [("y", None, I64)],
+                       [("axis", np.array(axis, np.int64))], opset=14)
+    module = check(model, {"pad": RNG.random((2, 7)) < 0.3})
+    assert "graph.matmul" in ops_of(module)
+
+
+def test_cumsum_axis_must_be_known():
+    nodes = [helper.make_node("CumSum", ["x", "axis"], ["y"])]
+    model = make_model(nodes, [("x", [3]), ("axis", [], I64)], [("y", None)], opset=14)
+    with pytest.raises(RuntimeValueError, match="the axis .'axis'. must be known at import time"):
+        import_onnx(model)

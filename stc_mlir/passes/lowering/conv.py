@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from stc_mlir import kernels
 from stc_mlir.dialects import graph as g
+from stc_mlir.isa.program import DTYPES
 
 from . import boxes as bx
 from .boxes import Box
 from .emitter import Emitter, Ref, align
 from .placement import LoweringError
 from .stage import Rule, Work, weight_chunks
-from .values import shape_of
+from .values import dtype_of, shape_of
 
 
 def window_rows(o0: int, o1: int, size: int, kernel: int, stride: int, pad: int,
@@ -57,8 +58,10 @@ class ConvRule(Rule):
         self.oc, self.kc = self.o, self.cg
 
     def configure(self, wb_budget: int) -> None:
-        budget = wb_budget - (align(self.o * 2) if self.has_bias else 0)
-        window = self.kh * self.kw * 2
+        itemsize = DTYPES[dtype_of(self.operands[1])].itemsize  # f16, or f32 in an f32 build
+        bias = align(self.o * DTYPES[dtype_of(self.operands[2])].itemsize) if self.has_bias else 0
+        budget = wb_budget - bias
+        window = self.kh * self.kw * itemsize
         per_o = self.cg * window
         if self.groups > 1 and self.o * per_o > budget:  # whole groups per chunk
             groups = budget // (2 * per_o * self.og)

@@ -15,14 +15,14 @@ import math
 from collections.abc import Sequence
 
 from stc_mlir.dialects import graph as g
-from stc_mlir.isa.program import MAX_RANK, Tile
+from stc_mlir.isa.program import DTYPES, MAX_RANK, Tile
 
 from . import boxes as bx
 from .boxes import Box
 from .emitter import Emitter, Ref
 from .placement import LoweringError
 from .stage import Rule, Work, project, weight_chunks
-from .values import constant, shape_of
+from .values import constant, dtype_of, shape_of
 
 
 class MatmulRule(Rule):
@@ -49,11 +49,13 @@ class MatmulRule(Rule):
 
     def configure(self, wb_budget: int) -> None:
         if 1 not in self.weight_slots:
-            if 0 in self.weight_slots and math.prod(self.a) * 2 > wb_budget:
-                raise LoweringError(f"its constant left operand ({math.prod(self.a) * 2:,} "
+            lhs_bytes = math.prod(self.a) * DTYPES[dtype_of(self.operands[0])].itemsize
+            if 0 in self.weight_slots and lhs_bytes > wb_budget:
+                raise LoweringError(f"its constant left operand ({lhs_bytes:,} "
                                     f"bytes) does not fit the {wb_budget:,}-byte weight buffer")
             return
-        self.nc, self.kc = weight_chunks(self.n, self.k, math.prod(self.b[:-2]) * 2, wb_budget,
+        itemsize = DTYPES[dtype_of(self.operands[1])].itemsize  # f16, or f32 in an f32 build
+        self.nc, self.kc = weight_chunks(self.n, self.k, math.prod(self.b[:-2]) * itemsize, wb_budget,
                                          "row of the right operand")
 
     def _full(self, out: Box) -> Box:

@@ -122,7 +122,16 @@ class _Log:
 
     def forget_covered(self, a: Access) -> None:
         """Drop the records write `a` overwrites entirely."""
+        lo, hi, dense, frame, box = a.lo, a.hi, a.dense, a.frame, a.box
+        boxed = frame is not None and box is not None
         for t, (seqs, records) in list(self.threads.items()):
+            for r in records:  # (most writes cover nothing: look before rebuilding the lists)
+                b = r.access
+                if lo <= b.lo and b.hi <= hi and (dense or (boxed and b.box is not None and b.frame == frame
+                                                            and bx.contains(box, b.box))):
+                    break
+            else:
+                continue
             kept = [r for r in records if not _covers(a, r.access)]
             if len(kept) != len(records):
                 self.size -= len(records) - len(kept)
@@ -134,7 +143,8 @@ class _Log:
 
 class _Writes:
     """The writes to one buffer in program order, each as (lo, hi, frame, box, dense,
-    writer), the writer as (core, index). A write over exactly the bytes of an earlier one
+    writer, (writer,)), the writer as (core, index) (the 1-tuple shared by the reads that
+    expect it alone). A write over exactly the bytes of an earlier one
     (a slot refilled, a tile recomputed) that covers it replaces it; a walk back from a read
     stops at the first write that covers the read anyway."""
 
@@ -145,7 +155,7 @@ class _Writes:
         self.at: dict[tuple[int, int], int] = {}  # byte range -> index of its latest write
         self.dead = 0
 
-    def add(self, a: Access, writer: Writer) -> None:
+    def add(self, a: Access, writer: Writer, alone: tuple[Writer]) -> None:
         entries = self.entries
         key = (a.lo, a.hi)
         i = self.at.get(key)
@@ -155,7 +165,7 @@ class _Writes:
                 entries[i] = None
                 self.dead += 1
         self.at[key] = len(entries)
-        entries.append((a.lo, a.hi, a.frame, a.box, a.dense, writer))
+        entries.append((a.lo, a.hi, a.frame, a.box, a.dense, writer, alone))
         if self.dead > 16 and 2 * self.dead > len(entries):
             self.entries = [e for e in entries if e is not None]
             self.at = {(e[0], e[1]): j for j, e in enumerate(self.entries)}  # type: ignore[index]
@@ -229,7 +239,9 @@ class Sync:
             name = self._channel(t, thread)
             r.cmd.signals.append(name)
             cmd.waits.append(name)
-            known[:] = [k if k >= c else c for k, c in zip(known, r.clock)]  # (max, without its calls)
+            for j, c in enumerate(r.clock):  # known = max(known, clock), in place (few change)
+                if c > known[j]:
+                    known[j] = c
         seq = self.seq[thread]
         self.seq[thread] += 1
         known[thread] = seq
@@ -252,6 +264,7 @@ class Sync:
         for slot, a in zip(reads, accesses):
             writers: list[Writer] = []
             covered = False
+            alone = None
             log = self.writes.get(a.buffer)
             if log is not None:
                 lo, hi, frame, box = a.lo, a.hi, a.frame, a.box
@@ -259,27 +272,34 @@ class Sync:
                 for entry in reversed(log.entries):
                     if entry is None:
                         continue
-                    w_lo, w_hi, w_frame, w_box, w_dense, writer = entry
+                    w_lo, w_hi, w_frame, w_box, w_dense, writer, one = entry
                     if w_lo >= hi or lo >= w_hi:
                         continue
                     same = boxed and w_box is not None and frame == w_frame
                     if same and not _meets(box, w_box):
                         continue  # disjoint boxes of one frame
-                    if writer not in writers:
+                    if not writers:
+                        alone = one
+                        writers.append(writer)
+                    elif writer not in writers:
                         writers.append(writer)
                     if w_lo <= lo and hi <= w_hi and (w_dense or (same and bx.contains(w_box, box))):
                         covered = True
                         break
             if not covered and a.buffer in self.readonly:
                 writers.append(HOST)
-            expects[slot] = (writers[0],) if len(writers) == 1 else tuple(sorted(writers))
+            if len(writers) == 1:
+                expects[slot] = alone if alone is not None else (writers[0],)
+            else:
+                expects[slot] = tuple(sorted(writers))
         if len(accesses) > len(reads):
             at = (cmd.core, cmd.index)
+            one = (at,)
             for a in accesses[len(reads):]:
                 log = self.writes.get(a.buffer)
                 if log is None:
                     log = self.writes[a.buffer] = _Writes()
-                log.add(a, at)
+                log.add(a, at, one)
 
     def barrier(self) -> None:
         self.log.clear()

@@ -128,7 +128,7 @@ def project(box: Box, shape: Sequence[int]) -> Box:
     """The region of an operand of `shape` that a box of the (broadcast) result reads:
     right-aligned dims, extent-1 dims broadcast."""
     lead = len(box) - len(shape)
-    return tuple((0, 1) if d == 1 else box[lead + i] for i, d in enumerate(shape))
+    return tuple([(0, 1) if d == 1 else box[lead + i] for i, d in enumerate(shape)])
 
 
 # ----------------------------------------------------------------------------- sources
@@ -174,16 +174,17 @@ class RingSource:
         self.em, self.core, self.value = em, core, value
         self.buffers = _Slots(em, core, space, slots, nbytes, f"{hint}_s")
         self.held: list[Box | None] = [None] * slots
+        self.frames: list[Frame | None] = [None] * slots  # the frame of what each slot holds
         self.order = list(range(slots))  # least recently used first
 
     def get(self, region: Box) -> Frame:
         for i, held in enumerate(self.held):
             if held is not None and bx.contains(held, region):
                 self._use(i)
-                return Frame(self.buffers[i], 0, held, self.value.dtype)
+                return self.frames[i]  # type: ignore[return-value]
         i = self.order[0]
         self.held[i] = region
-        frame = Frame(self.buffers[i], 0, region, self.value.dtype)
+        frame = self.frames[i] = Frame(self.buffers[i], 0, region, self.value.dtype)
         pool = getattr(self, "pool", None)
         src = pool.source(self.core, region) if pool is not None else self.value
         transfer(self.em, src, frame, region, self.core)
@@ -357,7 +358,7 @@ class WeightPool:
         if ring is not None:
             for i, held in enumerate(ring.held):
                 if held is not None and bx.contains(held, region):
-                    frame = Frame(ring.buffers[i], 0, held, self.value.dtype)
+                    frame = ring.frames[i]
                     return Placement(self.value.shape, self.value.dtype,
                                      [Piece(before, held, frame)])
         return self.value

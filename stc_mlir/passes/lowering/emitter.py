@@ -51,10 +51,11 @@ class Ref:
     """A tile operand together with what it touches (for `Sync`). (A plain class with
     slots, not a frozen dataclass: the lowering makes hundreds of thousands.)"""
 
-    __slots__ = ("tile", "frame", "box")
+    __slots__ = ("tile", "frame", "box", "_read", "_write")
 
     def __init__(self, tile: Tile, frame: object = None, box: tuple | None = None):
         self.tile, self.frame, self.box = tile, frame, box
+        self._read = self._write = None  # its accesses, made on first use (refs recur: Frame.ref)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Ref) and self.tile == other.tile and self.frame == other.frame
@@ -67,6 +68,9 @@ class Ref:
         return f"Ref({self.tile!r}, {self.frame!r}, {self.box!r})"
 
     def access(self, write: bool) -> Access:
+        a = self._write if write else self._read
+        if a is not None:
+            return a
         t = self.tile
         last = 0
         numel = 1
@@ -74,7 +78,12 @@ class Ref:
             last += (d - 1) * st
             numel *= d
         end = t.offset + (last + 1) * _ITEMSIZE[t.dtype]
-        return Access(t.buffer, t.offset, end, write, self.frame, self.box, last + 1 == numel)
+        a = Access(t.buffer, t.offset, end, write, self.frame, self.box, last + 1 == numel)
+        if write:
+            self._write = a
+        else:
+            self._read = a
+        return a
 
 
 @dataclass

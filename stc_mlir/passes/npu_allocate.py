@@ -112,19 +112,30 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
     `best_fit`, in the smallest free gap that holds them)."""
     placed: dict[str, int] = {}
     done = np.zeros((4, len(buffers)), dtype=np.int64)  # offset, end, first, last
+    # per phase, the (offset, end) of the buffers placed live in it: a buffer living in a few
+    # phases looks only at theirs (a buffer twice in the list changes no gap), one living
+    # longer at every placed buffer through `done`
+    last = max((span[b.name][1] for b in buffers), default=0)
+    by_phase: list[list[tuple[int, int]]] = [[] for _ in range(last + 1)]
     n = 0
     todo = []
     for b in buffers:
         if b.offset is None:
             todo.append(b)
             continue
-        done[:, n] = (b.offset, b.offset + b.size, *span[b.name])
+        lo, hi = span[b.name]
+        done[:, n] = (b.offset, b.offset + b.size, lo, hi)
         n += 1
         placed[b.name] = b.offset
+        for p in range(lo, hi + 1):
+            by_phase[p].append((b.offset, b.offset + b.size))
     for b in sorted(todo, key=lambda b: order(b, span[b.name])):
         lo, hi = span[b.name]
-        live = (done[2, :n] <= hi) & (done[3, :n] >= lo)
-        busy = zip(done[0, :n][live].tolist(), done[1, :n][live].tolist())
+        if hi - lo < _FEW_PHASES:
+            busy = by_phase[lo] if lo == hi else [r for p in range(lo, hi + 1) for r in by_phase[p]]
+        else:
+            live = (done[2, :n] <= hi) & (done[3, :n] >= lo)
+            busy = zip(done[0, :n][live].tolist(), done[1, :n][live].tolist())
         gaps = [gap for gap in _free_gaps(busy, capacity) if gap[0] >= b.size]
         offset = capacity
         if gaps:
@@ -134,7 +145,13 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
         done[:, n] = (offset, offset + b.size, lo, hi)
         n += 1
         placed[b.name] = offset
+        for p in range(lo, hi + 1):
+            by_phase[p].append((offset, offset + b.size))
     return placed
+
+
+_FEW_PHASES = 8
+"""A buffer living in fewer phases than this looks for room among the buffers of its phases."""
 
 
 def _free_gaps(busy, capacity: int) -> list[tuple[int, int]]:

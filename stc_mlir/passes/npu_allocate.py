@@ -85,14 +85,14 @@ def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None
     for (space, _), buffers in by_memory.items():
         capacity = t.memory[space].size
         best: dict[str, int] | None = None
-        error: AllocationError | None = None
+        error: _NoRoom | None = None
         tries = [(o, f) for o in ORDERS for f in (False, True)]
         if sum(b.size for b in buffers) <= capacity:
             tries = tries[:1]  # everything fits side by side (DDR): one pass is enough
         for order, best_fit in tries:
             try:
                 offsets = _fit(buffers, span, capacity, phases, order, best_fit)
-            except AllocationError as err:
+            except _NoRoom as err:
                 error = error or err
                 continue
             top = max((offsets[b.name] + b.size for b in buffers), default=0)
@@ -100,7 +100,7 @@ def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None
                 best = offsets
         if best is None:
             assert error is not None
-            raise error
+            raise error.diagnostic(capacity, phases)  # the first order's
         placed.update(best)
     buffers = {n: replace(b, offset=placed[n]) for n, b in program.buffers.items()}
     return replace(program, buffers=buffers)
@@ -141,7 +141,7 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
         if gaps:
             offset = min(gaps)[1] if best_fit else gaps[0][1]
         if offset + b.size > capacity:
-            raise _overflow(b, capacity, [tuple(x) for x in done[:, :n].T.tolist()], (lo, hi), phases)
+            raise _NoRoom(b, done[:, :n].copy(), (lo, hi))
         done[:, n] = (offset, offset + b.size, lo, hi)
         n += 1
         placed[b.name] = offset
@@ -162,6 +162,18 @@ def _free_gaps(busy, capacity: int) -> list[tuple[int, int]]:
             gaps.append((o - start, start))
         start = max(start, -(-e // ALIGN) * ALIGN)
     return gaps
+
+
+class _NoRoom(Exception):
+    """One order's placement found no room for `b`: the numbers for its diagnostic, made
+    only if every order fails (`diagnostic`)."""
+
+    def __init__(self, b: Buffer, done: np.ndarray, rng: tuple[int, int]):
+        super().__init__(b.name)
+        self.b, self.done, self.rng = b, done, rng
+
+    def diagnostic(self, capacity: int, phases: Sequence[str]) -> AllocationError:
+        return _overflow(self.b, capacity, [tuple(x) for x in self.done.T.tolist()], self.rng, phases)
 
 
 def _overflow(b: Buffer, capacity: int, done, rng, phases) -> AllocationError:

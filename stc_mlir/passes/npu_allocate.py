@@ -112,11 +112,13 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
     `best_fit`, in the smallest free gap that holds them)."""
     placed: dict[str, int] = {}
     done = np.zeros((4, len(buffers)), dtype=np.int64)  # offset, end, first, last
-    # per phase, the (offset, end) of the buffers placed live in it: a buffer living in a few
-    # phases looks only at theirs (a buffer twice in the list changes no gap), one living
-    # longer at every placed buffer through `done`
+    # per phase, the (offset, end) of the buffers living in a few phases placed there, and
+    # the (offset, end, first, last) of those living longer: a buffer living in a few phases
+    # looks only at those of its phases (one twice in the list changes no gap) and the long
+    # ones alive then, one living longer at every placed buffer through `done`
     last = max((span[b.name][1] for b in buffers), default=0)
     by_phase: list[list[tuple[int, int]]] = [[] for _ in range(last + 1)]
+    longs: list[tuple[int, int, int, int]] = []
     n = 0
     todo = []
     for b in buffers:
@@ -127,12 +129,12 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
         done[:, n] = (b.offset, b.offset + b.size, lo, hi)
         n += 1
         placed[b.name] = b.offset
-        for p in range(lo, hi + 1):
-            by_phase[p].append((b.offset, b.offset + b.size))
+        _index(by_phase, longs, b.offset, b.offset + b.size, lo, hi)
     for b in sorted(todo, key=lambda b: order(b, span[b.name])):
         lo, hi = span[b.name]
         if hi - lo < _FEW_PHASES:
-            busy = by_phase[lo] if lo == hi else [r for p in range(lo, hi + 1) for r in by_phase[p]]
+            busy = [r for p in range(lo, hi + 1) for r in by_phase[p]]
+            busy += [(o, e) for o, e, f, la in longs if f <= hi and la >= lo]
         else:
             live = (done[2, :n] <= hi) & (done[3, :n] >= lo)
             busy = zip(done[0, :n][live].tolist(), done[1, :n][live].tolist())
@@ -145,9 +147,16 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
         done[:, n] = (offset, offset + b.size, lo, hi)
         n += 1
         placed[b.name] = offset
-        for p in range(lo, hi + 1):
-            by_phase[p].append((offset, offset + b.size))
+        _index(by_phase, longs, offset, offset + b.size, lo, hi)
     return placed
+
+
+def _index(by_phase: list, longs: list, offset: int, end: int, lo: int, hi: int) -> None:
+    if hi - lo < _FEW_PHASES:
+        for p in range(lo, hi + 1):
+            by_phase[p].append((offset, end))
+    else:
+        longs.append((offset, end, lo, hi))
 
 
 _FEW_PHASES = 8

@@ -30,7 +30,6 @@ shows as a read of the wrong result. Unlike the conflict log, this log outlives 
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from stc_mlir.isa.program import HOST, OPS, Writer
@@ -41,18 +40,22 @@ UNITS = ("dma_in", "dma_out", "matrix", "vector")
 _SHORT = {"dma_in": "in", "dma_out": "out", "matrix": "mx", "vector": "vec"}
 
 
-@dataclass(eq=False)
 class Cmd:
-    """A command being built: mutable until the program is finished."""
+    """A command being built: mutable until the program is finished. (A plain class with
+    slots: one per command.)"""
 
-    core: int
-    op: str
-    tiles: dict[str, Any]
-    params: dict[str, Any]
-    waits: list[str] = field(default_factory=list)
-    signals: list[str] = field(default_factory=list)
-    index: int = -1  # in its core's stream (set before `Sync.order`: its writes name it so)
-    expects: dict[str, tuple[Writer, ...]] | None = None  # `Command.expects`
+    __slots__ = ("core", "op", "tiles", "params", "waits", "signals", "index", "expects")
+
+    def __init__(self, core: int, op: str, tiles: dict[str, Any], params: dict[str, Any],
+                 waits: list[str] | None = None, signals: list[str] | None = None):
+        self.core, self.op, self.tiles, self.params = core, op, tiles, params
+        self.waits: list[str] = [] if waits is None else waits
+        self.signals: list[str] = [] if signals is None else signals
+        self.index = -1  # in its core's stream (set before `Sync.order`: its writes name it so)
+        self.expects: dict[str, tuple[Writer, ...]] | None = None  # `Command.expects`
+
+    def __repr__(self) -> str:
+        return f"Cmd({self.core}, {self.op!r}, index={self.index}, waits={self.waits}, signals={self.signals})"
 
 
 class Access(NamedTuple):

@@ -236,7 +236,7 @@ class Sync:
             r_seq, _, _, r_clock, r_cmd = need[t]
             if r_seq <= known[t]:
                 continue  # implied by a wait taken above
-            name = self._channel(t, thread)
+            name = self._channels.get((t, thread)) or self._channel(t, thread)
             r_cmd.signals.append(name)
             cmd.waits.append(name)
             for j, c in enumerate(r_clock):  # known = max(known, clock), in place (few change)

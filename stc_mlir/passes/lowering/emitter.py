@@ -332,7 +332,7 @@ class Emitter:
 
         def fill(op: str, params: dict) -> dict:
             try:
-                key = (op, *((k, type(v), v) for k, v in params.items()))
+                key = (op, tuple(params.items()), tuple(map(type, params.values())))
                 hit = filled.get(key)
             except TypeError:  # an unhashable parameter value
                 return OPS[op].fill(params)

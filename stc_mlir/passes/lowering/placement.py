@@ -238,29 +238,27 @@ def dma(em: Emitter, core: int, src: Ref, dst: Ref) -> None:
                      d.dtype), dst.frame, dst.box))
 
 
-def _issuer(em: Emitter, dst: Frame, piece: Piece, default: int) -> int:
-    b = em.program.buffers[dst.buffer]
-    if b.space in LOCAL_SPACES:
-        return b.core  # type: ignore[return-value]
-    return piece.core if piece.core is not None else default
-
-
 def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core: int,
              imap: IndexMap | None = None, near: int | None = None) -> None:
     """Copy the output-coordinate box `region` (of the value `imap` makes of `src`) into
     `dst` at the same coordinates. DMAs run on the destination core for a local frame,
     else on the source piece's core, else on `default_core`."""
-    dst_core = em.program.buffers[dst.buffer].core
+    b = em.program.buffers[dst.buffer]
+    dst_core = b.core
+    local = b.space in LOCAL_SPACES  # (then the DMAs run on its core)
     near = near if near is not None else (dst_core if dst_core is not None else default_core)
-    t = em.target
+    pieces = src.pieces
+    if len(pieces) > 1:
+        t = em.target
 
-    def rank(p: Piece) -> tuple[int, int]:
-        if p.core is None:
-            return (2, 0)
-        return (0 if p.core == near else 1, t.hops(p.core, near))
+        def rank(p: Piece) -> tuple[int, int]:
+            if p.core is None:
+                return (2, 0)
+            return (0 if p.core == near else 1, t.hops(p.core, near))
 
+        pieces = sorted(pieces, key=rank)
     remaining = [region]
-    for piece in sorted(src.pieces, key=rank):
+    for piece in pieces:
         left = []
         for r in remaining:
             # (without an index map, the source tile is the same box of the piece's frame)
@@ -268,10 +266,14 @@ def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core:
             if sub is None:
                 left.append(r)
                 continue
-            src_ref = _wide_ref(piece.frame, sub) if imap is None else imap.src_tile(piece.frame, sub)
-            dma(em, _issuer(em, dst, piece, default_core), src_ref,
-                dst.ref(sub) if len(sub) <= MAX_RANK else _wide_ref(dst, sub))
-            left += bx.subtract(r, sub)
+            if imap is not None:
+                src_ref = imap.src_tile(piece.frame, sub)
+            else:  # (the piece's frame holds the box it owns: `ref` caches the tile)
+                src_ref = piece.frame.ref(sub) if len(sub) <= MAX_RANK else _wide_ref(piece.frame, sub)
+            issuer = dst_core if local else (piece.core if piece.core is not None else default_core)
+            dma(em, issuer, src_ref, dst.ref(sub) if len(sub) <= MAX_RANK else _wide_ref(dst, sub))
+            if sub != r:  # (a piece holding all of `r` leaves nothing)
+                left += bx.subtract(r, sub)
         remaining = left
         if not remaining:
             return

@@ -358,7 +358,9 @@ class Pipeline:
         ctx = _context()
         try:
             for name, p in stages:
-                with timed(self.progress, name), gc_paused():  # see stc_mlir.gc_pause
+                # (the lowering's plain-data program lives on: aged at once, stc_mlir.gc_pause;
+                # the graph passes leave erased ops in reference cycles for the collector)
+                with timed(self.progress, name), gc_paused(long_lived=name in LOWERING):
                     if p is not None:
                         p.apply(ctx, module)
                     elif name == SCHEDULE:

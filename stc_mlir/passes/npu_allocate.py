@@ -85,14 +85,14 @@ def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None
     for (space, _), buffers in by_memory.items():
         capacity = t.memory[space].size
         best: dict[str, int] | None = None
-        error: AllocationError | None = None
+        error: _NoRoom | None = None
         tries = [(o, f) for o in ORDERS for f in (False, True)]
         if sum(b.size for b in buffers) <= capacity:
             tries = tries[:1]  # everything fits side by side (DDR): one pass is enough
         for order, best_fit in tries:
             try:
                 offsets = _fit(buffers, span, capacity, phases, order, best_fit)
-            except AllocationError as err:
+            except _NoRoom as err:
                 error = error or err
                 continue
             top = max((offsets[b.name] + b.size for b in buffers), default=0)
@@ -100,7 +100,7 @@ def allocate(program: Program, live: Mapping[str, tuple[int, int]] | None = None
                 best = offsets
         if best is None:
             assert error is not None
-            raise error
+            raise error.diagnostic(capacity, phases)  # the first order's
         placed.update(best)
     buffers = {n: replace(b, offset=placed[n]) for n, b in program.buffers.items()}
     return replace(program, buffers=buffers)
@@ -112,29 +112,55 @@ def _fit(buffers: list[Buffer], span: Mapping[str, tuple[int, int]], capacity: i
     `best_fit`, in the smallest free gap that holds them)."""
     placed: dict[str, int] = {}
     done = np.zeros((4, len(buffers)), dtype=np.int64)  # offset, end, first, last
+    # per phase, the (offset, end) of the buffers living in a few phases placed there, and
+    # the (offset, end, first, last) of those living longer: a buffer living in a few phases
+    # looks only at those of its phases (one twice in the list changes no gap) and the long
+    # ones alive then, one living longer at every placed buffer through `done`
+    last = max((span[b.name][1] for b in buffers), default=0)
+    by_phase: list[list[tuple[int, int]]] = [[] for _ in range(last + 1)]
+    longs: list[tuple[int, int, int, int]] = []
     n = 0
     todo = []
     for b in buffers:
         if b.offset is None:
             todo.append(b)
             continue
-        done[:, n] = (b.offset, b.offset + b.size, *span[b.name])
+        lo, hi = span[b.name]
+        done[:, n] = (b.offset, b.offset + b.size, lo, hi)
         n += 1
         placed[b.name] = b.offset
+        _index(by_phase, longs, b.offset, b.offset + b.size, lo, hi)
     for b in sorted(todo, key=lambda b: order(b, span[b.name])):
         lo, hi = span[b.name]
-        live = (done[2, :n] <= hi) & (done[3, :n] >= lo)
-        busy = zip(done[0, :n][live].tolist(), done[1, :n][live].tolist())
+        if hi - lo < _FEW_PHASES:
+            busy = [r for p in range(lo, hi + 1) for r in by_phase[p]]
+            busy += [(o, e) for o, e, f, la in longs if f <= hi and la >= lo]
+        else:
+            live = (done[2, :n] <= hi) & (done[3, :n] >= lo)
+            busy = zip(done[0, :n][live].tolist(), done[1, :n][live].tolist())
         gaps = [gap for gap in _free_gaps(busy, capacity) if gap[0] >= b.size]
         offset = capacity
         if gaps:
             offset = min(gaps)[1] if best_fit else gaps[0][1]
         if offset + b.size > capacity:
-            raise _overflow(b, capacity, [tuple(x) for x in done[:, :n].T.tolist()], (lo, hi), phases)
+            raise _NoRoom(b, done[:, :n].copy(), (lo, hi))
         done[:, n] = (offset, offset + b.size, lo, hi)
         n += 1
         placed[b.name] = offset
+        _index(by_phase, longs, offset, offset + b.size, lo, hi)
     return placed
+
+
+def _index(by_phase: list, longs: list, offset: int, end: int, lo: int, hi: int) -> None:
+    if hi - lo < _FEW_PHASES:
+        for p in range(lo, hi + 1):
+            by_phase[p].append((offset, end))
+    else:
+        longs.append((offset, end, lo, hi))
+
+
+_FEW_PHASES = 8
+"""A buffer living in fewer phases than this looks for room among the buffers of its phases."""
 
 
 def _free_gaps(busy, capacity: int) -> list[tuple[int, int]]:
@@ -145,6 +171,18 @@ def _free_gaps(busy, capacity: int) -> list[tuple[int, int]]:
             gaps.append((o - start, start))
         start = max(start, -(-e // ALIGN) * ALIGN)
     return gaps
+
+
+class _NoRoom(Exception):
+    """One order's placement found no room for `b`: the numbers for its diagnostic, made
+    only if every order fails (`diagnostic`)."""
+
+    def __init__(self, b: Buffer, done: np.ndarray, rng: tuple[int, int]):
+        super().__init__(b.name)
+        self.b, self.done, self.rng = b, done, rng
+
+    def diagnostic(self, capacity: int, phases: Sequence[str]) -> AllocationError:
+        return _overflow(self.b, capacity, [tuple(x) for x in self.done.T.tolist()], self.rng, phases)
 
 
 def _overflow(b: Buffer, capacity: int, done, rng, phases) -> AllocationError:

@@ -38,7 +38,7 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
         raise LoweringError(f"convert-schedule-to-npu: expected one scheduled function"
                             f"{' @' + wanted if wanted else ''}, found {names}: schedule the "
                             "graph first (e.g. the default schedule)")
-    with gc_paused():
+    with gc_paused(long_lived=True):  # the program lives on (stc_mlir.gc_pause)
         return FunctionLowering(chosen[0], t, _reference(t), prefetch, narrow_barriers).run()
 
 

@@ -14,15 +14,15 @@ Box = tuple[tuple[int, int], ...]
 
 
 def full(shape: Sequence[int]) -> Box:
-    return tuple((0, int(d)) for d in shape)
+    return tuple([(0, int(d)) for d in shape])
 
 
 def shape(box: Box) -> tuple[int, ...]:
-    return tuple(hi - lo for lo, hi in box)
+    return tuple([hi - lo for lo, hi in box])  # (lists, not generators: hot, and faster)
 
 
 def numel(box: Box) -> int:
-    return math.prod(hi - lo for lo, hi in box)
+    return math.prod([hi - lo for lo, hi in box])
 
 
 def intersect(a: Box, b: Box) -> Box | None:

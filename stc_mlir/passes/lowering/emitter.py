@@ -47,15 +47,30 @@ def align(n: int, to: int = ALIGN) -> int:
     return -(-n // to) * to
 
 
-@dataclass(frozen=True)
 class Ref:
-    """A tile operand together with what it touches (for `Sync`)."""
+    """A tile operand together with what it touches (for `Sync`). (A plain class with
+    slots, not a frozen dataclass: the lowering makes hundreds of thousands.)"""
 
-    tile: Tile
-    frame: object = None
-    box: tuple | None = None
+    __slots__ = ("tile", "frame", "box", "_read", "_write")
+
+    def __init__(self, tile: Tile, frame: object = None, box: tuple | None = None):
+        self.tile, self.frame, self.box = tile, frame, box
+        self._read = self._write = None  # its accesses, made on first use (refs recur: Frame.ref)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Ref) and self.tile == other.tile and self.frame == other.frame
+                and self.box == other.box)
+
+    def __hash__(self) -> int:
+        return hash((self.tile, self.frame, self.box))
+
+    def __repr__(self) -> str:
+        return f"Ref({self.tile!r}, {self.frame!r}, {self.box!r})"
 
     def access(self, write: bool) -> Access:
+        a = self._write if write else self._read
+        if a is not None:
+            return a
         t = self.tile
         last = 0
         numel = 1
@@ -63,7 +78,12 @@ class Ref:
             last += (d - 1) * st
             numel *= d
         end = t.offset + (last + 1) * _ITEMSIZE[t.dtype]
-        return Access(t.buffer, t.offset, end, write, self.frame, self.box, last + 1 == numel)
+        a = Access(t.buffer, t.offset, end, write, self.frame, self.box, last + 1 == numel)
+        if write:
+            self._write = a
+        else:
+            self._read = a
+        return a
 
 
 @dataclass
@@ -104,6 +124,10 @@ class Emitter:
         self.narrow = False  # barriers wait only for the cores involved (barriers.py)
         self.touches = Touches()
         self._barriers: list[tuple[int, dict[int, tuple[Cmd, Cmd]]]] = []  # (phase, fences)
+        # equal tiles and tuples shared by the commands: the program keeps a third of the
+        # objects, so the collection after the lowering walks a third (`finish`)
+        self._tiles: dict[tuple, Tile] = {}
+        self._tuples: dict[tuple, tuple] = {}
 
     # --- buffers
 
@@ -149,10 +173,13 @@ class Emitter:
         parameters. Waits on earlier commands are added from the tiles' accesses."""
         spec = OPS[op]
         refs, tiles, params = {}, {}, {}
+        shared = self._tiles
         for k, v in operands.items():
             if isinstance(v, Ref):
                 refs[k] = v
-                tiles[k] = v.tile
+                t = v.tile
+                key = (t.buffer, t.offset, t.shape, t.strides, t.dtype)
+                tiles[k] = shared.get(key) or self._share(key, t)
             elif v is not None:
                 params[k] = v
         cmd = Cmd(core, op, tiles, params)
@@ -188,6 +215,15 @@ class Emitter:
                 if a.buffer not in self.sync.readonly:
                     self.touches.add(ran, core, self.memory_key(a.buffer), a.write)
         return cmd
+
+    def _share(self, key: tuple, t: Tile) -> Tile:
+        """The tile every command with tile `key` shares (its shape and strides shared too)."""
+        tuples = self._tuples
+        shape, strides = tuples.setdefault(t.shape, t.shape), tuples.setdefault(t.strides, t.strides)
+        if shape is not t.shape or strides is not t.strides:
+            t = Tile(t.buffer, t.offset, shape, strides, t.dtype)
+        self._tiles[key] = t
+        return t
 
     def memory_key(self, buffer: str):
         """What an access to `buffer` may conflict with across phases (barriers.py): the
@@ -292,21 +328,23 @@ class Emitter:
         if self.narrow:
             self._narrow_barriers()
         prog.semaphores = {n: Semaphore(n, c) for n, c in sorted(self.sync.semaphores.items())}
-        filled: dict[tuple, dict] = {}  # the same parameters recur: fill them once
+        filled: dict[tuple, dict] = {}  # the same parameters recur: fill them once, share them
 
         def fill(op: str, params: dict) -> dict:
             try:
-                key = (op, *((k, type(v), v) for k, v in params.items()))
+                key = (op, tuple(params.items()), tuple(map(type, params.values())))
                 hit = filled.get(key)
             except TypeError:  # an unhashable parameter value
                 return OPS[op].fill(params)
             if hit is None:
                 hit = filled[key] = OPS[op].fill(params)
-            return dict(hit)
+            return hit
 
+        tuples = self._tuples  # the same waits and signals recur too
         prog.cores = {
-            core: [Command(c.op, c.tiles, fill(c.op, c.params), tuple(c.waits),
-                           tuple(c.signals), origin, c.expects)
+            core: [Command(c.op, c.tiles, fill(c.op, c.params),
+                           tuples.setdefault(w := tuple(c.waits), w),
+                           tuples.setdefault(g := tuple(c.signals), g), origin, c.expects)
                    for c, origin in zip(stream, self.origin_of[core])]
             for core, stream in sorted(self.cmds.items())
         }

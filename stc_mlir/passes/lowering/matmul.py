@@ -38,6 +38,7 @@ class MatmulRule(Rule):
         self.a = (1, *a) if self.row else shape_of(operands[0])
         self.b = (*b, 1) if self.column else shape_of(operands[1])
         rank = len(g.shape_of(out.type))
+        self.scalar = rank == 0  # [K] x [K]: a rank-0 result (looked up once, not per tile)
         if rank + self.row + self.column > MAX_RANK:
             raise LoweringError(f"matmul of {list(a)} and {list(b)}: with the unit dims of its 1-D "
                                 f"operands the product has more than {MAX_RANK} dims")
@@ -60,7 +61,7 @@ class MatmulRule(Rule):
 
     def _full(self, out: Box) -> Box:
         """An output box in full coordinates (with the unit dims of 1-D operands)."""
-        if not g.shape_of(self.out.type):  # [K] x [K]: a rank-0 result, one element
+        if self.scalar:  # [K] x [K]: a rank-0 result, one element
             return ((0, 1), (0, 1))
         if self.row:
             out = out[:-1] + ((0, 1),) + out[-1:]
@@ -96,7 +97,7 @@ class MatmulRule(Rule):
         full = self._full(work.out)
 
         r = len(full)
-        units = [r - 1] if not g.shape_of(self.out.type) else (  # a rank-0 result is a [1] tile
+        units = [r - 1] if self.scalar else (  # a rank-0 result is a [1] tile
             [r - 2] * self.row + [r - 1] * self.column)
 
         def result(ref: Ref) -> Ref:  # the output tile in full coordinates
@@ -112,6 +113,8 @@ class MatmulRule(Rule):
 def _unit(ref: Ref, at: Sequence[int]) -> Ref:
     """`ref` with a unit dim (stride 0) inserted at each position of `at` (ascending, in
     the resulting tile's dims): the same elements read with the rank the command needs."""
+    if not at:
+        return ref
     t = ref.tile
     shape, strides = list(t.shape), list(t.strides)
     for i in at:

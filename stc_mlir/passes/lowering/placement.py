@@ -41,14 +41,14 @@ class Frame:
     """A row-major array holding box `box` of a tensor, at byte `offset` of `buffer`.
     (A plain class with slots: the lowering makes tens of thousands.)"""
 
-    __slots__ = ("buffer", "offset", "box", "dtype", "strides", "itemsize", "key")
+    __slots__ = ("buffer", "offset", "box", "dtype", "strides", "itemsize", "key", "refs")
 
     def __init__(self, buffer: str, offset: int, box: Box, dtype: str):
         self.buffer, self.offset, self.box, self.dtype = buffer, offset, box, dtype
         self.strides = _strides(tuple([hi - lo for lo, hi in box]))  # elements
         self.itemsize = ITEMSIZE[dtype]
         self.key = (buffer, offset, box)  # identifies it for `Sync`
-
+        self.refs: dict[Box, Ref] = {}  # region -> its tile (`ref`): regions recur
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Frame) and self.key == other.key and self.dtype == other.dtype
 
@@ -67,6 +67,9 @@ class Frame:
 
     def ref(self, region: Box) -> Ref:
         """The tile of `region` (inside the frame) with the region's shape."""
+        hit = self.refs.get(region)
+        if hit is not None:
+            return hit
         off = 0
         shape = []
         for (r0, r1), (f0, f1), s in zip(region, self.box, self.strides):
@@ -76,8 +79,9 @@ class Frame:
             shape.append(r1 - r0)
         if len(region) > MAX_RANK:
             raise LoweringError(f"a {len(region)}-D tile does not fit the 4-D tiles of the npu")
-        return Ref(Tile(self.buffer, self.offset + off * self.itemsize, tuple(shape), self.strides,
-                        self.dtype), self.key, region)
+        ref = self.refs[region] = Ref(Tile(self.buffer, self.offset + off * self.itemsize,
+                                           tuple(shape), self.strides, self.dtype), self.key, region)
+        return ref
 
 
 ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
@@ -86,6 +90,15 @@ ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
 @functools.lru_cache(maxsize=4096)
 def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return contiguous_strides(shape)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _collapsed(shape: tuple, src: tuple, dst: tuple) -> tuple[tuple, tuple, tuple]:
+    """`_collapse` of a DMA's two tiles of `shape` with strides `src` and `dst`: (shape,
+    src strides, dst strides). (A few hundred distinct DMA geometries recur thousands of
+    times.)"""
+    shapes, strides = _collapse([shape, shape], [src, dst])
+    return shapes[0], strides[0], strides[1]
 
 
 def _collapse(shapes: list, strides: list) -> tuple[list, list]:
@@ -207,13 +220,15 @@ class IndexMap:
 def dma(em: Emitter, core: int, src: Ref, dst: Ref) -> None:
     """One DMA (several if the tiles cannot be collapsed to 4 dims)."""
     s, d = src.tile, dst.tile
-    shapes, strides = _collapse([s.shape, d.shape], [s.strides, d.strides])
-    shape = shapes[0]
+    shape, s_strides, d_strides = _collapsed(s.shape, s.strides, d.strides)
     if len(shape) <= MAX_RANK:
         em.emit(core, "dma",
-                src=Ref(Tile(s.buffer, s.offset, shape, strides[0], s.dtype), src.frame, src.box),
-                dst=Ref(Tile(d.buffer, d.offset, shape, strides[1], d.dtype), dst.frame, dst.box))
+                src=src if shape == s.shape and s_strides == s.strides else
+                Ref(Tile(s.buffer, s.offset, shape, s_strides, s.dtype), src.frame, src.box),
+                dst=dst if shape == d.shape and d_strides == d.strides else
+                Ref(Tile(d.buffer, d.offset, shape, d_strides, d.dtype), dst.frame, dst.box))
         return
+    strides = (s_strides, d_strides)
     size = DTYPES[s.dtype].itemsize
     for i in range(shape[0]):  # peel the outermost dim
         dma(em, core,
@@ -223,29 +238,27 @@ def dma(em: Emitter, core: int, src: Ref, dst: Ref) -> None:
                      d.dtype), dst.frame, dst.box))
 
 
-def _issuer(em: Emitter, dst: Frame, piece: Piece, default: int) -> int:
-    b = em.program.buffers[dst.buffer]
-    if b.space in LOCAL_SPACES:
-        return b.core  # type: ignore[return-value]
-    return piece.core if piece.core is not None else default
-
-
 def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core: int,
              imap: IndexMap | None = None, near: int | None = None) -> None:
     """Copy the output-coordinate box `region` (of the value `imap` makes of `src`) into
     `dst` at the same coordinates. DMAs run on the destination core for a local frame,
     else on the source piece's core, else on `default_core`."""
-    dst_core = em.program.buffers[dst.buffer].core
+    b = em.program.buffers[dst.buffer]
+    dst_core = b.core
+    local = b.space in LOCAL_SPACES  # (then the DMAs run on its core)
     near = near if near is not None else (dst_core if dst_core is not None else default_core)
-    t = em.target
+    pieces = src.pieces
+    if len(pieces) > 1:
+        t = em.target
 
-    def rank(p: Piece) -> tuple[int, int]:
-        if p.core is None:
-            return (2, 0)
-        return (0 if p.core == near else 1, t.hops(p.core, near))
+        def rank(p: Piece) -> tuple[int, int]:
+            if p.core is None:
+                return (2, 0)
+            return (0 if p.core == near else 1, t.hops(p.core, near))
 
+        pieces = sorted(pieces, key=rank)
     remaining = [region]
-    for piece in sorted(src.pieces, key=rank):
+    for piece in pieces:
         left = []
         for r in remaining:
             # (without an index map, the source tile is the same box of the piece's frame)
@@ -253,10 +266,14 @@ def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core:
             if sub is None:
                 left.append(r)
                 continue
-            src_ref = _wide_ref(piece.frame, sub) if imap is None else imap.src_tile(piece.frame, sub)
-            dma(em, _issuer(em, dst, piece, default_core), src_ref,
-                dst.ref(sub) if len(sub) <= MAX_RANK else _wide_ref(dst, sub))
-            left += bx.subtract(r, sub)
+            if imap is not None:
+                src_ref = imap.src_tile(piece.frame, sub)
+            else:  # (the piece's frame holds the box it owns: `ref` caches the tile)
+                src_ref = piece.frame.ref(sub) if len(sub) <= MAX_RANK else _wide_ref(piece.frame, sub)
+            issuer = dst_core if local else (piece.core if piece.core is not None else default_core)
+            dma(em, issuer, src_ref, dst.ref(sub) if len(sub) <= MAX_RANK else _wide_ref(dst, sub))
+            if sub != r:  # (a piece holding all of `r` leaves nothing)
+                left += bx.subtract(r, sub)
         remaining = left
         if not remaining:
             return

@@ -128,7 +128,7 @@ def project(box: Box, shape: Sequence[int]) -> Box:
     """The region of an operand of `shape` that a box of the (broadcast) result reads:
     right-aligned dims, extent-1 dims broadcast."""
     lead = len(box) - len(shape)
-    return tuple((0, 1) if d == 1 else box[lead + i] for i, d in enumerate(shape))
+    return tuple([(0, 1) if d == 1 else box[lead + i] for i, d in enumerate(shape)])
 
 
 # ----------------------------------------------------------------------------- sources
@@ -174,16 +174,17 @@ class RingSource:
         self.em, self.core, self.value = em, core, value
         self.buffers = _Slots(em, core, space, slots, nbytes, f"{hint}_s")
         self.held: list[Box | None] = [None] * slots
+        self.frames: list[Frame | None] = [None] * slots  # the frame of what each slot holds
         self.order = list(range(slots))  # least recently used first
 
     def get(self, region: Box) -> Frame:
         for i, held in enumerate(self.held):
             if held is not None and bx.contains(held, region):
                 self._use(i)
-                return Frame(self.buffers[i], 0, held, self.value.dtype)
+                return self.frames[i]  # type: ignore[return-value]
         i = self.order[0]
         self.held[i] = region
-        frame = Frame(self.buffers[i], 0, region, self.value.dtype)
+        frame = self.frames[i] = Frame(self.buffers[i], 0, region, self.value.dtype)
         pool = getattr(self, "pool", None)
         src = pool.source(self.core, region) if pool is not None else self.value
         transfer(self.em, src, frame, region, self.core)
@@ -269,6 +270,11 @@ def _nbytes(region: Box | None, dtype: str) -> int:
     return 0 if region is None else bx.numel(region) * DTYPES[dtype].itemsize
 
 
+def _largest(regions: list[Box], dtype: str) -> int:
+    """The bytes of the largest of `regions` (none None; at least one)."""
+    return max(map(bx.numel, regions)) * DTYPES[dtype].itemsize
+
+
 def tilings(rule: Rule, box: Box) -> Iterator[list[Work]]:
     """Candidate tilings of `box`, from the fewest tiles to the most."""
     axes = [a for a in rule.tile_axes if box[a][1] - box[a][0] > 1]
@@ -302,14 +308,14 @@ def _memory(rule: Rule, works: list[Work], operands: list[Operand], ring_out: bo
         regions = [s[i] for w in works for s in w.steps if s[i] is not None]
         if not regions:
             continue
-        size = align(max(_nbytes(r, op.value.dtype) for r in regions))
+        size = align(_largest(regions, op.value.dtype))
         slots = 1 if all(r == regions[0] for r in regions) else 2
         if i in rule.weight_slots:
             wb += slots * size
         else:
             l1 += slots * size
     if ring_out:
-        l1 += 2 * align(max(_nbytes(w.out, out_dtype) for w in works))
+        l1 += 2 * align(_largest([w.out for w in works], out_dtype))
     if any(rule.acc_dtype(w) for w in works):
         l1 += align(max(bx.numel(w.out) for w in works) * 4)
     return l1, wb
@@ -357,7 +363,7 @@ class WeightPool:
         if ring is not None:
             for i, held in enumerate(ring.held):
                 if held is not None and bx.contains(held, region):
-                    frame = Frame(ring.buffers[i], 0, held, self.value.dtype)
+                    frame = ring.frames[i]
                     return Placement(self.value.shape, self.value.dtype,
                                      [Piece(before, held, frame)])
         return self.value
@@ -383,7 +389,7 @@ def _tiling(rule: Rule, job: Job, wb_free: int, min_tiles: int, where: str) -> l
     for works in tilings(rule, job.box):
         l1, wb = _memory(rule, works, job.operands, job.output.frame is None, out_dtype)
         if l1 <= job.l1_free and wb <= wb_free:
-            small = max(_nbytes(w.out, out_dtype) for w in works) < MIN_TILE_BYTES
+            small = _largest([w.out for w in works], out_dtype) < MIN_TILE_BYTES
             if chosen is not None and small:
                 break  # more tiles would only make DMAs and commands smaller
             chosen = works
@@ -472,7 +478,7 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
                 sources.append(None)
                 continue
             slots = 1 if all(r == regions[0] for r in regions) else 2
-            size = max(_nbytes(r, op.value.dtype) for r in regions)
+            size = _largest(regions, op.value.dtype)
             if op.frame is not None:
                 sources.append(FrameSource(em, core, op.value, op.frame, op.have))
             elif i in pools:
@@ -485,7 +491,7 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
         else:
             assert job.output.dest is not None
             sink = RingSink(em, core, job.output.dest,
-                            max(_nbytes(w.out, out_dtype) for w in works), f"{hint}_c{core}")
+                            _largest([w.out for w in works], out_dtype), f"{hint}_c{core}")
         acc = None
         if any(rule.acc_dtype(w) for w in works):
             acc = em.buffer(f"{hint}_c{core}_acc", "l1",

@@ -30,7 +30,6 @@ shows as a read of the wrong result. Unlike the conflict log, this log outlives 
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from stc_mlir.isa.program import HOST, OPS, Writer
@@ -41,18 +40,22 @@ UNITS = ("dma_in", "dma_out", "matrix", "vector")
 _SHORT = {"dma_in": "in", "dma_out": "out", "matrix": "mx", "vector": "vec"}
 
 
-@dataclass(eq=False)
 class Cmd:
-    """A command being built: mutable until the program is finished."""
+    """A command being built: mutable until the program is finished. (A plain class with
+    slots: one per command.)"""
 
-    core: int
-    op: str
-    tiles: dict[str, Any]
-    params: dict[str, Any]
-    waits: list[str] = field(default_factory=list)
-    signals: list[str] = field(default_factory=list)
-    index: int = -1  # in its core's stream (set before `Sync.order`: its writes name it so)
-    expects: dict[str, tuple[Writer, ...]] | None = None  # `Command.expects`
+    __slots__ = ("core", "op", "tiles", "params", "waits", "signals", "index", "expects")
+
+    def __init__(self, core: int, op: str, tiles: dict[str, Any], params: dict[str, Any],
+                 waits: list[str] | None = None, signals: list[str] | None = None):
+        self.core, self.op, self.tiles, self.params = core, op, tiles, params
+        self.waits: list[str] = [] if waits is None else waits
+        self.signals: list[str] = [] if signals is None else signals
+        self.index = -1  # in its core's stream (set before `Sync.order`: its writes name it so)
+        self.expects: dict[str, tuple[Writer, ...]] | None = None  # `Command.expects`
+
+    def __repr__(self) -> str:
+        return f"Cmd({self.core}, {self.op!r}, index={self.index}, waits={self.waits}, signals={self.signals})"
 
 
 class Access(NamedTuple):
@@ -69,13 +72,10 @@ class Access(NamedTuple):
     dense: bool = False  # touches every byte of [lo, hi)
 
 
-class _Record(NamedTuple):
-    seq: int
-    pos: int  # order of logging (the conflicts of one access are found in this order)
-    access: Access
-    clock: list[int]
-    cmd: Cmd
-    thread: int
+_Record = tuple  # (seq, pos, access, clock, cmd): a plain tuple, made ~130k times
+"""A logged access: `seq` of its command in its thread, `pos` the order of logging (the
+conflicts of one access are found in this order), the `access`, the thread's vector
+`clock` after the command and the command."""
 
 
 def _meets(a: bx.Box, b: bx.Box) -> bool:
@@ -112,29 +112,39 @@ class _Log:
         self.threads: dict[int, tuple[list[int], list[_Record]]] = {}
         self.size = 0
 
-    def add(self, r: _Record) -> None:
-        entry = self.threads.get(r.thread)
+    def add(self, thread: int, r: _Record) -> None:
+        entry = self.threads.get(thread)
         if entry is None:
-            entry = self.threads[r.thread] = ([], [])
-        entry[0].append(r.seq)
+            entry = self.threads[thread] = ([], [])
+        entry[0].append(r[0])
         entry[1].append(r)
         self.size += 1
 
     def forget_covered(self, a: Access) -> None:
         """Drop the records write `a` overwrites entirely."""
+        lo, hi, dense, frame, box = a.lo, a.hi, a.dense, a.frame, a.box
+        boxed = frame is not None and box is not None
         for t, (seqs, records) in list(self.threads.items()):
-            kept = [r for r in records if not _covers(a, r.access)]
+            for r in records:  # (most writes cover nothing: look before rebuilding the lists)
+                b = r[2]
+                if lo <= b.lo and b.hi <= hi and (dense or (boxed and b.box is not None and b.frame == frame
+                                                            and bx.contains(box, b.box))):
+                    break
+            else:
+                continue
+            kept = [r for r in records if not _covers(a, r[2])]
             if len(kept) != len(records):
                 self.size -= len(records) - len(kept)
                 if kept:
-                    self.threads[t] = ([r.seq for r in kept], kept)
+                    self.threads[t] = ([r[0] for r in kept], kept)
                 else:
                     del self.threads[t]
 
 
 class _Writes:
     """The writes to one buffer in program order, each as (lo, hi, frame, box, dense,
-    writer), the writer as (core, index). A write over exactly the bytes of an earlier one
+    writer, (writer,)), the writer as (core, index) (the 1-tuple shared by the reads that
+    expect it alone). A write over exactly the bytes of an earlier one
     (a slot refilled, a tile recomputed) that covers it replaces it; a walk back from a read
     stops at the first write that covers the read anyway."""
 
@@ -145,7 +155,7 @@ class _Writes:
         self.at: dict[tuple[int, int], int] = {}  # byte range -> index of its latest write
         self.dead = 0
 
-    def add(self, a: Access, writer: Writer) -> None:
+    def add(self, a: Access, writer: Writer, alone: tuple[Writer]) -> None:
         entries = self.entries
         key = (a.lo, a.hi)
         i = self.at.get(key)
@@ -155,7 +165,7 @@ class _Writes:
                 entries[i] = None
                 self.dead += 1
         self.at[key] = len(entries)
-        entries.append((a.lo, a.hi, a.frame, a.box, a.dense, writer))
+        entries.append((a.lo, a.hi, a.frame, a.box, a.dense, writer, alone))
         if self.dead > 16 and 2 * self.dead > len(entries):
             self.entries = [e for e in entries if e is not None]
             self.at = {(e[0], e[1]): j for j, e in enumerate(self.entries)}  # type: ignore[index]
@@ -207,7 +217,7 @@ class Sync:
                     continue
                 first = last = None
                 for r in records[bisect_right(seqs, seen):]:
-                    b = r.access
+                    b = r[2]
                     if not (write or b.write) or lo >= b.hi or b.lo >= hi:
                         continue  # no conflict: both read, or disjoint bytes
                     if boxed and b.box is not None and frame == b.frame and not _meets(box, b.box):
@@ -218,18 +228,20 @@ class Sync:
                 if last is None:
                     continue
                 if t not in need:
-                    need[t], found[t] = last, (i, first.pos)  # type: ignore[union-attr]
-                elif need[t].seq < last.seq:
+                    need[t], found[t] = last, (i, first[1])  # type: ignore[index]
+                elif need[t][0] < last[0]:
                     need[t] = last
         # the latest first; equal sequence numbers in the order the conflicts were found
-        for t in sorted(need, key=lambda t: (-need[t].seq, found[t])):
-            r = need[t]
-            if r.seq <= known[t]:
+        for t in sorted(need, key=lambda t: (-need[t][0], found[t])) if len(need) > 1 else need:
+            r_seq, _, _, r_clock, r_cmd = need[t]
+            if r_seq <= known[t]:
                 continue  # implied by a wait taken above
-            name = self._channel(t, thread)
-            r.cmd.signals.append(name)
+            name = self._channels.get((t, thread)) or self._channel(t, thread)
+            r_cmd.signals.append(name)
             cmd.waits.append(name)
-            known[:] = [k if k >= c else c for k, c in zip(known, r.clock)]  # (max, without its calls)
+            for j, c in enumerate(r_clock):  # known = max(known, clock), in place (few change)
+                if c > known[j]:
+                    known[j] = c
         seq = self.seq[thread]
         self.seq[thread] += 1
         known[thread] = seq
@@ -241,7 +253,7 @@ class Sync:
             elif a.write and log.size > 4:
                 log.forget_covered(a)
             self._pos += 1
-            log.add(_Record(seq, self._pos, a, clock, cmd, thread))
+            log.add(thread, (seq, self._pos, a, clock, cmd))
 
     def _expect(self, cmd: Cmd, accesses: list[Access]) -> None:
         """Record the writers each read of `cmd` expects, then log its writes."""
@@ -252,6 +264,7 @@ class Sync:
         for slot, a in zip(reads, accesses):
             writers: list[Writer] = []
             covered = False
+            alone = None
             log = self.writes.get(a.buffer)
             if log is not None:
                 lo, hi, frame, box = a.lo, a.hi, a.frame, a.box
@@ -259,27 +272,34 @@ class Sync:
                 for entry in reversed(log.entries):
                     if entry is None:
                         continue
-                    w_lo, w_hi, w_frame, w_box, w_dense, writer = entry
+                    w_lo, w_hi, w_frame, w_box, w_dense, writer, one = entry
                     if w_lo >= hi or lo >= w_hi:
                         continue
                     same = boxed and w_box is not None and frame == w_frame
                     if same and not _meets(box, w_box):
                         continue  # disjoint boxes of one frame
-                    if writer not in writers:
+                    if not writers:
+                        alone = one
+                        writers.append(writer)
+                    elif writer not in writers:
                         writers.append(writer)
                     if w_lo <= lo and hi <= w_hi and (w_dense or (same and bx.contains(w_box, box))):
                         covered = True
                         break
             if not covered and a.buffer in self.readonly:
                 writers.append(HOST)
-            expects[slot] = (writers[0],) if len(writers) == 1 else tuple(sorted(writers))
+            if len(writers) == 1:
+                expects[slot] = alone if alone is not None else (writers[0],)
+            else:
+                expects[slot] = tuple(sorted(writers))
         if len(accesses) > len(reads):
             at = (cmd.core, cmd.index)
+            one = (at,)
             for a in accesses[len(reads):]:
                 log = self.writes.get(a.buffer)
                 if log is None:
                     log = self.writes[a.buffer] = _Writes()
-                log.add(a, at)
+                log.add(a, at, one)
 
     def barrier(self) -> None:
         self.log.clear()

@@ -70,9 +70,12 @@ class Segment:
 
 class Search:
     def __init__(self, view: GraphView, target: targets.Target, estimator: Estimator | None = None,
-                 slices: bool = False, fill: float = FILL):
+                 slices: bool = False, fill: float = FILL, group_cycles: float = 0.0):
         self.view, self.t = view, target
         self.fill = fill
+        self.group_cycles = group_cycles
+        """added once per group while the dynamic programme compares runs (not to the estimate):
+        a bias towards fewer, longer groups (`GROUP_BIASES`)"""
         """share of L1 a sub-group may plan to use"""
         self.slices = slices
         """guess boundary places from the slice a sub-group hands over (else the whole value)"""
@@ -231,6 +234,7 @@ class Search:
     def search(self) -> list[Segment]:
         """Level 3: the dynamic programme over consecutive runs of ops."""
         n = len(self.view)
+        bias = self.group_cycles
         best = [0.0] + [math.inf] * n
         choice: list[Segment | None] = [None] * (n + 1)
         for j in counted(range(1, n + 1), "search: the best groups ending at each op"):
@@ -246,15 +250,15 @@ class Search:
                         seg = self.stripes(i, j) if j - i <= MAX_STRIPE_OPS else None
                         if seg is None:
                             break
-                        if best[i] + seg.cycles < best[j]:
-                            best[j] = best[i] + seg.cycles
+                        if best[i] + seg.cycles + bias < best[j]:
+                            best[j] = best[i] + seg.cycles + bias
                             choice[j] = seg
                         continue
                     if not self.view.single_output(i, j):
                         continue
                 seg = self.best(i, j) or self.stripes(i, j)
-                if seg is not None and best[i] + seg.cycles < best[j]:
-                    best[j] = best[i] + seg.cycles
+                if seg is not None and best[i] + seg.cycles + bias < best[j]:
+                    best[j] = best[i] + seg.cycles + bias
                     choice[j] = seg
             if best[j] == math.inf:
                 raise self._too_big(j - 1)

@@ -19,6 +19,8 @@ binds and mem scopes, made with the manual API), `cache.py` (decisions on disk) 
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -204,17 +206,17 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
             made = [(trial(segments, 3, fill), segments, biased)
                     for biased, segments in counted(found, f"search: estimate candidates (L1 fill {fill:.0%})")]
             ranked = sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0])
-            taken: list[tuple[list[Segment], tuple[float, float], Program | None]] = []
+            taken: list[tuple[list[Segment], tuple[float, float], Program | None, float]] = []
             kinds: set[bool] = set()  # the best-estimated unbiased and biased candidates that lower
             for (cycles, copy), segments, biased in counted(ranked, "search: lower the best candidates"):
-                if cycles >= bar or len(kinds) == 2:
+                if cycles >= bar or len(kinds) == 2 or (taken and cycles > taken[0][3] * (1 + JUDGE_WITHIN)):
                     break
                 if biased in kinds:
                     continue
                 fills = _retry_fills(copy, segments, fill, bar, trial, lowers)
                 if fills is not None:
                     kinds.add(biased)
-                    taken.append((segments, fills, lowered.pop("program", None)))
+                    taken.append((segments, fills, lowered.pop("program", None), cycles))
             if taken:
                 segments, fills = _judge(taken, t)
                 return segments, 3, *fills
@@ -238,6 +240,10 @@ out of LLB (the lowering stages streamed groups' intermediates in LLB: the place
 not see that room)."""
 RETRIES = 3
 """Placements tried again per level-3 candidate (each one lowers the whole model on a copy)."""
+JUDGE_WITHIN = 0.05
+"""A biased candidate is lowered and emulated next to the best-estimated one only when its
+estimate is at most this much higher (the estimator's errors on the built-ins are within
+about 10%, its ranking between similar schedules is what is in doubt)."""
 
 
 def _retry_fills(copy: IRModule, segments: list[Segment], fill: float, bar: float, trial, lowers
@@ -290,22 +296,44 @@ def _lowering_fails(trial: IRModule, name: str, t: targets.Target, keep: dict | 
     return None
 
 
-def _judge(taken: list[tuple[list[Segment], tuple[float, float], Program | None]], t: targets.Target
+def _judge(taken: list[tuple[list[Segment], tuple[float, float], Program | None, float]], t: targets.Target
            ) -> tuple[list[Segment], tuple[float, float]]:
     """The candidate (groups, fills) whose lowered program the emulator's cycle model runs in
     the fewest cycles (timing only, no hazard checks: the lowering's programs are checked
     where they are compiled); the first, the estimator's best, on a tie or without programs."""
-    from stc_mlir.emulator.simulator import run
-
-    if len(taken) == 1 or any(program is None for _, _, program in taken):
+    global _JUDGED
+    if len(taken) == 1 or any(program is None for _, _, program, _ in taken):
         return taken[0][0], taken[0][1]
-    cycles = []
-    for _, _, program in counted(taken, "search: emulate the candidates"):
-        assert program is not None
-        inputs = {io.name: np.zeros(io.shape, DTYPES[io.dtype]) for io in program.inputs}
-        cycles.append(run(program, inputs, t, check_hazards=False, numerics=False)[1].cycles)
+    _JUDGED = ([program for _, _, program, _ in taken], t)  # type: ignore[misc]
+    try:
+        commands = sum(len(stream) for _, _, program, _ in taken for stream in program.cores.values())
+        if commands >= POOL_COMMANDS and _cores() > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(min(len(taken), _cores())) as pool:
+                cycles = pool.map(_emulated, range(len(taken)))
+        else:
+            cycles = [_emulated(k) for k in range(len(taken))]
+    finally:
+        _JUDGED = None
     best = min(range(len(taken)), key=lambda k: (cycles[k], k))
     return taken[best][0], taken[best][1]
+
+
+_JUDGED: tuple[list[Program], targets.Target] | None = None
+
+
+def _emulated(k: int) -> int:
+    """Cycles of the k-th judged program (in a worker: the programs inherited by fork)."""
+    from stc_mlir.emulator.simulator import run
+
+    assert _JUDGED is not None
+    programs, t = _JUDGED
+    program = programs[k]
+    inputs = {io.name: np.zeros(io.shape, DTYPES[io.dtype]) for io in program.inputs}
+    return run(program, inputs, t, check_hazards=False, numerics=False)[1].cycles
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 FALLBACK_FILLS = (FILL, 0.86, 0.8, 0.7)
@@ -317,6 +345,8 @@ level 1 lowers with ops cut for 92% and results filling 86%; cut for 70% it re-r
 weights 2-16 times and was slower than level 0)."""
 POOL_OPS = 200
 """Graphs with at least this many ops run their searches in a process pool (where it pays)."""
+POOL_COMMANDS = 5_000
+"""Candidates with at least this many commands in all are emulated in a process pool."""
 _FORKED: tuple[GraphView, targets.Target, float] | None = None
 
 
@@ -347,14 +377,10 @@ def _searches(view: GraphView, t: targets.Target, fill: float) -> list[tuple[boo
     forked processes when the graph is big and the machine has the cores, else one after the
     other. (Tuning a model zoo across machines would hand candidates to an existing engine
     such as Ray instead.)"""
-    import multiprocessing
-    import os
-
     global _FORKED
     _FORKED = (view, t, fill)
     try:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        if len(view) >= POOL_OPS and cores > 1 and "fork" in multiprocessing.get_all_start_methods():
+        if len(view) >= POOL_OPS and _cores() > 1 and "fork" in multiprocessing.get_all_start_methods():
             with multiprocessing.get_context("fork").Pool(2) as pool:
                 found = pool.map(_search, (False, True))
         else:

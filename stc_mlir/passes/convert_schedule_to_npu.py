@@ -44,7 +44,7 @@ class ConvertScheduleToNpu(ModulePass):
     target: str = "stcp920"
     function: str = ""
     prefetch: bool = True
-    narrow_barriers: bool = False
+    narrow_barriers: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lowered = lower(op, self.target, self.function or None, prefetch=self.prefetch,

@@ -1,6 +1,6 @@
-// RUN: stc-opt %s -p convert-schedule-to-npu | filecheck %s
-// RUN: stc-opt %s -p 'convert-schedule-to-npu{prefetch=false}' | filecheck %s --check-prefix=OFF
-// RUN: stc-opt %s -p convert-schedule-to-npu,npu-allocate | filecheck %s --check-prefix=ALLOC
+// RUN: stc-opt %s -p 'convert-schedule-to-npu{narrow_barriers=false}' | filecheck %s
+// RUN: stc-opt %s -p 'convert-schedule-to-npu{prefetch=false narrow_barriers=false}' | filecheck %s --check-prefix=OFF
+// RUN: stc-opt %s -p 'convert-schedule-to-npu{narrow_barriers=false},npu-allocate' | filecheck %s --check-prefix=ALLOC
 
 // Weight prefetch (lowering/prefetch.py): the conv's weights are loaded before the
 // barrier that ends the relu's phase, under the relu, instead of after it. Core 0 reads

@@ -1,5 +1,5 @@
-// RUN: stc-opt %s -p 'convert-schedule-to-npu{prefetch=false}' --split-input-file --verify-diagnostics | filecheck %s
-// RUN: stc-opt %s -p 'convert-schedule-to-npu{prefetch=false},npu-allocate' --split-input-file --verify-diagnostics | filecheck %s --check-prefix=ALLOC
+// RUN: stc-opt %s -p 'convert-schedule-to-npu{prefetch=false narrow_barriers=false}' --split-input-file --verify-diagnostics | filecheck %s
+// RUN: stc-opt %s -p 'convert-schedule-to-npu{prefetch=false narrow_barriers=false},npu-allocate' --split-input-file --verify-diagnostics | filecheck %s --check-prefix=ALLOC
 // RUN: not stc-opt %s -p convert-schedule-to-npu --split-input-file 2>&1 | filecheck %s --check-prefix=DIAG
 
 // A relu streamed from DDR to DDR over two cores: each core's 64 rows in tiles of 16,

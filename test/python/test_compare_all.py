@@ -334,17 +334,19 @@ def test_one_wrong_command_on_one_core_diverges_at_its_op(fused_program):
 
 
 def test_a_run_stopped_by_a_hazard_still_compares_what_was_read(fused_program):
-    """Core 0's barrier after the fused group waits for a signal from its own last command:
-    a deadlock the emulator finds at run time, after the group's values were read."""
+    """The barrier after the fused group waits, on one of the cores that computed its last
+    value, for a signal from that core's own last command: a deadlock the emulator finds at
+    run time, after the group's values were read."""
     from stc_mlir.isa.program import Semaphore
 
     scheduled, program = fused_program
     gap = next(p for p in program.probes if p.op.startswith("graph.global_avg_pool"))
-    stream = list(program.cores[0])
-    fence = max(i for c, i in program.probes[gap.index - 1].after if c == 0) + 1
+    core, first = min(program.probes[gap.index - 1].after)
+    stream = list(program.cores[core])
+    fence = first + 1  # the barrier's second fence: the one that waits
     stream[fence] = dataclasses.replace(stream[fence], waits=(*stream[fence].waits, "late"))
     stream[-1] = dataclasses.replace(stream[-1], signals=(*stream[-1].signals, "late"))
-    bad = dataclasses.replace(program, cores={**program.cores, 0: stream},
+    bad = dataclasses.replace(program, cores={**program.cores, core: stream},
                               semaphores={**program.semaphores, "late": Semaphore("late", 0)})
     comparison = compare_program(scheduled, bad, inputs(program))
     assert comparison.error.startswith("deadlock: no command can start")

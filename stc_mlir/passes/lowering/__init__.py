@@ -24,7 +24,7 @@ from .placement import LoweringError
 
 def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
           function: str | None = None, *, prefetch: bool = True,
-          narrow_barriers: bool = False) -> Lowered:
+          narrow_barriers: bool = True) -> Lowered:
     """Lower the scheduled function (`function`, else `main`, else the only scheduled one);
     `prefetch`: weights of a phase loaded under the previous one's compute (prefetch.py);
     `narrow_barriers`: barriers wait only for the cores involved (barriers.py)."""

@@ -129,7 +129,7 @@ class ItemCtx:
 
 class FunctionLowering:
     def __init__(self, f: func.FuncOp, target: Target, target_ref: str | None = None,
-                 prefetch: bool = True, narrow_barriers: bool = False):
+                 prefetch: bool = True, narrow_barriers: bool = True):
         self.f = f
         self.t = target
         self.em = Emitter(target, f.sym_name.data, target_ref)

@@ -480,12 +480,14 @@ func.func @one_hot_to_compare(%i: tensor<3xi64>) -> tensor<3x4xf16> {
 // -----
 
 // Adaptive average pooling with even bins (torch exports a 6-D grid: 6x1x6x1x2x256): the
-// reductions over unit axes are reshapes, the 6-D transpose moves only its non-unit dims,
-// and the reshapes compose, so no tensor keeps more than the npu's 4 dims.
+// reductions over unit axes are reshapes, the 6-D transpose moves its non-unit dims, the
+// ones that stay adjacent as one, and the reshapes compose, so no tensor keeps more than
+// the npu's 4 dims.
 // CHECK-LABEL: func.func @drop_unit_dims
-// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : (tensor<36x2x256xf16>) -> tensor<6x6x2x256xf16>
-// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[R]] {perm = array<i64: 2, 3, 0, 1>} : (tensor<6x6x2x256xf16>) -> tensor<2x256x6x6xf16>
-// CHECK-NEXT:    func.return %[[T]]
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : (tensor<36x2x256xf16>) -> tensor<36x512xf16>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[R]] {perm = array<i64: 1, 0>} : (tensor<36x512xf16>) -> tensor<512x36xf16>
+// CHECK-NEXT:    %[[B:.*]] = graph.reshape %[[T]] : (tensor<512x36xf16>) -> tensor<2x256x6x6xf16>
+// CHECK-NEXT:    func.return %[[B]]
 // A 4-D transpose with unit dims and a 4-D unit reduction are left alone
 // CHECK-LABEL: func.func @keep_four_dims
 // CHECK-NEXT:    graph.transpose
@@ -500,6 +502,48 @@ func.func @keep_four_dims(%x: tensor<6x1x2x256xf16>) -> tensor<2x256x6xf16> {
   %0 = graph.transpose %x {perm = array<i64: 2, 3, 0, 1>} : (tensor<6x1x2x256xf16>) -> tensor<2x256x6x1xf16>
   %1 = graph.reduce_mean %0 {axes = array<i64: 3>, keepdims = false} : (tensor<2x256x6x1xf16>) -> tensor<2x256x6xf16>
   func.return %1 : tensor<2x256x6xf16>
+}
+
+// -----
+
+// Uneven bins (vgg11 at 64 x 64 pools a 2 x 2 map to 7 x 7): 6-D masks, wheres and gathers
+// with no unit dims to drop. Adjacent dims every operand has whole, or broadcasts,
+// throughout merge (a where's mask 7x2x1x1 against 2x512x7x2x7x2: 1024 x 14 x 14), a gather
+// keeps [before its axis, the axis, after it], a unary op is one dim, and the reshapes
+// between them compose: nothing of more than 4 dims is left but the function's result. Dims
+// that broadcast differently in the two operands of an add do not merge (it stays 5-D).
+// CHECK-LABEL: func.func @uneven_bins
+// CHECK-NEXT:    %[[G:.*]] = graph.gather %x, %i : (tensor<4x2x512xf16>, tensor<196xi64>) -> tensor<196x2x512xf16>
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %[[G]] : (tensor<196x2x512xf16>) -> tensor<196x1024xf16>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[R]] {perm = array<i64: 1, 0>} : (tensor<196x1024xf16>) -> tensor<1024x196xf16>
+// CHECK-NEXT:    %[[M1:.*]] = graph.reshape %m1 : (tensor<7x2x1x1xi1>) -> tensor<1x14x1xi1>
+// CHECK-NEXT:    %[[X1:.*]] = graph.reshape %[[T]] : (tensor<1024x196xf16>) -> tensor<1024x14x14xf16>
+// CHECK-NEXT:    %[[W1:.*]] = graph.where %[[M1]], %z, %[[X1]] : (tensor<1x14x1xi1>, tensor<f16>, tensor<1024x14x14xf16>) -> tensor<1024x14x14xf16>
+// CHECK-NEXT:    %[[M2:.*]] = graph.reshape %m2 : (tensor<7x2xi1>) -> tensor<1x14xi1>
+// CHECK-NEXT:    %[[X2:.*]] = graph.reshape %[[W1]] : (tensor<1024x14x14xf16>) -> tensor<14336x14xf16>
+// CHECK-NEXT:    %[[W2:.*]] = graph.where %[[M2]], %z, %[[X2]] : (tensor<1x14xi1>, tensor<f16>, tensor<14336x14xf16>) -> tensor<14336x14xf16>
+// CHECK-NEXT:    %[[D:.*]] = graph.reshape %[[W2]] : (tensor<14336x14xf16>) -> tensor<7168x2x14xf16>
+// CHECK-NEXT:    %[[S:.*]] = graph.gather %[[D]], %k {axis = 1 : i64} : (tensor<7168x2x14xf16>, tensor<1xi64>) -> tensor<7168x1x14xf16>
+// CHECK-NEXT:    %[[F:.*]] = graph.reshape %[[S]] : (tensor<7168x1x14xf16>) -> tensor<100352xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.sigmoid %[[F]] : tensor<100352xf16>
+// CHECK-NEXT:    %[[O:.*]] = graph.reshape %[[Y]] : (tensor<100352xf16>) -> tensor<2x512x7x7x2xf16>
+// CHECK-NEXT:    func.return %[[O]]
+// CHECK-LABEL: func.func @cannot_merge
+// CHECK-NEXT:    graph.add %a, %b : (tensor<2x1x3x1x5xf16>, tensor<1x4x1x6x1xf16>) -> tensor<2x4x3x6x5xf16>
+func.func @uneven_bins(%x: tensor<4x2x512xf16>, %i: tensor<196xi64>, %m1: tensor<7x2x1x1xi1>, %m2: tensor<7x2xi1>, %z: tensor<f16>, %k: tensor<1xi64>) -> tensor<2x512x7x7x2xf16> {
+  %0 = graph.gather %x, %i : (tensor<4x2x512xf16>, tensor<196xi64>) -> tensor<196x2x512xf16>
+  %1 = graph.reshape %0 : (tensor<196x2x512xf16>) -> tensor<7x2x7x2x2x512xf16>
+  %2 = graph.transpose %1 {perm = array<i64: 4, 5, 0, 1, 2, 3>} : (tensor<7x2x7x2x2x512xf16>) -> tensor<2x512x7x2x7x2xf16>
+  %3 = graph.where %m1, %z, %2 : (tensor<7x2x1x1xi1>, tensor<f16>, tensor<2x512x7x2x7x2xf16>) -> tensor<2x512x7x2x7x2xf16>
+  %4 = graph.where %m2, %z, %3 : (tensor<7x2xi1>, tensor<f16>, tensor<2x512x7x2x7x2xf16>) -> tensor<2x512x7x2x7x2xf16>
+  %5 = graph.gather %4, %k {axis = 3 : i64} : (tensor<2x512x7x2x7x2xf16>, tensor<1xi64>) -> tensor<2x512x7x1x7x2xf16>
+  %6 = graph.reshape %5 : (tensor<2x512x7x1x7x2xf16>) -> tensor<2x512x7x7x2xf16>
+  %7 = graph.sigmoid %6 : (tensor<2x512x7x7x2xf16>) -> tensor<2x512x7x7x2xf16>
+  func.return %7 : tensor<2x512x7x7x2xf16>
+}
+func.func @cannot_merge(%a: tensor<2x1x3x1x5xf16>, %b: tensor<1x4x1x6x1xf16>) -> tensor<2x4x3x6x5xf16> {
+  %0 = graph.add %a, %b : (tensor<2x1x3x1x5xf16>, tensor<1x4x1x6x1xf16>) -> tensor<2x4x3x6x5xf16>
+  func.return %0 : tensor<2x4x3x6x5xf16>
 }
 
 // -----

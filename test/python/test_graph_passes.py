@@ -187,12 +187,14 @@ def test_standalone_batch_norm_becomes_a_per_channel_scale_and_shift(rank, chann
     module = build([g.tensor(shape, g.f32 if f32 else g.f16)], body)
     inputs = {"arg0": rng.standard_normal(shape).astype(dtype)}
     before, after = run_pass(module, canonicalize, inputs)
-    assert names(module) == {"graph.mul": 1, "graph.add": 1, "graph.constant": 2}
+    # (5-D: the scale and shift run on merged dims, CoalesceDims, between two reshapes)
+    reshapes = {"graph.reshape": 2} if rank > 4 else {}
+    assert names(module) == {"graph.mul": 1, "graph.add": 1, "graph.constant": 2, **reshapes}
     mul = next(op for op in module.walk() if isinstance(op, g.MulOp))
     add = next(op for op in module.walk() if isinstance(op, g.AddOp))
     gamma, beta, mean, var = (v.astype(np.float32) for v in bn)
     scale = gamma / np.sqrt(var + np.float32(1e-3))
-    per_channel = (channels,) + (1,) * (rank - 2)
+    per_channel = g.shape_of(mul.rhs.type)  # (channels, 1, ...): the channel axis broadcast
     np.testing.assert_array_equal(mul.rhs.owner.numpy(), scale.reshape(per_channel).astype(dtype))
     np.testing.assert_array_equal(add.rhs.owner.numpy(), (beta - mean * scale).reshape(per_channel).astype(dtype))
     if f32:
@@ -607,3 +609,47 @@ def test_resnet_bottleneck_becomes_three_convs():
     assert names(module) == {"graph.conv2d": 3, "graph.constant": 6}
     assert [op.props()["activation"] for op in module.walk() if isinstance(op, g.Conv2DOp)] == ["relu"] * 3
     assert_fp16_close(before, reference.run(module, inputs), ulps=16)
+
+
+# ----------------------------------------------------------------------------- >4-D dims coalesced
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.lists(st.integers(1, 3), min_size=5, max_size=6), kind=st.sampled_from(["add", "where", "relu", "transpose", "gather"]),
+       data=st.data(), seed=st.integers(0, 100))
+def test_more_than_four_dims_coalesce_exactly(shape, kind, data, seed):
+    """Elementwise ops, gathers and transposes of 5-D and 6-D tensors: merging the dims
+    that go together changes no value and leaves the op with fewer dims (a gather 3, a
+    unary op 1, a transpose no unit dims)."""
+    shape = tuple(shape)
+    rank = len(shape)
+    kept = data.draw(st.lists(st.booleans(), min_size=rank, max_size=rank))  # the other operand: whole or broadcast
+    other = tuple(d if k else 1 for d, k in zip(shape, kept))
+    other = other[data.draw(st.integers(0, 2)):]  # numpy broadcasting: leading dims may be absent
+    rng = np.random.default_rng(seed)
+
+    def body(emit, x):
+        if kind == "add":
+            return [emit(g.AddOp.make(x, const(emit, rng.standard_normal(other))))]
+        if kind == "where":
+            mask = emit(g.ConstantOp.from_numpy(rng.random(other) < 0.5))
+            return [emit(g.WhereOp.make(mask, x, const(emit, 0.5)))]
+        if kind == "relu":
+            return [emit(g.ReluOp.make(x))]
+        if kind == "transpose":
+            return [emit(g.TransposeOp.make(x, perm=tuple(data.draw(st.permutations(range(rank))))))]
+        axis = data.draw(st.integers(0, rank - 1))
+        index = rng.integers(0, shape[axis], size=data.draw(st.integers(1, 3)))
+        return [emit(g.GatherOp.make(x, emit(g.ConstantOp.from_numpy(index.astype(np.int64))), axis=axis))]
+
+    module = build([shape], body)
+    before, after = run_pass(module, canonicalize, random_inputs(module, seed))
+    assert_exact(before, after)
+    cores = [op for op in module.walk() if op.name.startswith("graph.") and op.name not in ("graph.reshape", "graph.constant")]
+    ranks = [max(len(g.shape_of(v.type)) for v in (*op.operands, *op.results)) for op in cores]
+    if kind == "gather":
+        assert ranks == [3]
+    elif kind == "transpose":  # unit dims dropped, dims staying adjacent merged (or it is gone)
+        assert all(r <= sum(d > 1 for d in shape) and r < rank for r in ranks), ranks
+    elif kind == "relu":
+        assert ranks == [1]

@@ -199,27 +199,34 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
 
     if level == 3:
         first = singles(FILL)
-        tried = [trial(first, style, FILL) for style in (2, 1)] if first is not None else []
-        bar = min([bar0, *(m[0] for m in tried if m is not None)])
+        tried = [(m, style) for style in (2, 1) if first is not None and (m := trial(first, style, FILL)) is not None]
+        bar = min([bar0, *(m[0] for m, _ in tried)])
         for fill in FALLBACK_FILLS:
             found = _searches(view, t, fill)
             made = [(trial(segments, 3, fill), segments, biased)
                     for biased, segments in counted(found, f"search: estimate candidates (L1 fill {fill:.0%})")]
             ranked = sorted((m for m in made if m[0] is not None), key=lambda m: m[0][0])
-            taken: list[tuple[list[Segment], tuple[float, float], Program | None, float]] = []
+            taken: list[tuple[list[Segment], int, tuple[float, float], Program | None]] = []
             kinds: set[bool] = set()  # the best-estimated unbiased and biased candidates that lower
+            best = 0.0
             for (cycles, copy), segments, biased in counted(ranked, "search: lower the best candidates"):
-                if cycles >= bar or len(kinds) == 2 or (taken and cycles > taken[0][3] * (1 + JUDGE_WITHIN)):
+                if cycles >= bar or len(kinds) == 2 or (taken and cycles > best * (1 + JUDGE_WITHIN)):
                     break
                 if biased in kinds:
                     continue
-                fills = _retry_fills(copy, segments, fill, bar, trial, lowers)
+                # the first candidate placed again until it lowers; the one judged beside it as it is
+                fills = _retry_fills(copy, segments, fill, bar, trial, lowers, RETRIES if not taken else 0)
                 if fills is not None:
                     kinds.add(biased)
-                    taken.append((segments, fills, lowered.pop("program", None), cycles))
+                    best = best or cycles
+                    taken.append((segments, 3, fills, lowered.pop("program", None)))
             if taken:
-                segments, fills = _judge(taken, t)
-                return segments, 3, *fills
+                if len(taken) > 1 and tried:  # the level below judged too: cycles never grow with the level
+                    (_, copy), style = min(tried, key=lambda m: m[0][0])
+                    if lowers(copy) is True:
+                        taken.append((first, style, (FILL, FILL), lowered.pop("program", None)))
+                segments, style, fills, _ = taken[_judge([program for *_, program in taken], t)]
+                return segments, style, *fills
     # one-op groups: cut as the first L1 fill needs, results filling less of LLB / L1 first
     for split_fill, place_fill in FILL_PAIRS:
         ops = singles(split_fill)
@@ -246,19 +253,19 @@ estimate is at most this much higher (the estimator's errors on the built-ins ar
 about 10%, its ranking between similar schedules is what is in doubt)."""
 
 
-def _retry_fills(copy: IRModule, segments: list[Segment], fill: float, bar: float, trial, lowers
-                 ) -> tuple[float, float] | None:
+def _retry_fills(copy: IRModule, segments: list[Segment], fill: float, bar: float, trial, lowers,
+                 retries: int = 0) -> tuple[float, float] | None:
     """(L1 fill, LLB fill) with which the lowering takes a level-3 candidate's groups, or None:
-    the groups as the search placed them, then, as long as the allocator names the memory it
+    the groups as the search placed them, then (up to `retries` times), as long as the allocator names the memory it
     ran out of and the estimate stays under `bar`, placed again with more margin there (ResNet-50
     224 b16: the DP's groups at 92% of L1 lower with results filling 86% of L1 and none in
     LLB, estimated 21.3 M cycles, where cutting the groups for 86% of L1 gave 22.4 M)."""
     l1, llb = fill, fill
-    for attempt in range(RETRIES + 1):
+    for attempt in range(retries + 1):
         reason = lowers(copy)
         if reason is True:
             return l1, llb
-        if attempt == RETRIES:
+        if attempt == retries:
             return None
         if "-byte llb" in reason:
             llb = next((f for f in LLB_FILLS if f < llb), None)
@@ -296,26 +303,24 @@ def _lowering_fails(trial: IRModule, name: str, t: targets.Target, keep: dict | 
     return None
 
 
-def _judge(taken: list[tuple[list[Segment], tuple[float, float], Program | None, float]], t: targets.Target
-           ) -> tuple[list[Segment], tuple[float, float]]:
-    """The candidate (groups, fills) whose lowered program the emulator's cycle model runs in
-    the fewest cycles (timing only, no hazard checks: the lowering's programs are checked
-    where they are compiled); the first, the estimator's best, on a tie or without programs."""
+def _judge(programs: list[Program | None], t: targets.Target) -> int:
+    """Which of the candidates' lowered programs the emulator's cycle model runs in the fewest
+    cycles (timing only, no hazard checks: the lowering's programs are checked where they are
+    compiled); the first, the estimator's best, on a tie or without programs."""
     global _JUDGED
-    if len(taken) == 1 or any(program is None for _, _, program, _ in taken):
-        return taken[0][0], taken[0][1]
-    _JUDGED = ([program for _, _, program, _ in taken], t)  # type: ignore[misc]
+    if len(programs) == 1 or any(program is None for program in programs):
+        return 0
+    _JUDGED = (programs, t)  # type: ignore[assignment]
     try:
-        commands = sum(len(stream) for _, _, program, _ in taken for stream in program.cores.values())
+        commands = sum(len(stream) for program in programs for stream in program.cores.values())  # type: ignore[union-attr]
         if commands >= POOL_COMMANDS and _cores() > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with multiprocessing.get_context("fork").Pool(min(len(taken), _cores())) as pool:
-                cycles = pool.map(_emulated, range(len(taken)))
+            with multiprocessing.get_context("fork").Pool(min(len(programs), _cores())) as pool:
+                cycles = pool.map(_emulated, range(len(programs)))
         else:
-            cycles = [_emulated(k) for k in range(len(taken))]
+            cycles = [_emulated(k) for k in range(len(programs))]
     finally:
         _JUDGED = None
-    best = min(range(len(taken)), key=lambda k: (cycles[k], k))
-    return taken[best][0], taken[best][1]
+    return min(range(len(programs)), key=lambda k: (cycles[k], k))
 
 
 _JUDGED: tuple[list[Program], targets.Target] | None = None

@@ -10,7 +10,10 @@ something on a noisy machine), emulated cycles against the roofline, DDR bytes a
 minimum, peak L1 / LLB, MAC utilisation, and the cosine similarity with onnxruntime (worst
 output). The emulator uses `--threads` BLAS threads (default $STC_EMULATOR_THREADS, else 1);
 the rest of the run is single-threaded BLAS (export OPENBLAS_NUM_THREADS to change it);
-onnxruntime uses its own thread pool. docs/performance.md has the figures and profiles.
+onnxruntime uses its own thread pool. Then the same two runs on a prepared program
+(`emulator.prepare` timed apart as "prep s": an Executor's second call, as onnxruntime's run
+of a session made beforehand): "run s", "trun s" and their ratios. docs/performance.md has
+the figures and profiles.
 
 `--size small` (default) shrinks images, sequences and layers so the whole run takes
 minutes; `--size full` is the seeds' configurations (ResNet-50 224 x 224 at batch 16,
@@ -33,10 +36,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 from stc_mlir import compare, models  # noqa: E402
-from stc_mlir.emulator import program_from_module, run  # noqa: E402
+from stc_mlir.emulator import prepare, program_from_module, run  # noqa: E402
 from stc_mlir.frontend import import_onnx  # noqa: E402
 from stc_mlir.pipeline import Pipeline, schedule_batch  # noqa: E402
 from stc_mlir.schedules import SCHEDULES  # noqa: E402
+from stc_mlir.target import load  # noqa: E402
 
 CONFIGS = {
     # name: (batch, small options, full options); the batch is the manual schedule's
@@ -76,10 +80,26 @@ def measure(name: str, proto, inputs, golden, schedule, threads: int | None) -> 
     d = report.as_dict()
     if timing.as_dict() != d:
         raise AssertionError("the timing-only run's report differs from the full run's")
+    # the same runs again on a prepared program (as an Executor's second call; onnxruntime's
+    # time is also a run of a session made beforehand)
+    target = load(program.target)
+    start = time.perf_counter()
+    once = prepare(program, target)
+    prepare_s = time.perf_counter() - start
+    start = time.perf_counter()
+    again, rerun = run(program, inputs, threads=threads, prepared=once)
+    run_s = time.perf_counter() - start
+    once = prepare(program, target, numerics=False)
+    start = time.perf_counter()
+    _, retimed = run(program, inputs, numerics=False, threads=threads, prepared=once)
+    timing_run_s = time.perf_counter() - start
+    if rerun.as_dict() != d or retimed.as_dict() != d or any((again[k] != v).any() for k, v in outputs.items()):
+        raise AssertionError("a run of the prepared program differs from the first run")
     by_name = dict(zip((o.name for o in proto.graph.output), golden))
     return {
         "model": name, "schedule": "default" if schedule is None else schedule.__name__,
-        "compile_s": compile_s, "emulate_s": emulate_s, "timing_s": timing_s,
+        "compile_s": compile_s, "emulate_s": emulate_s, "timing_s": timing_s, "prepare_s": prepare_s,
+        "run_s": run_s, "timing_run_s": timing_run_s,
         "cosine": min(compare.cosine(by_name[k], v) for k, v in outputs.items()),
         **{k: d[k] for k in ("cycles", "roofline_cycles", "roofline_ratio", "ddr_bytes", "min_ddr_bytes",
                              "peak_l1_bytes", "peak_llb_bytes", "mac_utilization")},
@@ -95,7 +115,8 @@ def main() -> None:
     args = p.parse_args()
     rows = []
     header = (f"{'model':12} {'schedule':18} {'batch':>5} {'compile s':>9} {'emulate s':>9} {'timing s':>8} "
-              f"{'ort s':>7} {'emu/ort':>7} {'tim/ort':>7} {'cycles':>13} {'roofline':>12} {'ratio':>6} {'DDR B':>13} {'min DDR B':>12} "
+              f"{'ort s':>7} {'emu/ort':>7} {'tim/ort':>7} {'prep s':>6} {'run s':>6} {'trun s':>6} {'run/ort':>7} "
+              f"{'trun/ort':>8} {'cycles':>13} {'roofline':>12} {'ratio':>6} {'DDR B':>13} {'min DDR B':>12} "
               f"{'peak L1':>10} {'peak LLB':>10} {'MAC %':>6} {'cosine':>9}")
     print(header)
     for name in args.models.split(","):
@@ -121,6 +142,8 @@ def main() -> None:
             rows.append(row)
             print(f"{name:12} {row['schedule']:18} {batch:5} {row['compile_s']:9.2f} {row['emulate_s']:9.2f} "
                   f"{row['timing_s']:8.2f} {ort_s:7.3f} {row['emulate_s'] / ort_s:7.1f} {row['timing_s'] / ort_s:7.1f} "
+                  f"{row['prepare_s']:6.2f} {row['run_s']:6.2f} {row['timing_run_s']:6.2f} {row['run_s'] / ort_s:7.1f} "
+                  f"{row['timing_run_s'] / ort_s:8.1f} "
                   f"{row['cycles']:13,} {row['roofline_cycles']:12,} "
                   f"{row['roofline_ratio']:6.2f} {row['ddr_bytes']:13,} {row['min_ddr_bytes']:12,} "
                   f"{row['peak_l1_bytes']:10,} {row['peak_llb_bytes']:10,} {100 * row['mac_utilization']:6.1f} "

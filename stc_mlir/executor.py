@@ -37,6 +37,23 @@ class Executor:
         self.inputs: dict[str, np.ndarray] = {}
         self.report = None
         """The `stc_mlir.emulator.Report` of the last call (None before the first)."""
+        self._preparations: dict[bool, object] = {}  # check_hazards -> the emulator's set-up
+
+    def _prepared(self, check_hazards: bool):
+        """The emulator's set-up of `program` (`emulator.prepare`), made at the first call
+        and reused by the next ones, as an onnxruntime session is; None for a program the
+        emulator refuses (the call then reports why)."""
+        from stc_mlir import target as targets
+        from stc_mlir.emulator import ProgramError, prepare
+
+        made = self._preparations.get(check_hazards)
+        if made is None or made.program is not self.program:  # type: ignore[attr-defined]
+            try:
+                made = prepare(self.program, targets.load(self.program.target), check_hazards)
+            except ProgramError:
+                return None
+            self._preparations[check_hazards] = made
+        return made
 
     @classmethod
     def load_from_stcobj(cls, path: str | os.PathLike[str]) -> Executor:
@@ -80,7 +97,8 @@ class Executor:
 
         self._check_inputs()
         outputs, self.report = run(self.program, self.inputs, trace=os.fspath(trace) if trace else None,
-                                   check_hazards=check_hazards, threads=threads)
+                                   check_hazards=check_hazards, threads=threads,
+                                   prepared=self._prepared(check_hazards))
         return [outputs[io.name] for io in self.program.outputs]
 
     call = __call__

@@ -3,6 +3,8 @@
     from stc_mlir.emulator import run, program_from_module
     outputs, report = run(program_from_module(module), {"x": x}, trace="trace.json")
     print(report.table()); report.as_dict()
+    once = prepare(program, target)          # the set-up, for many runs of one program
+    outputs, report = run(program, inputs, prepared=once)
 
 It needs only the npu program (`program.Program`, from IR or a `.stcobj`) and the target
 description; see docs/npu.md for the cycle model, the hazards and the report fields.
@@ -12,11 +14,11 @@ from stc_mlir.isa.check import ProgramError, check_program
 from .memory import EmulatorError, HazardError
 from stc_mlir.isa.program import Buffer, Command, IOSpec, Program, Semaphore, Tile, command, tile
 from .report import Report
-from .simulator import run
+from .simulator import Prepared, prepare, run
 
 __all__ = [
-    "Buffer", "Command", "EmulatorError", "HazardError", "IOSpec", "Program", "ProgramError",
-    "Report", "Semaphore", "Tile", "check_program", "command", "program_from_module",
+    "Buffer", "Command", "EmulatorError", "HazardError", "IOSpec", "Prepared", "Program", "ProgramError",
+    "Report", "Semaphore", "Tile", "check_program", "command", "prepare", "program_from_module",
     "program_to_module", "run", "tile",
 ]
 

@@ -126,7 +126,9 @@ class Memory:
                  numerics: bool = True):
         self.name = name
         self.level = level
+        self.extent = extent
         self.granule = granule
+        self._modes = (track, numerics)
         # without numerics (a timing-only run) there are no bytes, only the hazard codes
         self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
         self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
@@ -144,6 +146,11 @@ class Memory:
         self.starts: list[int] = [0]
         self.values: list[int] = [0]
         self.token = -1  # the last unknown-run token given (-2, -3, ...: no code is below -1)
+
+    def clear(self) -> None:
+        """As new: no bytes written, no hazard codes (the next run of a prepared program)."""
+        track, numerics = self._modes
+        self.__init__(self.name, self.level, self.extent, track, self.granule, numerics)  # type: ignore[misc]
 
     def mark(self, lo: int, hi: int, code: int | None) -> None:
         """Granules [lo, hi) now hold `code` (None: unknown, some of them do)."""

@@ -104,131 +104,180 @@ class Observer(Protocol):
     def finished(self, sim: Simulator) -> None: ...
 
 
+@dataclass(eq=False)
+class Prepared:
+    """What emulating a program needs that its inputs do not change, made once (`prepare`)
+    and reused by every run of it, as an onnxruntime session is (an `Executor` runs its
+    program many times): the program checked, its commands as tasks (footprints, cycle
+    costs, DMA plans), the per-command figures, and the memories the tasks' accesses are
+    bound to, cleared at the start of each run. It serves one run at a time."""
+
+    program: Program
+    target: Target
+    check_hazards: bool
+    numerics: bool
+    tasks: list[list[_Task]]  # per thread, in issue order
+    places: dict[tuple, tuple[tuple[str, int | None], Footprint]]
+    memories: dict[tuple[str, int | None], Memory]
+    figures: CommandFigures
+    min_ddr_bytes: int
+    compute_cycles: float
+    commands: int
+    runs: int = 0
+
+    def serves(self, program: Program, target: Target, check_hazards: bool, numerics: bool) -> bool:
+        return (self.program is program and self.target == target and self.check_hazards == check_hazards
+                and self.numerics == numerics)
+
+
+def prepare(program: Program, target: Target, check_hazards: bool = True, numerics: bool = True) -> Prepared:
+    """The part of an emulation of `program` that does not depend on its inputs (see
+    `Prepared`). Raises `ProgramError` for a program the chip could not run."""
+    check_program(program, target, require_offsets=True)
+    tracker = HazardTracker(target.cores, program.where)  # its thread numbering
+    tasks, places, compute_cycles, commands = _prepare(program, target, tracker)
+    figures = CommandFigures.of(program, tasks)  # (from the accesses' memory keys, before binding)
+    memories = _make_memories(program, places, check_hazards, numerics)
+    # accesses name their Memory and the hull of their footprint in its granules from now on
+    bound = {id(fp): (memories[key], fp.hull(memories[key].granule)) for key, fp in places.values()}
+
+    def bind(a: _Access) -> _Access:
+        mem, hull = bound[id(a[2])]
+        return (a[0], mem, a[2], a[3], a[4], hull)
+
+    for queue in tasks:
+        for task in queue:
+            if task.reads is not None and task.writes is not None:
+                task.reads = [bind(a) for a in task.reads]
+                task.writes = [bind(a) for a in task.writes]
+    return Prepared(program, target, check_hazards, numerics, tasks, places, memories, figures,
+                    _min_ddr_bytes(program), compute_cycles, commands)
+
+
+def _make_memories(program: Program, places: dict, check_hazards: bool, numerics: bool
+                   ) -> dict[tuple[str, int | None], Memory]:
+    """One Memory per (space, core) used, each with the coarsest hazard-tracking granule
+    that all its accesses (tiles, host writes and reads) are aligned to."""
+    extents: dict[tuple[str, int | None], int] = {}
+    align: dict[tuple[str, int | None], int] = {}
+    for b in program.buffers.values():
+        key = b.memory
+        assert b.offset is not None
+        extents[key] = max(extents.get(key, 0), b.offset + b.size)
+        host = [len(b.init)] if b.init is not None else []
+        host += [math.prod(io.shape) * DTYPES[io.dtype].itemsize
+                 for io in program.inputs + program.outputs if io.buffer == b.name]
+        if host:
+            align[key] = math.gcd(align.get(key, 0), b.offset, *host)
+    for key, fp in places.values():  # every place once
+        align[key] = math.gcd(align.get(key, 0), fp.alignment())
+    memories = {}
+    for key, extent in extents.items():
+        space, core = key
+        name = space if core is None else f"{space}[{core}]"
+        memories[key] = Memory(name, space, extent, check_hazards, align.get(key) or 1, numerics)
+    return memories
+
+
+def _prepare(program: Program, t: Target, tracker: HazardTracker
+             ) -> tuple[list[list[_Task]], dict, float, int]:
+    """(tasks per thread, places, compute cycles, commands) of `program`."""
+    queues: list[list[_Task]] = [[] for _ in range(tracker.n)]  # by thread
+    buffers = program.buffers
+    # (buffer, offset, shape, strides, dtype) -> (memory, footprint): made once each
+    known: dict[tuple, tuple[tuple[str, int | None], Footprint]] = {}
+    compute_cycles, commands = 0.0, 0
+    for core, stream in program.cores.items():
+        for index, cmd in enumerate(stream):
+            commands += 1
+            if cmd.spec.unit == "sync":
+                _prepare_fence(queues, tracker, core, index, cmd, t)
+                continue
+            places = {}
+            for slot, tl in cmd.tiles.items():
+                at = (tl.buffer, tl.offset, tl.shape, tl.strides, tl.dtype)
+                place = known.get(at)
+                if place is None:
+                    b = buffers[tl.buffer]
+                    assert b.offset is not None
+                    place = known[at] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
+                places[slot] = place
+            task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
+                         _counts(cmd.waits), places)
+            spec = cmd.spec
+            task.reads = _accesses(cmd, places, [s for s in spec.reads if s in cmd.tiles])
+            task.writes = _accesses(cmd, places, spec.outs)
+            if spec.unit == "dma":
+                src, dst = cmd.tiles[spec.ins[0]], cmd.tiles[spec.outs[0]]
+                task.dense = (cmd.op == "dma" and src.dtype == dst.dtype
+                              and src.is_contiguous and dst.is_contiguous)
+                task.dma = cost.dma_plan(cmd, core, buffers[src.buffer], buffers[dst.buffer], t)
+                task.unit = task.dma.unit
+                task.kind = (task.dma.shared, task.dma.cap)
+            else:
+                c = cost.compute_cost(cmd, t)
+                task.duration, task.macs = c.cycles, c.macs
+                compute_cycles += c.cycles
+            task.tid = tracker.tid(core, task.unit)
+            queues[task.tid].append(task)
+    return queues, known, compute_cycles, commands
+
+
+def _prepare_fence(queues: list[list[_Task]], tracker: HazardTracker, core: int, index: int,
+                   cmd: Command, t: Target) -> None:
+    """An npu.fence is one leg in each unit queue of its core: it starts when every unit
+    has finished the commands issued before it, and the units resume after it."""
+    ready = (index + 1) * t.issue_cycles
+    waits = _counts(cmd.waits)
+    legs: list[_Task] = []
+    for unit in HazardTracker.UNITS:
+        tid = tracker.tid(core, unit)
+        legs.append(_Task(core, index, cmd, "sync", tid, ready, waits, {}, fence=legs))
+        queues[tid].append(legs[-1])
+
+
 class Simulator:
     def __init__(self, program: Program, target: Target, check_hazards: bool = True,
-                 numerics: bool = True, observer: Observer | None = None):
+                 numerics: bool = True, observer: Observer | None = None, prepared: Prepared | None = None):
         self.program = program
         self.target = target
         self.check_hazards = check_hazards
         self.numerics = numerics
         self.observer = observer
         self.report = Report(program.name, target, describe=program.where)
-        try:
-            check_program(program, target, require_offsets=True)
-        except ProgramError as err:
-            hazard = HazardError(err.kind, str(err), err.core, err.index, err.address)
-            self.report.hazards.append(hazard.as_dict())
-            hazard.report = self.report
-            raise hazard from None
-        self.report.min_ddr_bytes = _min_ddr_bytes(program)
+        if prepared is None:
+            try:
+                prepared = prepare(program, target, check_hazards, numerics)
+            except ProgramError as err:
+                hazard = HazardError(err.kind, str(err), err.core, err.index, err.address)
+                self.report.hazards.append(hazard.as_dict())
+                hazard.report = self.report
+                raise hazard from None
+        elif not prepared.serves(program, target, check_hazards, numerics):
+            raise EmulatorError("a prepared emulation serves only the program, target and modes it was made for")
+        if prepared.runs:  # the run before left its bytes and hazard codes
+            for mem in prepared.memories.values():
+                mem.clear()
+        prepared.runs += 1
+        report = self.report
+        report.min_ddr_bytes = prepared.min_ddr_bytes
+        report.compute_cycles = prepared.compute_cycles
+        report.commands = prepared.commands
+        report.figures = prepared.figures
+        for (space, _), mem in prepared.memories.items():
+            report.peak[space] = max(report.peak[space], mem.extent)
         self.tracker = HazardTracker(target.cores, program.where)
         self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
         self.delays: dict[tuple[int, int], int] = {}  # (core, semaphore's core) -> signal latency
-        self.tasks = self._prepare()
-        self.report.figures = CommandFigures.of(program, self.tasks)
-        self.memories = self._make_memories()
-        # accesses name their Memory and the hull of their footprint in its granules from now on
-        bound = {id(fp): (self.memories[key], fp.hull(self.memories[key].granule))
-                 for key, fp in self._places.values()}
-
-        def bind(a: _Access) -> _Access:
-            mem, hull = bound[id(a[2])]
-            return (a[0], mem, a[2], a[3], a[4], hull)
-
-        for queue in self.tasks:
-            for task in queue:
-                if task.reads is not None and task.writes is not None:
-                    task.reads = [bind(a) for a in task.reads]
-                    task.writes = [bind(a) for a in task.writes]
-
-    # --- set-up
-
-    def _make_memories(self) -> dict[tuple[str, int | None], Memory]:
-        """One Memory per (space, core) used, each with the coarsest hazard-tracking
-        granule that all its accesses (tiles, host writes and reads) are aligned to."""
-        prog = self.program
-        extents: dict[tuple[str, int | None], int] = {}
-        align: dict[tuple[str, int | None], int] = {}
-        for b in prog.buffers.values():
-            key = b.memory
-            assert b.offset is not None
-            extents[key] = max(extents.get(key, 0), b.offset + b.size)
-            host = [len(b.init)] if b.init is not None else []
-            host += [math.prod(io.shape) * DTYPES[io.dtype].itemsize
-                     for io in prog.inputs + prog.outputs if io.buffer == b.name]
-            if host:
-                align[key] = math.gcd(align.get(key, 0), b.offset, *host)
-        for key, fp in self._places.values():  # every place once
-            align[key] = math.gcd(align.get(key, 0), fp.alignment())
-        memories = {}
-        for key, extent in extents.items():
-            space, core = key
-            name = space if core is None else f"{space}[{core}]"
-            memories[key] = Memory(name, space, extent, self.check_hazards, align.get(key) or 1,
-                                   self.numerics)
-            self.report.peak[space] = max(self.report.peak[space], extent)
-        return memories
+        self._places = prepared.places
+        self.memories = prepared.memories
+        self.tasks = [deque(queue) for queue in prepared.tasks]
 
     def _place(self, buffer: str) -> tuple[Memory, int]:
         b = self.program.buffers[buffer]
         assert b.offset is not None
         return self.memories[b.memory], b.offset
-
-    def _prepare(self) -> list[deque[_Task]]:
-        t = self.target
-        queues: list[deque[_Task]] = [deque() for _ in range(self.tracker.n)]  # by thread
-        buffers = self.program.buffers
-        # (buffer, offset, shape, strides, dtype) -> (memory, footprint): made once each
-        self._places: dict[tuple, tuple[tuple[str, int | None], Footprint]] = {}
-        known = self._places
-        for core, stream in self.program.cores.items():
-            for index, cmd in enumerate(stream):
-                if cmd.spec.unit == "sync":
-                    self._prepare_fence(queues, core, index, cmd)
-                    continue
-                places = {}
-                for slot, tl in cmd.tiles.items():
-                    at = (tl.buffer, tl.offset, tl.shape, tl.strides, tl.dtype)
-                    place = known.get(at)
-                    if place is None:
-                        b = buffers[tl.buffer]
-                        assert b.offset is not None
-                        place = known[at] = (b.memory, Footprint.of(b.offset + tl.offset, tl))
-                    places[slot] = place
-                task = _Task(core, index, cmd, cmd.spec.unit, 0, (index + 1) * t.issue_cycles,
-                             _counts(cmd.waits), places)
-                spec = cmd.spec
-                task.reads = _accesses(cmd, places, [s for s in spec.reads if s in cmd.tiles])
-                task.writes = _accesses(cmd, places, spec.outs)
-                if spec.unit == "dma":
-                    src, dst = cmd.tiles[spec.ins[0]], cmd.tiles[spec.outs[0]]
-                    task.dense = (cmd.op == "dma" and src.dtype == dst.dtype
-                                  and src.is_contiguous and dst.is_contiguous)
-                    task.dma = cost.dma_plan(cmd, core, buffers[src.buffer], buffers[dst.buffer], t)
-                    task.unit = task.dma.unit
-                    task.kind = (task.dma.shared, task.dma.cap)
-                else:
-                    c = cost.compute_cost(cmd, t)
-                    task.duration, task.macs = c.cycles, c.macs
-                    self.report.compute_cycles += c.cycles
-                task.tid = self.tracker.tid(core, task.unit)
-                queues[task.tid].append(task)
-                self.report.commands += 1
-        return queues
-
-    def _prepare_fence(self, queues: list[deque[_Task]], core: int, index: int,
-                       cmd: Command) -> None:
-        """An npu.fence is one leg in each unit queue of its core: it starts when every
-        unit has finished the commands issued before it, and the units resume after it."""
-        ready = (index + 1) * self.target.issue_cycles
-        waits = _counts(cmd.waits)
-        legs: list[_Task] = []
-        for unit in HazardTracker.UNITS:
-            tid = self.tracker.tid(core, unit)
-            legs.append(_Task(core, index, cmd, "sync", tid, ready, waits, {}, fence=legs))
-            queues[tid].append(legs[-1])
-        self.report.commands += 1
 
     # --- running
 
@@ -585,7 +634,7 @@ def blas_threads(threads: int | None = None) -> int:
 def run(
     program: Program, inputs: dict[str, np.ndarray], target: Target | str | None = None,
     trace: str | None = None, check_hazards: bool = True, numerics: bool = True,
-    threads: int | None = None, observer: Observer | None = None,
+    threads: int | None = None, observer: Observer | None = None, prepared: Prepared | None = None,
 ) -> tuple[dict[str, np.ndarray], Report]:
     """Emulate `program` on `inputs` (by input name); returns (outputs by name, report).
 
@@ -593,16 +642,18 @@ def run(
     JSON. `numerics=False` is a timing-only run: the same report (cycles, bytes, hazards)
     without computing any value (no outputs are returned; gather indices are not checked).
     `threads` is the number of BLAS threads (see `blas_threads`); `observer` sees every
-    command complete and the end of the run (see `Observer`). Raises `HazardError`
+    command complete and the end of the run (see `Observer`); `prepared` (from `prepare`,
+    for this program, target and modes) skips the set-up a run repeats otherwise. Raises `HazardError`
     (with `.report`) when the program would corrupt data or deadlock, `EmulatorError` for
     bad inputs."""
     from threadpoolctl import threadpool_limits
 
     from stc_mlir import target as targets
 
-    tgt = targets.load(target if target is not None else program.target)
+    tgt = prepared.target if prepared is not None and target is None else targets.load(
+        target if target is not None else program.target)
     with threadpool_limits(limits=blas_threads(threads), user_api="blas"), gc_paused():
-        sim = Simulator(program, tgt, check_hazards, numerics, observer)
+        sim = Simulator(program, tgt, check_hazards, numerics, observer, prepared)
         try:
             outputs = sim.run(inputs)
         finally:

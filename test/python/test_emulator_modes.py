@@ -115,3 +115,40 @@ def test_a_copy_outlives_a_write_to_its_source():
     absolute = np.abs(value)
     p_want = kernels.unary("exp", -absolute).astype(np.float16)
     np.testing.assert_array_equal(out["y"], kernels.binary("add", absolute, p_want).astype(np.float16))
+
+
+@pytest.mark.parametrize("check_hazards", [True, False])
+def test_a_prepared_program_runs_again_as_if_fresh(check_hazards):
+    """`prepare` once, `run(..., prepared=)` many times (an Executor's calls): every run gives
+    the outputs and report of a run made from scratch, whatever ran before it (the memories
+    are cleared: a read of bytes the run has not written yet is still caught)."""
+    from stc_mlir.emulator import prepare
+    from stc_mlir.target import load
+
+    x1, x2, w = f16(2, 8, 16, 12), f16(2, 8, 16, 12), f16(12, 8, 3, 3, scale=0.2)
+    program = conv_by_rows(x1.shape, w, cores=4, out_chunks=3)
+    once = prepare(program, load(program.target), check_hazards)
+    for x in (x1, x2, x1):
+        got, report = run(program, {"x": x}, check_hazards=check_hazards, prepared=once)
+        want, fresh = run(program, {"x": x}, check_hazards=check_hazards)
+        np.testing.assert_array_equal(got["y"], want["y"])
+        assert report.as_dict() == fresh.as_dict() and report.timeline == fresh.timeline
+    assert once.runs == 3
+    with pytest.raises(EmulatorError, match="serves only the program, target and modes"):
+        run(program, {"x": x1}, check_hazards=not check_hazards, prepared=once)
+
+
+def test_an_executor_prepares_its_program_once(tmp_path):
+    import stc_mlir
+
+    program = conv_by_rows((2, 8, 16, 12), f16(12, 8, 3, 3, scale=0.2), cores=4)
+    executor = stc_mlir.Executor(program)
+    outputs = []
+    for x in (f16(2, 8, 16, 12), f16(2, 8, 16, 12)):
+        executor.set_input({"x": x})
+        outputs.append(executor()[0])
+        np.testing.assert_array_equal(outputs[-1], run(program, {"x": x})[0]["y"])
+    assert executor._preparations[True].runs == 2
+    executor.program = conv_by_rows((2, 8, 16, 12), f16(12, 8, 3, 3, scale=0.2), cores=2)  # another program
+    executor()
+    assert executor._preparations[True].program is executor.program and executor._preparations[True].runs == 1

@@ -86,7 +86,7 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
     """Schedule every graph-level NPU function of `mod` (a ModuleOp or IRModule) at `level`,
     in place; returns what was decided per function. Raises AutoScheduleError (an op no
     schedule can fit) or ScheduleVerifyError."""
-    from stc_mlir.schedules.default import default_schedule, fold_empty, one_result_ops
+    from stc_mlir.schedules.default import default_schedule, fold_empty, one_result_ops, sink_to_first_use
 
     check_level(level)
     t = target if isinstance(target, targets.Target) else targets.load(target)
@@ -97,11 +97,13 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
         if is_scheduled(f):
             raise AutoScheduleError(f"@{function.name} is already scheduled: automatic scheduling takes a "
                                     "graph-level function")
-        before = [op.name for op in f.body.block.ops]
+        before = list(f.body.block.ops)
         if level > 0:  # what the default schedule does first (level 0 does it itself)
             fold_empty(f)
             one_result_ops(f)
-        rewritten = before != [op.name for op in f.body.block.ops]
+        if level == 3:  # the search groups consecutive ops: each computed as late as it can be
+            sink_to_first_use(f)
+        rewritten = before != list(f.body.block.ops)
         view = GraphView(f)
         if level > 0 and (view.batch or 1) > MAX_BATCH:
             raise UnsupportedGraph(

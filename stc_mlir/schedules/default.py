@@ -138,6 +138,33 @@ def one_result_ops(f: func.FuncOp) -> list[tuple[Operation, SSAValue]]:
     return copies
 
 
+def sink_to_first_use(f: func.FuncOp) -> bool:
+    """Move every top-level graph op (constants aside) to just before the first op that uses
+    it, keeping the block topologically ordered; True if anything moved. A value is then
+    computed as late as it can be, so it lives in memory for as short a time as it can, and
+    a chain feeding one consumer sits next to it (BERT's V projection, which exporters write
+    before the attention scores, next to the matmul that multiplies the scores by it).
+    The automatic scheduler's level 3 groups consecutive ops: this is its op order."""
+    block = f.body.block
+    order = {o: k for k, o in enumerate(block.ops)}
+    moved = False
+    for op in reversed(list(block.ops)):
+        if isinstance(op, g.ConstantOp) or not op.name.startswith("graph.") or not op.results:
+            continue
+        users = [use.operation for r in op.results for use in r.uses]
+        if not users or any(u not in order for u in users):  # unused, or used inside a region
+            continue
+        first = min(users, key=order.__getitem__)
+        between = list(block.ops)[order[op] + 1:order[first]]
+        if all(isinstance(o, g.ConstantOp) for o in between):  # already next to it
+            continue
+        op.detach()
+        block.insert_op_before(op, first)
+        order = {o: k for k, o in enumerate(block.ops)}  # (a few hundred moves at most)
+        moved = True
+    return moved
+
+
 def _placed(op: Operation) -> bool:
     return isinstance(op, s.ScheduledItem) and op.mem_scope is not None and op.core_bind is not None
 

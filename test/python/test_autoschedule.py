@@ -434,3 +434,29 @@ def test_the_emulator_judges_between_candidates():
     assert autoschedule._judge(programs[::-1], t) == 1 - faster
     # without a program (the lowering was not run) the estimator's order stands
     assert autoschedule._judge([None, programs[faster]], t) == 0
+
+
+def test_level_3_computes_each_op_as_late_as_it_can():
+    """The exporters' order computes BERT's V projection before the attention scores; level 3
+    sinks each op to just before its first user (`sink_to_first_use`), so the V chain sits
+    next to the matmul that uses it and can be grouped with it. The values do not change."""
+    from stc_mlir.dialects import graph as g
+    from stc_mlir.schedules.default import sink_to_first_use
+
+    rng = np.random.default_rng(1)
+
+    def body(b, x):
+        v = b(g.ReluOp.make(b(g.MatmulOp.make(x, b.const((rng.standard_normal((64, 64)) * 0.1).astype(F))))))
+        scores = b(g.SigmoidOp.make(b(g.MatmulOp.make(x, b.const((rng.standard_normal((64, 64)) * 0.1).astype(F))))))
+        return b(g.AddOp.make(scores, v))
+
+    module = function({"x": ((4, 32, 64), F)}, body)
+    x = f16(4, 32, 64)
+    want = reference.run(module, {"x": x})
+    f = module.body.block.first_op
+    kinds = lambda: [op.name for op in f.body.block.ops if op.name.startswith("graph.") and op.name != "graph.constant"]  # noqa: E731
+    assert kinds() == ["graph.matmul", "graph.relu", "graph.matmul", "graph.sigmoid", "graph.add"]
+    assert sink_to_first_use(f)
+    assert kinds() == ["graph.matmul", "graph.sigmoid", "graph.matmul", "graph.relu", "graph.add"]
+    for a, b in zip(reference.run(module, {"x": x}), want):
+        np.testing.assert_array_equal(a, b)

@@ -319,7 +319,7 @@ def _judge(programs: list[Program | None], t: targets.Target) -> int:
             with multiprocessing.get_context("fork").Pool(min(len(programs), _cores())) as pool:
                 cycles = pool.map(_emulated, range(len(programs)))
         else:
-            cycles = [_emulated(k) for k in range(len(programs))]
+            cycles = [_emulated(k) for k in counted(range(len(programs)), "search: emulate the candidates")]
     finally:
         _JUDGED = None
     return min(range(len(programs)), key=lambda k: (cycles[k], k))

@@ -223,7 +223,7 @@ def _decide(mod: IRModule, name: str, view: GraphView, level: int, t: targets.Ta
                     best = best or cycles
                     taken.append((segments, 3, fills, lowered.pop("program", None)))
             if taken:
-                if len(taken) > 1 and tried:  # the level below judged too: cycles never grow with the level
+                if len(taken) > 1 and tried:  # level 2's first one-op schedule too: a guard where the estimator is far off
                     (_, copy), style = min(tried, key=lambda m: m[0][0])
                     if lowers(copy) is True:
                         taken.append((first, style, (FILL, FILL), lowered.pop("program", None)))
@@ -362,7 +362,7 @@ GROUP_BIASES = (0.1, 0.4)
 cycles per op to every group: the estimator charges a group boundary less than it costs
 (ResNet-50 224 b16: the seeds' four stages, estimated 20.7 M cycles, emulate in 18.3 M; the
 unbiased choice of 11 groups, estimated 20.8 M, in 20.0 M), so longer groups are offered too
-and the emulator judges (`JUDGED`)."""
+and the emulator judges (`_judge`)."""
 
 
 def _search(slices: bool) -> list[tuple[bool, list[Segment]]]:

@@ -32,6 +32,7 @@ from xdsl.pattern_rewriter import (
 
 from stc_mlir import reference
 from stc_mlir.dialects import graph as g
+from stc_mlir.passes.coalesce_dims import COALESCE_PATTERNS, NPU_RANK
 
 DEFAULT_FOLD_LIMIT = 1 << 20
 """Largest constant (bytes) constant folding may create, unless it only re-lays out a weight."""
@@ -433,8 +434,6 @@ class ComposeLayoutChains(RewritePattern):
             rewriter.replace(op, g.TransposeOp.make(inner.input, perm=perm))
 
 
-NPU_RANK = 4
-"""npu tiles have 1 to 4 dims: wider tensors are rewritten to fewer dims where unit dims allow."""
 
 UNIT_REDUCTIONS = (g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceProdOp)
 
@@ -703,6 +702,7 @@ class GraphCanonicalize(ModulePass):
             RemoveIdentity(),
             ComposeLayoutChains(),
             DropUnitDims(),
+            *(pattern() for pattern in COALESCE_PATTERNS),
             FoldBatchNormIntoConv(),
             BatchNormToScaleShift(),
             ScalarGatherToReshape(),

@@ -29,11 +29,9 @@ sys.path.insert(0, os.path.abspath(CORPUS_DIR))
 import corpus  # noqa: E402
 
 # model -> the diagnostic the compiler gives today (a substring of it)
-KNOWN_GAPS: dict[str, str] = {
-    # adaptive pooling with uneven bins (7 x 7 of a 2 x 2 map): 6-D masks and gathers with
-    # no unit dims to drop (alexnet's 6 x 6 bins are even: its unit dims drop, it passes)
-    "vgg11": "a 6-D tile does not fit the 4-D tiles of the npu",
-}
+# (vgg11's adaptive pooling with uneven bins, 6-D masks and gathers, compiles since
+# stc_mlir/passes/coalesce_dims.py merges their dims)
+KNOWN_GAPS: dict[str, str] = {}
 
 # transformers' additive attention masks: finfo(float32).min where a score must not count.
 # fp16_range refuses them until it recognises additive masks and the importer saturates
@@ -182,11 +180,8 @@ def test_gather_nd_of_constant_index_grids(data_shape, index_shape, tmp_path):
     want = compare.onnxruntime_outputs(model, {"x": x})[0]
     module = stc_mlir.from_onnx(model).graph_module()
     assert "graph.gather_nd" not in str(module)
-    if len(out_shape) <= 4:
-        np.testing.assert_allclose(_emulate(model, {"x": x}, tmp_path)[0], want, rtol=1e-3, atol=1e-3)
-    else:  # 6-D results are beyond the npu's 4-D tiles: the reference checks the rewrite
-        from stc_mlir import reference
-        np.testing.assert_allclose(reference.run(module, {"x": x})[0], want, rtol=1e-3, atol=1e-3)
+    # (6-D results run on the npu's 4-D tiles once graph-canonicalize coalesces their dims)
+    np.testing.assert_allclose(_emulate(model, {"x": x}, tmp_path)[0], want, rtol=1e-3, atol=1e-3)
 
 
 def test_scalar_gathers_sharing_index_constants():

@@ -126,3 +126,18 @@ func.func @softmax(%x: tensor<2x3x4x5x6xf16>) -> tensor<2x3x4x5x6xf16> {
   %0 = graph.softmax %x {axis = 4 : i64} : tensor<2x3x4x5x6xf16>
   func.return %0 : tensor<2x3x4x5x6xf16>
 }
+
+// -----
+
+// Properties go to the rewritten op (clip's bounds, leaky relu's slope).
+// CHECK-LABEL: func.func @props
+// CHECK-NEXT:    %0 = graph.reshape %x : (tensor<2x3x4x5x6xf16>) -> tensor<720xf16>
+// CHECK-NEXT:    %1 = graph.clip %0 {min = 0.000000e+00 : f64, max = 6.000000e+00 : f64} : tensor<720xf16>
+// CHECK-NEXT:    %2 = graph.leaky_relu %1 {alpha = 0.20000000298023224 : f64} : tensor<720xf16>
+// CHECK-NEXT:    %3 = graph.reshape %2 : (tensor<720xf16>) -> tensor<2x3x4x5x6xf16>
+// CHECK-NEXT:    func.return %3
+func.func @props(%x: tensor<2x3x4x5x6xf16>) -> tensor<2x3x4x5x6xf16> {
+  %0 = graph.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<2x3x4x5x6xf16>
+  %1 = graph.leaky_relu %0 {alpha = 0.2 : f32} : tensor<2x3x4x5x6xf16>
+  func.return %1 : tensor<2x3x4x5x6xf16>
+}

@@ -32,6 +32,7 @@ from xdsl.pattern_rewriter import (
 
 from stc_mlir import reference
 from stc_mlir.dialects import graph as g
+from stc_mlir.passes.coalesce_dims import COALESCE_PATTERNS, NPU_RANK
 
 DEFAULT_FOLD_LIMIT = 1 << 20
 """Largest constant (bytes) constant folding may create, unless it only re-lays out a weight."""
@@ -433,8 +434,6 @@ class ComposeLayoutChains(RewritePattern):
             rewriter.replace(op, g.TransposeOp.make(inner.input, perm=perm))
 
 
-NPU_RANK = 4
-"""npu tiles have 1 to 4 dims: wider tensors are rewritten to fewer dims where unit dims allow."""
 
 UNIT_REDUCTIONS = (g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceProdOp)
 
@@ -442,7 +441,7 @@ UNIT_REDUCTIONS = (g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, 
 class DropUnitDims(RewritePattern):
     """A sum / mean / max / min / prod of more than 4 dims over axes of size 1 only is the
     identity: a reshape (torch's adaptive pooling with even bins exports 6-D index grids,
-    6x1x6x1x2x256, reduced over their unit axes; their transposes: `CoalesceDims`)."""
+    6x1x6x1x2x256, reduced over their unit axes; their transposes: `coalesce_dims.py`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: g.ReduceOp, rewriter: PatternRewriter, /):
@@ -452,122 +451,6 @@ class DropUnitDims(RewritePattern):
         axes = tuple(op.props()["axes"])  # type: ignore[arg-type]
         if len(shape) > NPU_RANK and axes and all(shape[a % len(shape)] == 1 for a in axes):  # type: ignore[operator]
             rewriter.replace(op, g.ReshapeOp.make(op.input, shape=g.shape_of(op.output.type)))
-
-
-ELEMENTWISE = (g.BinaryOp, g.WhereOp)
-"""Ops whose operands broadcast to their result element by element (unary ops: `_unary`)."""
-
-
-def _unary(op: Operation) -> bool:
-    return isinstance(op, g.UnaryOp) and not isinstance(op, (g.SoftmaxOp, g.LRNOp))
-
-
-def _dim_runs(out: g.Shape, operands: list[g.Shape]) -> list[list[int]] | None:
-    """Runs of adjacent result dims that every operand either has whole or broadcasts
-    (size 1) throughout; unit result dims join any run. None if no two dims merge."""
-    rank = len(out)
-    padded = [(1,) * (rank - len(s)) + tuple(s) for s in operands]
-    runs: list[list[int]] = []
-    pattern: tuple[bool, ...] | None = None  # per operand: whole (True) or broadcast
-    for i, n in enumerate(out):
-        here = None if n == 1 else tuple(s[i] == n for s in padded)
-        if runs and (here is None or pattern is None or here == pattern):
-            runs[-1].append(i)
-            pattern = pattern if here is None else here
-        else:
-            runs.append([i])
-            pattern = here
-    return runs if len(runs) < rank else None
-
-
-class CoalesceDims(RewritePattern):
-    """Ops on tensors of more than 4 dims whose dims can be merged, the dim coalescing of
-    elementwise code generators (torch's adaptive pooling with uneven bins exports 6-D index
-    grids, masks and gathers: vgg11 at 64 x 64 pools a 2 x 2 map to 7 x 7 over
-    2 x 512 x 7 x 2 x 7 x 2 grids):
-
-    - an elementwise op (unary, binary, where): adjacent dims that every operand has whole,
-      or broadcasts, throughout are one dim;
-    - a gather: the dims before its axis are one, those after it another, the indices one;
-    - a transpose: dims that stay adjacent (in order) are one, unit dims dropped.
-
-    Reshapes go around the op (free on contiguous data) and compose with their neighbours,
-    so a chain of such ops keeps no tensor of more than 4 dims."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if not op.results or len(g.shape_of(op.results[0].type)) <= NPU_RANK:
-            if not (isinstance(op, g.GatherOp) and len(g.shape_of(op.input.type)) > NPU_RANK):
-                return
-        if isinstance(op, ELEMENTWISE) or _unary(op):
-            self._elementwise(op, rewriter)
-        elif isinstance(op, g.GatherOp):
-            self._gather(op, rewriter)
-        elif isinstance(op, g.TransposeOp):
-            self._transpose(op, rewriter)
-
-    @staticmethod
-    def _elementwise(op: Operation, rewriter: PatternRewriter) -> None:
-        out_type = op.results[0].type
-        out = g.shape_of(out_type)
-        shapes = [g.shape_of(v.type) for v in op.operands]
-        runs = _dim_runs(out, [s for s in shapes if s])
-        if runs is None:
-            return
-        rank = len(out)
-        new_ops: list[Operation] = []
-        operands = []
-        for v, shape in zip(op.operands, shapes):
-            if not shape:  # a scalar broadcasts at any rank
-                operands.append(v)
-                continue
-            padded = (1,) * (rank - len(shape)) + tuple(shape)
-            merged = tuple(math.prod(padded[i] for i in run) for run in runs)
-            new_ops.append(r := g.ReshapeOp.make(v, shape=merged))
-            operands.append(r.output)
-        merged_out = tuple(math.prod(out[i] for i in run) for run in runs)
-        new_ops.append(core := type(op).create(
-            operands=operands, result_types=[g.tensor(merged_out, out_type.element_type)],  # type: ignore[attr-defined]
-            properties=dict(op.properties), attributes=dict(op.attributes)))
-        new_ops.append(back := g.ReshapeOp.make(core.results[0], shape=out))
-        rewriter.replace(op, new_ops, [back.output])
-
-    @staticmethod
-    def _gather(op: g.GatherOp, rewriter: PatternRewriter) -> None:
-        data = g.shape_of(op.input.type)
-        axis = int(op.props()["axis"]) % len(data)  # type: ignore[arg-type]
-        indices = g.shape_of(op.indices.type)
-        pre, post = math.prod(data[:axis]), math.prod(data[axis + 1:])
-        new_ops: list[Operation] = [d := g.ReshapeOp.make(op.input, shape=(pre, data[axis], post))]
-        index = op.indices
-        if len(indices) > 1:
-            new_ops.append(i := g.ReshapeOp.make(op.indices, shape=(math.prod(indices),)))
-            index = i.output
-        new_ops.append(core := g.GatherOp.make(d.output, index, axis=1))
-        new_ops.append(back := g.ReshapeOp.make(core.output, shape=g.shape_of(op.output.type)))
-        rewriter.replace(op, new_ops, [back.output])
-
-    @staticmethod
-    def _transpose(op: g.TransposeOp, rewriter: PatternRewriter) -> None:
-        shape = g.shape_of(op.input.type)
-        kept = [a for a in range(len(shape)) if shape[a] != 1]
-        position = {a: k for k, a in enumerate(kept)}  # unit dims dropped: their neighbours meet
-        shape = tuple(shape[a] for a in kept)
-        perm = [position[a] for a in op.props()["perm"] if a in position]  # type: ignore[union-attr]
-        runs: list[list[int]] = []  # input dims in output order, adjacent ones together
-        for a in perm:
-            if runs and runs[-1][-1] + 1 == a:
-                runs[-1].append(a)
-            else:
-                runs.append([a])
-        if len(runs) == len(g.shape_of(op.input.type)):
-            return
-        by_input = sorted(runs)
-        merged = tuple(math.prod(shape[a] for a in run) for run in by_input)
-        new_perm = tuple(by_input.index(run) for run in runs)
-        new_ops: list[Operation] = [m := g.ReshapeOp.make(op.input, shape=merged)]
-        new_ops.append(moved := g.TransposeOp.make(m.output, perm=new_perm))
-        new_ops.append(back := g.ReshapeOp.make(moved.output, shape=g.shape_of(op.output.type)))
-        rewriter.replace(op, new_ops, [back.output])
 
 
 class ScalarEinsumOperand(RewritePattern):
@@ -806,7 +689,7 @@ class GraphCanonicalize(ModulePass):
             RemoveIdentity(),
             ComposeLayoutChains(),
             DropUnitDims(),
-            CoalesceDims(),
+            *(pattern() for pattern in COALESCE_PATTERNS),
             FoldBatchNormIntoConv(),
             BatchNormToScaleShift(),
             ScalarGatherToReshape(),

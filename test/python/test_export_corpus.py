@@ -29,6 +29,8 @@ sys.path.insert(0, os.path.abspath(CORPUS_DIR))
 import corpus  # noqa: E402
 
 # model -> the diagnostic the compiler gives today (a substring of it)
+# (vgg11's adaptive pooling with uneven bins, 6-D masks and gathers, compiles since
+# stc_mlir/passes/coalesce_dims.py merges their dims)
 KNOWN_GAPS: dict[str, str] = {}
 
 # transformers' additive attention masks: finfo(float32).min where a score must not count.

@@ -117,7 +117,6 @@ class Prepared:
     check_hazards: bool
     numerics: bool
     tasks: list[list[_Task]]  # per thread, in issue order
-    places: dict[tuple, tuple[tuple[str, int | None], Footprint]]
     memories: dict[tuple[str, int | None], Memory]
     figures: CommandFigures
     min_ddr_bytes: int
@@ -150,7 +149,7 @@ def prepare(program: Program, target: Target, check_hazards: bool = True, numeri
             if task.reads is not None and task.writes is not None:
                 task.reads = [bind(a) for a in task.reads]
                 task.writes = [bind(a) for a in task.writes]
-    return Prepared(program, target, check_hazards, numerics, tasks, places, memories, figures,
+    return Prepared(program, target, check_hazards, numerics, tasks, memories, figures,
                     _min_ddr_bytes(program), compute_cycles, commands)
 
 
@@ -270,7 +269,6 @@ class Simulator:
         self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
         self.delays: dict[tuple[int, int], int] = {}  # (core, semaphore's core) -> signal latency
-        self._places = prepared.places
         self.memories = prepared.memories
         self.tasks = [deque(queue) for queue in prepared.tasks]
 

@@ -23,7 +23,7 @@ from stc_mlir.dialects import graph as g
 
 from .search import Segment
 
-VERSION = 6
+VERSION = 7
 
 
 def directory() -> Path:

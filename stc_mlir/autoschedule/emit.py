@@ -44,14 +44,13 @@ def script(built: Built, *, level: int, target: str, batch: int, cycles: int, ti
     lines = [_HEADER.format(title=title, level=level, target=target, groups=len(built.groups),
                             items=len(built.items), cycles=cycles, file=file, batch=batch)]
     if built.one_result_ops:  # the handles below name the rewritten graph
-        sink = level == 3
         lines[0] = lines[0].replace("from stc_mlir.schedules._common import check_batch",
                                     "from stc_mlir.schedules._common import check_batch\n"
-                                    "from stc_mlir.schedules.default import fold_empty, one_result_ops"
-                                    + (", sink_to_first_use" if sink else ""))
+                                    "from stc_mlir.schedules.default import fold_empty, one_result_ops, "
+                                    "sink_to_first_use")
         lines[0] = lines[0].replace("    ops = ListOps(func)\n", "    fold_empty(func.op)  # as the scheduler did: a group "
                                     "boundary is one value\n    one_result_ops(func.op)\n"
-                                    + ("    sink_to_first_use(func.op)  # each op as late as it can be: its order\n" if sink else "")
+                                    + "    sink_to_first_use(func.op)  # each op as late as it can be: its order\n"
                                     + "    ops = ListOps(func)\n")
     lines.append("    groups = [")
     for grp, output, inputs in built.groups:

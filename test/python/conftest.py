@@ -51,10 +51,11 @@ def recorded(monkeypatch):
 
     @contextlib.contextmanager
     def recording(description, total=None):
-        seen.append([description, total, 0])
+        entry = [description, total, 0]  # its own entry: steps nest (the emulator's inside the search's)
+        seen.append(entry)
 
         def advance(n=1):
-            seen[-1][2] += n
+            entry[2] += n
 
         yield advance
 

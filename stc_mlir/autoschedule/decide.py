@@ -1,0 +1,383 @@
+"""How levels 1-3 choose a schedule: candidates built on copies of the module, ranked by the
+estimator, lowered, and judged by the emulator's cycle model where the estimator cannot be
+trusted to rank them (docs/auto-schedule.md, "Never slower than the level below").
+
+Each level N > 0 weighs its own choice against level N - 1's. Where the estimator is far
+apart from the emulator, as it is on small, latency-bound graphs (DenseNet-121 32 x 32:
+level 3's groups estimated 29% low), a level ranked by estimates alone could run slower
+than the level below; so level N's choice is emulated (timing only) beside level N - 1's
+whenever it is cheap to (an estimate under `JUDGE_ALWAYS_CYCLES`) or the two estimates are
+within `DOUBT` of each other, and the fewer cycles win. Otherwise, where a level is
+estimated far ahead (ResNet-50 224 b16: level 3 19 M against level 2's 24 M), the
+estimate stands and nothing more is lowered.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from stc_mlir import target as targets
+from stc_mlir.errors import StcError
+from stc_mlir.graph_schedule import IRModule
+from stc_mlir.isa.program import DTYPES, Program
+from stc_mlir.progress import counted
+
+from .build import build
+from .cost import Estimator
+from .graph import GraphView
+from .search import FILL, AutoScheduleError, Search, Segment
+
+FALLBACK_FILLS = (FILL, 0.86, 0.8, 0.7)
+"""Shares of L1 / LLB the placement may fill, tried in turn until the allocator succeeds."""
+FILL_PAIRS = tuple((split, place) for split in FALLBACK_FILLS for place in FALLBACK_FILLS if place <= split)
+"""(share of L1 a one-op group is cut to, share of L1 / LLB results fill) in the order tried
+(levels 1-2): results placed with more margin before ops are cut more (ResNet-50 b16's
+level 1 lowers with ops cut for 92% and results filling 86%; cut for 70% it re-read
+weights 2-16 times and was slower than level 0)."""
+LLB_FILLS = (0.5, 0.0)
+"""Shares of LLB a level-3 candidate's results are placed in again when the allocator runs
+out of LLB (the lowering stages streamed groups' intermediates in LLB: the placement does
+not see that room)."""
+RETRIES = 3
+"""Placements tried again per level-3 candidate (each one lowers the whole model on a copy)."""
+JUDGE_WITHIN = 0.05
+"""A biased candidate is lowered and emulated next to the best-estimated one only when its
+estimate is at most this much higher (the estimator's errors on the built-ins are within
+about 10%, its ranking between similar schedules is what is in doubt)."""
+DOUBT = 0.15
+"""A level's choice is emulated beside the level below's when its estimate is not at least
+this much lower: the estimator's error swings by up to ~20% between the levels' schedules
+of one full-size model (ResNet-50 224 b16: level 0 -16.7%, level 3 +4.8%)."""
+JUDGE_ALWAYS_CYCLES = 5_000_000
+"""Below this estimate a level's choice is always emulated beside the level below's: such
+programs emulate in about a second, and small graphs are where the estimator is furthest
+off (latency more than bandwidth)."""
+GROUP_BIASES = (0.1, 0.4)
+"""Extra searches per boundary guess, each adding this share of the unbiased choice's mean
+cycles per op to every group: the estimator charges a group boundary less than it costs
+(ResNet-50 224 b16: the seeds' four stages, estimated 20.7 M cycles, emulate in 18.3 M; the
+unbiased choice of 11 groups, estimated 20.8 M, in 20.0 M), so longer groups are offered too
+and the emulator judges."""
+POOL_OPS = 200
+"""Graphs with at least this many ops run their searches in a process pool (where it pays)."""
+POOL_COMMANDS = 5_000
+"""Candidates with at least this many commands in all are emulated in a process pool."""
+
+
+class UnsupportedGraph(AutoScheduleError):
+    """No schedule of levels 1-3 takes the graph (the lowering refuses one of its op kinds, or
+    its batch is beyond the levels' largest): searching further, or at another level, is pointless."""
+
+
+@dataclass(eq=False)
+class Choice:
+    """A schedule a level may make: groups, the rules `build` placed them by (0 for the
+    default schedule, 1-2 the one-op levels', 3 the search's) and the shares of L1 and LLB
+    its results may fill; with its estimate, the copy of the module it was built on and,
+    once lowered, the allocated program."""
+
+    segments: list[Segment]
+    style: int
+    fill: float = FILL
+    llb_fill: float = FILL
+    estimate: float = math.inf
+    copy: IRModule | None = None
+    program: Program | None = None
+
+    @property
+    def decision(self) -> tuple[list[Segment], int, float, float]:
+        return self.segments, self.style, self.fill, self.llb_fill
+
+
+class Decider:
+    """The choices of every level for one function, each made at most once (level 3 asks
+    for level 2's, which asks for level 1's, ...), and the emulated cycles of every program
+    judged."""
+
+    def __init__(self, mod: IRModule, name: str, view: GraphView, t: targets.Target):
+        self.mod, self.name, self.view, self.t = mod, name, view, t
+        self.reasons: list[str] = []
+        self._levels: dict[int, Choice] = {}
+        self._singles: dict[float, list[Segment] | None] = {}
+        self._first: dict[int, float] = {}
+        self._cycles: dict[int, float] = {}  # id(program) -> emulated cycles
+
+    def decide(self, level: int) -> Choice:
+        """Level `level`'s choice; raises AutoScheduleError when nothing lowers."""
+        if level not in self._levels:
+            choice = self._level0() if level == 0 else self._level3() if level == 3 else self._one_op(level)
+            if choice is None:
+                raise AutoScheduleError("no schedule found that the lowering takes: "
+                                        + "; ".join(list(dict.fromkeys(self.reasons))[:3]))
+            self._levels[level] = choice
+        return self._levels[level]
+
+    def decided(self) -> dict[int, Choice]:
+        """The levels 1-3 decided so far (level N's choice needs level N - 1's where in doubt)."""
+        return {level: choice for level, choice in self._levels.items() if level > 0}
+
+    # --- candidates
+
+    def trial(self, segments: list[Segment], style: int, fill: float, llb_fill: float | None = None) -> Choice | None:
+        """`segments` built by `style`'s rules on a copy of the module, estimated (None if
+        `build` refuses them)."""
+        copy = IRModule(self.mod.module.clone())
+        try:
+            build(copy, copy[self.name].op, segments, style, self.t, fill, llb_fill)
+        except StcError as e:
+            self.reasons.append(str(e))
+            return None
+        estimate = Estimator(self.t).function(copy[self.name].op).cycles
+        return Choice(segments, style, fill, fill if llb_fill is None else llb_fill, estimate, copy)
+
+    def lowers(self, choice: Choice) -> bool | str:
+        """True (then `choice.program` is set), or why the lowering or the allocator refuses it."""
+        if choice.program is not None:
+            return True
+        if choice.copy is None:
+            return "not built"
+        reason = _lowering_fails(choice.copy, self.name, self.t, keep := {})
+        if reason is not None and "is not supported" in reason:  # an op kind: no schedule helps
+            raise UnsupportedGraph(f"the lowering does not take the graph whatever its schedule: {reason}")
+        if reason is not None:
+            self.reasons.append(reason)
+            return reason
+        choice.program = keep["program"]
+        return True
+
+    def singles(self, fill: float) -> list[Segment] | None:
+        if fill not in self._singles:
+            try:
+                self._singles[fill] = Search(self.view, self.t, fill=fill).singles()
+            except AutoScheduleError as e:
+                self.reasons.append(str(e))
+                self._singles[fill] = None
+        return self._singles[fill]
+
+    def first_estimate(self, level: int) -> float:
+        """The estimate of level `level`'s first try (nothing lowered): what a level above
+        must beat by `DOUBT` to be taken without asking the emulator."""
+        if level not in self._first:
+            if level == 0:
+                made = self._level0()
+            else:
+                ops = self.singles(FILL)
+                made = self.trial(ops, level, FILL) if ops is not None else None
+            self._first[level] = made.estimate if made is not None else math.inf
+        return self._first[level]
+
+    # --- the levels
+
+    def _level0(self) -> Choice | None:
+        from stc_mlir.schedules.default import default_schedule
+
+        if 0 in self._levels:
+            return self._levels[0]
+        copy = IRModule(self.mod.module.clone())
+        try:
+            default_schedule(copy, target=self.t)
+        except StcError as e:
+            self.reasons.append(str(e))
+            return None
+        self._levels[0] = Choice([], 0, estimate=Estimator(self.t).function(copy[self.name].op).cycles, copy=copy)
+        return self._levels[0]
+
+    def _one_op(self, level: int) -> Choice | None:
+        """Levels 1-2: one-op groups, cut as the first L1 fill needs, results filling less of
+        LLB / L1 first; against the level below."""
+        own = None
+        for split_fill, place_fill in FILL_PAIRS:
+            ops = self.singles(split_fill)
+            made = self.trial(ops, level, place_fill) if ops is not None else None
+            if made is not None and self.lowers(made) is True:
+                own = made
+                break
+        return self._against_below(level, [own] if own is not None else [])
+
+    def _level3(self) -> Choice | None:
+        """The search, under each L1 fill in turn until a candidate lowers: its best-estimated
+        unbiased and biased candidates, judged against each other and the level below."""
+        bar = min(self.first_estimate(0), self.first_estimate(1), self.first_estimate(2))
+        for fill in FALLBACK_FILLS:
+            found = _searches(self.view, self.t, fill)
+            made = [(self.trial(segments, 3, fill), biased)
+                    for biased, segments in counted(found, f"search: estimate candidates (L1 fill {fill:.0%})")]
+            ranked = sorted(((c, biased) for c, biased in made if c is not None), key=lambda m: m[0].estimate)
+            taken: list[Choice] = []
+            kinds: set[bool] = set()  # the best-estimated unbiased and biased candidates that lower
+            for choice, biased in counted(ranked, "search: lower the best candidates"):
+                if choice.estimate >= bar or len(kinds) == 2 or (
+                        taken and choice.estimate > taken[0].estimate * (1 + JUDGE_WITHIN)):
+                    break
+                if biased in kinds:
+                    continue
+                # the first candidate placed again until it lowers; the one judged beside it as it is
+                placed = self._placed(choice, bar, RETRIES if not taken else 0)
+                if placed is not None:
+                    kinds.add(biased)
+                    taken.append(placed)
+            if taken:
+                return self._against_below(3, taken)
+        return self._against_below(3, [])
+
+    def _against_below(self, level: int, own: list[Choice]) -> Choice | None:
+        """The best of this level's lowered candidates `own` (the estimator's best first) and
+        level - 1's choice: by the estimates alone when the programs are big and this level's
+        first candidate is `DOUBT` ahead of (or behind) the level below, else by the fewest
+        emulated cycles; None when neither lowers."""
+        big = bool(own) and own[0].estimate >= JUDGE_ALWAYS_CYCLES
+        if big and own[0].estimate < (1 - DOUBT) * self.first_estimate(level - 1):
+            return self.judge(own)
+        try:
+            below = self.decide(level - 1)
+        except AutoScheduleError:
+            return self.judge(own)
+        if big and own[0].estimate > (1 + DOUBT) * below.estimate:
+            return below
+        return self.judge(own + [below])
+
+    def _placed(self, choice: Choice, bar: float, retries: int) -> Choice | None:
+        """A level-3 candidate as the search placed it, or (up to `retries` times), as long as
+        the allocator names the memory it ran out of and the estimate stays under `bar`, placed
+        again with more margin there (ResNet-50 224 b16: the DP's groups at 92% of L1 lower
+        with results filling 86% of L1 and none in LLB, estimated 21.3 M cycles, where cutting
+        the groups for 86% of L1 gave 22.4 M); None if it never lowers."""
+        l1, llb = choice.fill, choice.llb_fill
+        for attempt in range(retries + 1):
+            reason = self.lowers(choice)
+            if reason is True:
+                return choice
+            if attempt == retries:
+                return None
+            if "-byte llb" in reason:
+                llb = next((f for f in LLB_FILLS if f < llb), None)
+            elif "-byte l1 " in reason:
+                l1 = next((f for f in FALLBACK_FILLS if f < l1), None)
+            else:
+                return None
+            if l1 is None or llb is None:
+                return None
+            made = self.trial(choice.segments, 3, l1, llb)
+            if made is None or made.estimate >= bar:
+                return None
+            choice = made
+        return None
+
+    # --- the emulator's verdict
+
+    def judge(self, choices: list[Choice]) -> Choice | None:
+        """The choice the emulator's cycle model runs in the fewest cycles (the first on a tie),
+        among those that lower (level 0's default schedule can fail to); None if none does."""
+        lowered = [c for c in choices if self.lowers(c) is True]
+        if len(lowered) <= 1:
+            return lowered[0] if lowered else None
+        todo = [c.program for c in lowered if id(c.program) not in self._cycles]
+        for program, cycles in zip(todo, _emulate(todo, self.t)):
+            self._cycles[id(program)] = cycles
+        return min(lowered, key=lambda c: self._cycles[id(c.program)])
+
+
+def _lowering_fails(trial: IRModule, name: str, t: targets.Target, keep: dict | None = None) -> str | None:
+    """Why the lowering or the allocator refuses the scheduled copy, or None (then the
+    allocated program is `keep["program"]`)."""
+    from stc_mlir.passes.lowering import lower
+    from stc_mlir.passes.npu_allocate import allocate
+
+    try:
+        lowered = lower(trial.module, t, name)
+        program = allocate(lowered.program, lowered.live, lowered.phase_items, t)
+    except Exception as e:  # noqa: BLE001 - any refusal (diagnostic or lowering bug) rules the candidate out
+        return f"{type(e).__name__}: {e}"
+    if keep is not None:
+        keep["program"] = program
+    return None
+
+
+def _judge(programs: list[Program | None], t: targets.Target) -> int:
+    """Which of the programs the emulator's cycle model runs in the fewest cycles; the first
+    on a tie or when one is missing (the lowering was not run)."""
+    if len(programs) == 1 or any(program is None for program in programs):
+        return 0
+    cycles = _emulate(programs, t)  # type: ignore[arg-type]
+    return min(range(len(programs)), key=lambda k: (cycles[k], k))
+
+
+_JUDGED: tuple[list[Program], targets.Target] | None = None
+
+
+def _emulate(programs: list[Program], t: targets.Target) -> list[int]:
+    """The programs' emulated cycles (timing only, no hazard checks: the lowering's programs
+    are checked where they are compiled), in a fork pool when they are big."""
+    global _JUDGED
+    if not programs:
+        return []
+    _JUDGED = (programs, t)
+    try:
+        commands = sum(len(stream) for program in programs for stream in program.cores.values())
+        if (len(programs) > 1 and commands >= POOL_COMMANDS and _cores() > 1
+                and "fork" in multiprocessing.get_all_start_methods()):
+            with multiprocessing.get_context("fork").Pool(min(len(programs), _cores())) as pool:
+                return pool.map(_emulated, range(len(programs)))
+        return [_emulated(k) for k in counted(range(len(programs)), "search: emulate the candidates")]
+    finally:
+        _JUDGED = None
+
+
+def _emulated(k: int) -> int:
+    """Cycles of the k-th judged program (in a worker: the programs inherited by fork)."""
+    from stc_mlir.emulator.simulator import run
+
+    assert _JUDGED is not None
+    programs, t = _JUDGED
+    program = programs[k]
+    inputs = {io.name: np.zeros(io.shape, DTYPES[io.dtype]) for io in program.inputs}
+    return run(program, inputs, t, check_hazards=False, numerics=False)[1].cycles
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+_FORKED: tuple[GraphView, targets.Target, float] | None = None
+
+
+def _search(slices: bool) -> list[tuple[bool, list[Segment]]]:
+    """One boundary guess's searches (in a worker: on the graph inherited by fork) as (biased,
+    groups): unbiased, then with each of `GROUP_BIASES`; none if nothing fits."""
+    assert _FORKED is not None
+    view, t, fill = _FORKED
+    try:
+        first = Search(view, t, slices=slices, fill=fill).search()
+    except AutoScheduleError:
+        return []
+    per_op = sum(seg.cycles for seg in first) / max(len(view), 1)
+    return [(False, first), *((True, Search(view, t, slices=slices, fill=fill, group_cycles=bias * per_op).search())
+                              for bias in GROUP_BIASES)]
+
+
+def _searches(view: GraphView, t: targets.Target, fill: float) -> list[tuple[bool, list[Segment]]]:
+    """The distinct choices of the searches under both boundary guesses (the whole value at
+    a group boundary, or the slice a sub-group hands over): side by side in two forked
+    processes when the graph is big and the machine has the cores, else one after the
+    other. (Tuning a model zoo across machines would hand candidates to an existing engine
+    such as Ray instead.)"""
+    global _FORKED
+    _FORKED = (view, t, fill)
+    try:
+        if len(view) >= POOL_OPS and _cores() > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(2) as pool:
+                found = pool.map(_search, (False, True))
+        else:
+            found = [_search(False), _search(True)]
+        distinct: dict[tuple, tuple[bool, list[Segment]]] = {}
+        for choices in found:
+            for biased, segments in choices:
+                distinct.setdefault(tuple(segments), (biased, segments))  # unbiased first
+        return list(distinct.values())
+    finally:
+        _FORKED = None

@@ -285,7 +285,8 @@ def test_levels_never_run_slower_than_the_level_below(params):
 def test_a_level_keeps_the_level_below_when_its_own_runs_slower(monkeypatch):
     """Where the emulator judges, the level below's choice wins when it runs in fewer cycles:
     here every level's own schedule is made to run slower, so level 2 ends with level 0's
-    default schedule (and has no script of its own to write)."""
+    default schedule (and has no script of its own to write); where the estimates are far
+    apart, the estimator ranks alone."""
     import stc_mlir.autoschedule.decide as decide
     from stc_mlir.schedules.default import default_schedule
 
@@ -296,6 +297,7 @@ def test_a_level_keeps_the_level_below_when_its_own_runs_slower(monkeypatch):
         return min((c for c in choices if self.lowers(c) is True), key=lambda c: c.style)
 
     monkeypatch.setattr(decide.Decider, "judge", lower_level_faster)
+    monkeypatch.setattr(decide, "DOUBT", 1.0)  # every estimate in doubt: the emulator always asked
     a, b = _chain(), _chain()
     (d,) = auto_schedule(a, 2, use_cache=False)
     default_schedule(b)
@@ -303,6 +305,10 @@ def test_a_level_keeps_the_level_below_when_its_own_runs_slower(monkeypatch):
     assert d.kept_default and print_module(a) == print_module(b)
     with pytest.raises(AutoScheduleError, match="kept the default schedule"):
         d.script()
+    monkeypatch.setattr(decide, "DOUBT", 0.0)  # every estimate trusted
+    judged.clear()
+    (d,) = auto_schedule(_chain(), 2, use_cache=False)
+    assert d.built is not None and not d.kept_default and all(len(styles) == 1 for styles in judged)
 
 
 def _spy_levels(monkeypatch, refuse_above: int = 3) -> list[int]:

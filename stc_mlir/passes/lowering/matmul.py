@@ -42,8 +42,11 @@ class MatmulRule(Rule):
         if rank + self.row + self.column > MAX_RANK:
             raise LoweringError(f"matmul of {list(a)} and {list(b)}: with the unit dims of its 1-D "
                                 f"operands the product has more than {MAX_RANK} dims")
-        # split along every dim but N (a column has none): rows and batch dims
-        self.split_axes = self.tile_axes = tuple(range(rank if self.column else rank - 1)) or (0,)
+        # tiles along every dim but N (a column has none): rows and batch dims; spread over
+        # cores along those, then along N when they run out (a few rows: each core reads its
+        # own columns of the weight, the cores' DMA engines load them side by side)
+        self.tile_axes = tuple(range(rank if self.column else rank - 1)) or (0,)
+        self.split_axes = tuple(range(rank)) or (0,)
         self.weight_slots = frozenset(i for i, v in enumerate(operands) if constant(v))
         self.k, self.n = self.b[-2], self.b[-1]
         self.nc, self.kc = self.n, self.k
@@ -88,6 +91,8 @@ class MatmulRule(Rule):
         whole = self.nc == self.n and self.kc == self.k
         lhs = self._lhs(out, (0, self.k))
         rhs_all = bx.full(self.b[:-1] if self.column else self.b)
+        if not self.column:  # the tile's columns (its core's share of N)
+            rhs_all = bx.with_dim(rhs_all, len(rhs_all) - 1, self._full(out)[-1])
         return [[lhs, rhs_all if whole and 1 in self.weight_slots else self._rhs(out, k)]
                 for k in bx.chunks(0, self.k, self.kc)]
 

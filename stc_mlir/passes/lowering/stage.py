@@ -359,14 +359,26 @@ class WeightPool:
             chain = [c for c in _snake(self.em.target) if c in self.rings]
             self._before = dict(zip(chain[1:], chain))
         before = self._before.get(core)
-        ring = self.rings.get(before) if before is not None else None
+        found = self._held(before, region) if before is not None else None
+        if found is None:  # cores split along N: the nearest other core holding it
+            hops = self.em.target.hops
+            for other in sorted(self.rings, key=lambda o: hops(o, core)):
+                if other != core and (found := self._held(other, region)) is not None:
+                    before = other
+                    break
+        if found is not None:
+            held, frame = found
+            return Placement(self.value.shape, self.value.dtype, [Piece(before, held, frame)])
+        return self.value
+
+    def _held(self, core: int, region: Box) -> tuple[Box, Frame] | None:
+        """The region and frame of `core`'s slot holding `region`, if one does."""
+        ring = self.rings.get(core)
         if ring is not None:
             for i, held in enumerate(ring.held):
                 if held is not None and bx.contains(held, region):
-                    frame = ring.frames[i]
-                    return Placement(self.value.shape, self.value.dtype,
-                                     [Piece(before, held, frame)])
-        return self.value
+                    return held, ring.frames[i]  # type: ignore[return-value]
+        return None
 
 
 def _snake(target) -> tuple[int, ...]:

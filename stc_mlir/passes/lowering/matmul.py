@@ -71,10 +71,16 @@ class MatmulRule(Rule):
         return out + ((0, 1),) if self.column else out
 
     def chunks(self, box: Box) -> list[Box]:
+        """The column chunks of a tile; when the weight is chunked the first is only 32
+        columns wide (a ramp): it is what every core waits for before its first command,
+        passed down the tree of cores (stage.tree) copy by copy, and the bigger chunks after
+        it arrive while the first computes."""
         if self.column:
             return [box]
         lo, hi = box[-1]
         cuts = sorted({lo, hi} | {c for c in range(0, hi, self.nc) if lo < c < hi})
+        if self.nc < self.n and cuts[1] - cuts[0] > 32:
+            cuts.insert(1, cuts[0] + 32)  # a first chunk of 32 columns (`ramp`)
         return [bx.with_dim(box, len(box) - 1, (a, b)) for a, b in zip(cuts, cuts[1:])]
 
     def _lhs(self, out: Box, k: tuple[int, int]) -> Box:

@@ -355,9 +355,8 @@ class WeightPool:
         through the NoC mesh, one hop per link) if that one holds it, else DDR. Every
         weight chunk flows down the chain like a systolic pipeline: each core's inbound
         engine moves it once, each link carries it once."""
-        if self._before is None or len(self._before) != len(self.rings):
-            chain = [c for c in _snake(self.em.target) if c in self.rings]
-            self._before = dict(zip(chain[1:], chain))
+        if self._before is None or len(self._before) != len(self.rings) - 1:
+            self._before = tree(self.em.target, self.rings)[1]
         before = self._before.get(core)
         found = self._held(before, region) if before is not None else None
         if found is None:  # cores split along N: the nearest other core holding it
@@ -379,6 +378,35 @@ class WeightPool:
                 if held is not None and bx.contains(held, region):
                     return held, ring.frames[i]  # type: ignore[return-value]
         return None
+
+
+def tree(target, cores) -> tuple[list[int], dict[int, int]]:
+    """The order a stage's `cores` are emitted in and, for each but the first, the core it
+    copies weight chunks from: a spanning tree of one-hop links grown breadth-first from
+    the first core of the snake (each core's parent the nearest one already reached, the one
+    with the fewest children on a tie), so a chunk reaches every core in as many copies as
+    the farthest core is hops away (4 on the 2 x 4 mesh, 7 down the snake) and each link
+    still carries it once."""
+    return _tree_of(target.noc_rows, target.noc_cols, target.cores, tuple(sorted(cores)))
+
+
+@functools.lru_cache(maxsize=None)
+def _tree_of(rows: int, cols: int, n: int, cores: tuple[int, ...]) -> tuple[list[int], dict[int, int]]:
+    def hops(a: int, b: int) -> int:
+        return abs(a // cols - b // cols) + abs(a % cols - b % cols)
+
+    snake = [c for c in _snake_of(rows, cols, n) if c in cores] + [c for c in cores if c >= n]
+    if not snake:
+        return [], {}
+    root = snake[0]
+    order = sorted(snake, key=lambda c: (hops(root, c), snake.index(c)))
+    parent: dict[int, int] = {}
+    children = dict.fromkeys(order, 0)
+    for i, c in enumerate(order[1:], 1):
+        p = min(order[:i], key=lambda o: (hops(o, c), children[o], -order.index(o)))
+        parent[c] = p
+        children[p] += 1
+    return order, parent
 
 
 def _snake(target) -> tuple[int, ...]:
@@ -480,7 +508,7 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
     pools = {i: WeightPool(em, jobs[0].operands[i].value, f"{hint}_{i}")
              for i in rule.weight_slots if jobs}
     states = []
-    rank = {c: i for i, c in enumerate(_snake(em.target))}
+    rank = {c: i for i, c in enumerate(tree(em.target, [job.core for job in jobs])[0])}
     for job, works in sorted(zip(jobs, plans), key=lambda jw: rank.get(jw[0].core, 0)):
         core = job.core
         sources: list[FrameSource | RingSource | None] = []

@@ -129,8 +129,9 @@ class ItemCtx:
 
 class FunctionLowering:
     def __init__(self, f: func.FuncOp, target: Target, target_ref: str | None = None,
-                 prefetch: bool = True, narrow_barriers: bool = True):
+                 prefetch: bool = True, narrow_barriers: bool = True, fuse: bool = True):
         self.f = f
+        self.fuse = fuse  # streamed elementwise chains in one stage (vector.ChainRule)
         self.t = target
         self.em = Emitter(target, f.sym_name.data, target_ref)
         self.em.prefetch = prefetch
@@ -824,9 +825,14 @@ class GroupLowering:
         fl = self.fl
         em = self.em
         out_dest = self.result_dest()
+        fused = self._chains()
+        first = True
         for k, o in enumerate(ops):
-            if k:
+            if k in fused and fused[k] is None:
+                continue  # computed by the chain before it (vector.ChainRule)
+            if not first:
                 em.barrier(self.ctx.label)
+            first = False
             em.set_op(op_label(o))
             for r in computed(o):
                 if isinstance(o, VIEW_OPS):
@@ -834,6 +840,9 @@ class GroupLowering:
                     self.probe(r, self.env[r])
                     continue
                 rule = self.rule(o, r)
+                if fused.get(k) is not None:
+                    rule = fused[k]
+                    r = rule.out
                 if r is self.output:
                     dest = out_dest if out_dest is not None else fl.l1_pieces(
                         r, self.ctx, rule.split_axes, f"g{self.ctx.index}_out", self.carries(r),
@@ -873,6 +882,26 @@ class GroupLowering:
                     jobs.append(Job(core, box, operands, output, free))
                 run_stage(em, rule, jobs, budgets, 4, f"g{self.ctx.index}_{k}", self.where(o))
                 self.probe(r, dest)
+
+    def _chains(self) -> dict[int, Rule | None]:
+        """Runs of elementwise ops computed as one stage (vector.chains): the index of a
+        run's first op -> its ChainRule, of the others -> None. Not in row stripes (their
+        values keep per-op boxes) nor with fusion off (`FunctionLowering.fuse`)."""
+        if self.region or not self.fl.fuse:
+            return {}
+        ops = self.body
+        rules: list[Rule | None] = []
+        for o in ops:
+            results = computed(o)
+            if isinstance(o, VIEW_OPS) or len(results) != 1 or (type(o) not in UNARY and type(o) not in BINARY):
+                rules.append(None)
+            else:
+                rules.append(self.rule(o, results[0]))
+        out: dict[int, Rule | None] = {}
+        for start, end in vector.chains(rules, {self.output}):
+            out[start] = vector.ChainRule(rules[start:end])  # type: ignore[arg-type]
+            out.update(dict.fromkeys(range(start + 1, end)))
+        return out
 
     def _scratch(self, r: SSAValue, k: int) -> Placement:
         box = self.region.get(r, bx.full(shape_of(r)))  # a row stripe keeps only its rows

@@ -47,7 +47,8 @@ class Hoist:
         size = 0
         for a in accesses:
             if not a.write:
-                if a.buffer not in em.sync.readonly and a.buffer not in em.hoisted_bufs:
+                if (a.buffer not in em.sync.readonly and a.buffer not in em.hoisted_bufs
+                        and a.buffer not in em.settled):
                     return None
             elif buffers[a.buffer].space != "wb" or a.buffer in em.live:
                 return None

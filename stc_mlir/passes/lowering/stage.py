@@ -538,6 +538,8 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
                             max(bx.numel(w.out) for w in works) * 4, core)
         states.append((job, works, sources, sink, acc))
     prefetch(em, rule, states)
+    if em.before_barrier is not None:
+        em.before_barrier()  # copies that run under this stage (staging.py), after its prefetch
     value = Placement(out_shape, out_dtype, [])
     n = len(states)
     current: list[tuple[Ref, Frame | None] | None] = [None] * n

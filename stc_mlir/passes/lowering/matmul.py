@@ -25,6 +25,11 @@ from .stage import Rule, Work, project, weight_chunks
 from .values import constant, dtype_of, shape_of
 
 
+SPLIT_N_BELOW = 8
+"""A matmul with a constant right operand and fewer output rows than this (all batch dims
+together) is spread over cores along N first."""
+
+
 class MatmulRule(Rule):
     """numpy.matmul, a 1-D operand included: a 1-D left operand [K] is a row [1, K] and a
     1-D right operand [K] a column [K, 1] whose unit dim the result drops; the rule works
@@ -47,6 +52,12 @@ class MatmulRule(Rule):
         # own columns of the weight, the cores' DMA engines load them side by side)
         self.tile_axes = tuple(range(rank if self.column else rank - 1)) or (0,)
         self.split_axes = tuple(range(rank)) or (0,)
+        out_shape = g.shape_of(out.type)
+        if (not self.column and rank > 1 and constant(operands[1])
+                and math.prod(out_shape[:-1]) < SPLIT_N_BELOW):
+            # fewer rows than cores: N first, so each core streams only its own columns of
+            # the weight (no copies between cores) and all DMA engines load side by side
+            self.split_axes = (rank - 1, *range(rank - 1))
         self.weight_slots = frozenset(i for i, v in enumerate(operands) if constant(v))
         self.k, self.n = self.b[-2], self.b[-1]
         self.nc, self.kc = self.n, self.k

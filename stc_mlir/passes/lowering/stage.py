@@ -186,14 +186,32 @@ class RingSource:
         self.held[i] = region
         frame = self.frames[i] = Frame(self.buffers[i], 0, region, self.value.dtype)
         pool = getattr(self, "pool", None)
-        src = pool.source(self.core, region) if pool is not None else self.value
-        transfer(self.em, src, frame, region, self.core)
+        if pool is None:
+            transfer(self.em, self.value, frame, region, self.core)
+        else:  # in pieces: the next core down the tree starts on a piece as soon as it is here
+            src = pool.source(self.core, region)
+            for part in _pieces(region, frame.dtype):
+                transfer(self.em, src, frame, part, self.core)
         self._use(i)
         return frame
 
     def _use(self, i: int) -> None:
         self.order.remove(i)
         self.order.append(i)
+
+
+PIECE_BYTES = 8 * 1024
+"""A weight region is moved in pieces of at least this many bytes (at most `PIECES`)."""
+PIECES = 4
+
+
+def _pieces(region: Box, dtype: str) -> list[Box]:
+    """`region` cut along its first dim into up to `PIECES` pieces of at least
+    `PIECE_BYTES` (one piece when it is small or its first dim is 1)."""
+    n = min(PIECES, bx.numel(region) * DTYPES[dtype].itemsize // PIECE_BYTES, region[0][1] - region[0][0])
+    if n <= 1:
+        return [region]
+    return [bx.with_dim(region, 0, r) for r in bx.ranges(region[0][1] - region[0][0], n, region[0][0])]
 
 
 # ----------------------------------------------------------------------------- sinks

@@ -190,7 +190,8 @@ class RingSource:
             transfer(self.em, self.value, frame, region, self.core)
         else:  # in pieces: the next core down the tree starts on a piece as soon as it is here
             src = pool.source(self.core, region)
-            for part in _pieces(region, frame.dtype):
+            near = all(piece.core is not None for piece in src.pieces)  # another core's copy
+            for part in _pieces(region, frame.dtype, PIECE_BYTES if near else DDR_PIECE_BYTES):
                 transfer(self.em, src, frame, part, self.core)
         self._use(i)
         return frame
@@ -201,14 +202,17 @@ class RingSource:
 
 
 PIECE_BYTES = 8 * 1024
-"""A weight region is moved in pieces of at least this many bytes (at most `PIECES`)."""
+"""A weight region copied from another core is moved in pieces of at least this many
+bytes (at most `PIECES`); from DDR/LLB, whose latency each piece pays again, of at least
+`DDR_PIECE_BYTES`."""
+DDR_PIECE_BYTES = 64 * 1024
 PIECES = 4
 
 
-def _pieces(region: Box, dtype: str) -> list[Box]:
-    """`region` cut along its first dim into up to `PIECES` pieces of at least
-    `PIECE_BYTES` (one piece when it is small or its first dim is 1)."""
-    n = min(PIECES, bx.numel(region) * DTYPES[dtype].itemsize // PIECE_BYTES, region[0][1] - region[0][0])
+def _pieces(region: Box, dtype: str, least: int) -> list[Box]:
+    """`region` cut along its first dim into up to `PIECES` pieces of at least `least`
+    bytes (one piece when it is small or its first dim is 1)."""
+    n = min(PIECES, bx.numel(region) * DTYPES[dtype].itemsize // least, region[0][1] - region[0][0])
     if n <= 1:
         return [region]
     return [bx.with_dim(region, 0, r) for r in bx.ranges(region[0][1] - region[0][0], n, region[0][0])]

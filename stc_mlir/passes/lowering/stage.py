@@ -191,7 +191,9 @@ class RingSource:
         else:  # in pieces: the next core down the tree starts on a piece as soon as it is here
             src = pool.source(self.core, region)
             near = all(piece.core is not None for piece in src.pieces)  # another core's copy
-            for part in _pieces(region, frame.dtype, PIECE_BYTES if near else DDR_PIECE_BYTES):
+            parts = ([region] if not near and not pool.feeds(self.core)  # nobody waits for it
+                     else _pieces(region, frame.dtype, PIECE_BYTES if near else pool.far_piece()))
+            for part in parts:
                 transfer(self.em, src, frame, part, self.core)
         self._use(i)
         return frame
@@ -203,10 +205,11 @@ class RingSource:
 
 PIECE_BYTES = 8 * 1024
 """A weight region copied from another core is moved in pieces of at least this many
-bytes (at most `PIECES`); from DDR/LLB, whose latency each piece pays again, of at least
-`DDR_PIECE_BYTES`."""
-DDR_PIECE_BYTES = 64 * 1024
+bytes (at most `PIECES`); from DDR/LLB, whose latency each piece pays again, in pieces
+that take at least `LATENCIES` times that latency at the memory's bandwidth shared by the
+stage's cores loading from it (`WeightPool.far_piece`)."""
 PIECES = 4
+LATENCIES = 2
 
 
 def _pieces(region: Box, dtype: str, least: int) -> list[Box]:
@@ -363,6 +366,7 @@ class WeightPool:
         self.em, self.value, self.hint = em, value, hint
         self.rings: dict[int, RingSource] = {}
         self._before: dict[int, int] | None = None  # core -> the one before it on the chain
+        self.loaders = 1  # cores reading distinct regions of it at once (set by run_stage)
 
     def ring(self, core: int, slots: int, nbytes: int) -> RingSource:
         ring = RingSource(self.em, core, self.value, "wb", slots, nbytes, f"{self.hint}_c{core}")
@@ -391,6 +395,17 @@ class WeightPool:
             held, frame = found
             return Placement(self.value.shape, self.value.dtype, [Piece(before, held, frame)])
         return self.value
+
+    def far_piece(self) -> int:
+        """The least bytes of a piece read from the weight's own memory (DDR or LLB)."""
+        mem = self.em.target.memory[self.em.program.buffers[self.value.pieces[0].frame.buffer].space]
+        return int(LATENCIES * mem.latency * mem.bandwidth / max(1, self.loaders))
+
+    def feeds(self, core: int) -> bool:
+        """Whether another core of the stage copies weights from `core` (its tree parent)."""
+        if self._before is None or len(self._before) != len(self.rings) - 1:
+            self._before = tree(self.em.target, self.rings)[1]
+        return core in self._before.values()
 
     def _held(self, core: int, region: Box) -> tuple[Box, Frame] | None:
         """The region and frame of `core`'s slot holding `region`, if one does."""
@@ -559,6 +574,8 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
             acc = em.buffer(f"{hint}_c{core}_acc", "l1",
                             max(bx.numel(w.out) for w in works) * 4, core)
         states.append((job, works, sources, sink, acc))
+    for i, pool in pools.items():  # distinct first regions: the cores loading side by side
+        pool.loaders = len({works[0].steps[0][i] for _, works, *_ in states if works}) or 1
     prefetch(em, rule, states)
     if em.before_barrier is not None:
         em.before_barrier()  # copies that run under this stage (staging.py), after its prefetch

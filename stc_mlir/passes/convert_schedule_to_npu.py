@@ -37,7 +37,10 @@ def lowered_program(lowered) -> Program:
 class ConvertScheduleToNpu(ModulePass):
     """Lower the scheduled function (`function`, default main) for `target`; `prefetch`:
     a phase's first weights loaded under the previous phase's compute (lowering/prefetch.py);
-    `narrow_barriers`: barriers wait only for the cores involved (lowering/barriers.py)."""
+    `narrow_barriers`: barriers wait only for the cores involved (lowering/barriers.py);
+    `fuse_elementwise`: a streamed group's chains of elementwise ops in one stage
+    (lowering/vector.py, ChainRule); `stage_weights`: big weights of DDR-bound items
+    copied to LLB under earlier items' compute (lowering/staging.py)."""
 
     name = "convert-schedule-to-npu"
 
@@ -45,10 +48,14 @@ class ConvertScheduleToNpu(ModulePass):
     function: str = ""
     prefetch: bool = True
     narrow_barriers: bool = True
+    fuse_elementwise: bool = True
+    stage_weights: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lowered = lower(op, self.target, self.function or None, prefetch=self.prefetch,
-                        narrow_barriers=self.narrow_barriers)
+                        narrow_barriers=self.narrow_barriers,
+                        fuse_elementwise=self.fuse_elementwise,
+                        stage_weights=self.stage_weights)
         name = lowered.program.name
         old = next(f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
         Rewriter.replace_op(old, ProgramOp(lowered_program(lowered)))

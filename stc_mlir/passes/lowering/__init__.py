@@ -24,10 +24,14 @@ from .placement import LoweringError
 
 def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
           function: str | None = None, *, prefetch: bool = True,
-          narrow_barriers: bool = True) -> Lowered:
+          narrow_barriers: bool = True, fuse_elementwise: bool = True,
+          stage_weights: bool = True) -> Lowered:
     """Lower the scheduled function (`function`, else `main`, else the only scheduled one);
     `prefetch`: weights of a phase loaded under the previous one's compute (prefetch.py);
-    `narrow_barriers`: barriers wait only for the cores involved (barriers.py)."""
+    `narrow_barriers`: barriers wait only for the cores involved (barriers.py);
+    `fuse_elementwise`: a streamed group's chains of elementwise ops computed in one stage
+    (vector.ChainRule); `stage_weights`: big weights of DDR-bound items copied to LLB
+    under earlier items' compute (staging.py)."""
     t = target if isinstance(target, targets.Target) else targets.load(target)
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     scheduled = [f for f in funcs if is_scheduled(f) or _nothing_to_schedule(f)]
@@ -39,7 +43,8 @@ def lower(module: ModuleOp, target: str | targets.Target = "stcp920",
                             f"{' @' + wanted if wanted else ''}, found {names}: schedule the "
                             "graph first (e.g. the default schedule)")
     with gc_paused(long_lived=True):  # the program lives on (stc_mlir.gc_pause)
-        return FunctionLowering(chosen[0], t, _reference(t), prefetch, narrow_barriers).run()
+        return FunctionLowering(chosen[0], t, _reference(t), prefetch, narrow_barriers,
+                                fuse_elementwise, stage_weights).run()
 
 
 def _nothing_to_schedule(f: func.FuncOp) -> bool:

@@ -118,6 +118,9 @@ class Emitter:
         self._hoist = None  # a prefetch.Hoist while a prefetch is being emitted
         self._before: dict[int, int] = {}  # core -> where a command hoisted there goes
         self.hoisted_bufs: set[str] = set()  # written by commands hoisted into this phase
+        self.settled: set[str] = set()  # written only two or more phases ago (staging.py)
+        self.before_barrier = None  # called when a phase ends, before its fences
+        self.staged: dict[str, set[int]] = {}  # staged weight buffer -> cores writing it
         self.hoisted_bytes: dict[int, int] = {}  # core -> their weight-buffer bytes
         self._wb_bufs: dict[int, list[str]] = {}  # core -> its weight-buffer buffers
         self.wb_prev: dict[int, int] = {}  # core -> weight-buffer bytes live in the last phase
@@ -212,7 +215,15 @@ class Emitter:
         if self.narrow:
             ran = phase - 1 if at is not None else phase  # a hoisted command runs before the barrier
             for a in accesses:
-                if a.buffer not in self.sync.readonly:
+                if a.buffer in self.staged:  # per writing core: the copies' rows are disjoint
+                    writers = self.staged[a.buffer]
+                    if a.write:
+                        writers.add(core)
+                        self.touches.add(ran, core, (a.buffer, core), True)
+                    else:
+                        for w in writers:
+                            self.touches.add(ran, core, (a.buffer, w), False)
+                elif a.buffer not in self.sync.readonly:
                     self.touches.add(ran, core, self.memory_key(a.buffer), a.write)
         return cmd
 
@@ -248,6 +259,8 @@ class Emitter:
 
     def barrier(self, next_item: str) -> None:
         """End the phase: a cluster barrier of fences, then phase + 1 for `next_item`."""
+        if self.before_barrier is not None:
+            self.before_barrier()  # the phase's last commands (staging.py)
         if any(self.cmds.get(c) for c in self.barrier_cores):
             cores = self.barrier_cores
             names = {c: f"bar{self._parity}_c{c}" for c in cores}

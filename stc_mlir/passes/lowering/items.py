@@ -54,6 +54,7 @@ from .placement import (
     Frame, IndexMap, LoweringError, Piece, Placement, split_box, transfer, whole,
 )
 from .probes import Probes
+from .staging import Staging
 from .stage import Job, Operand, Output, Rule, configure, run_stage
 from .stripes import rebase, regions, shift
 from .values import constant, dtype_of, shape_of
@@ -129,8 +130,10 @@ class ItemCtx:
 
 class FunctionLowering:
     def __init__(self, f: func.FuncOp, target: Target, target_ref: str | None = None,
-                 prefetch: bool = True, narrow_barriers: bool = True):
+                 prefetch: bool = True, narrow_barriers: bool = True, fuse: bool = True,
+                 stage_weights: bool = True):
         self.f = f
+        self.fuse = fuse  # streamed elementwise chains in one stage (vector.ChainRule)
         self.t = target
         self.em = Emitter(target, f.sym_name.data, target_ref)
         self.em.prefetch = prefetch
@@ -156,10 +159,20 @@ class FunctionLowering:
         cores = sorted({c for op in self.items for c in op.core_bind.cores})  # type: ignore[union-attr]
         self.em.barrier_cores = cores or [0]
         self.probes = Probes(self.em, reference.graph_values(f), op_label)
+        self.staging = Staging(self, stage_weights)
+        if self.staging.weights:
+            self.em.before_barrier = self.staging.flush
 
     # --- placements
 
     def const(self, v: SSAValue) -> Placement:
+        op = constant(v)
+        assert op is not None
+        staged = self.staging.placement(op) if self.staging.by_op else None
+        return staged if staged is not None else self.ddr_const(v)
+
+    def ddr_const(self, v: SSAValue) -> Placement:
+        """The weight buffer of constant `v` in DDR (made on first use)."""
         op = constant(v)
         assert op is not None
         if op not in self.consts:
@@ -192,7 +205,7 @@ class FunctionLowering:
         return total
 
     def llb_live(self, index: int) -> int:
-        total, seen = 0, set()
+        total, seen = self.staging.bytes, set()  # staged weights: the whole program
         for v, p in self.env.items():
             if self.last_use.get(v, -1) < index:
                 continue
@@ -417,6 +430,7 @@ class GroupLowering:
     def __init__(self, fl: FunctionLowering, op: s.GroupOp, ctx: ItemCtx):
         self.fl, self.em, self.op, self.ctx = fl, fl.em, op, ctx
         self.alias: dict[SSAValue, SSAValue] = {}  # a fused group's arguments and result
+        self.scratch_llb: list[int] = []  # bytes of the LLB scratch buffers made so far
         self.body = self._flatten(op)
         self.env: dict[SSAValue, Placement] = {}
         for arg, v in zip(op.body.block.args, op.inputs):
@@ -727,6 +741,7 @@ class GroupLowering:
             if k:
                 self.em.barrier(self.ctx.label)
             self.em.set_op(op_label(o))
+            self.fl.staging.issue(o)
             for r in computed(o):
                 root = p.root[r]
                 pieces = []
@@ -824,16 +839,26 @@ class GroupLowering:
         fl = self.fl
         em = self.em
         out_dest = self.result_dest()
+        fused = self._chains()
+        first = True
         for k, o in enumerate(ops):
-            if k:
+            if k in fused and fused[k] is None:
+                fl.staging.issue(o)  # in the chain's phase
+                continue  # computed by the chain before it (vector.ChainRule)
+            if not first:
                 em.barrier(self.ctx.label)
+            first = False
             em.set_op(op_label(o))
+            fl.staging.issue(o)
             for r in computed(o):
                 if isinstance(o, VIEW_OPS):
                     self.env[r] = self._view(self.ins(o)[0], r, k)
                     self.probe(r, self.env[r])
                     continue
                 rule = self.rule(o, r)
+                if fused.get(k) is not None:
+                    rule = fused[k]
+                    r = rule.out
                 if r is self.output:
                     dest = out_dest if out_dest is not None else fl.l1_pieces(
                         r, self.ctx, rule.split_axes, f"g{self.ctx.index}_out", self.carries(r),
@@ -874,12 +899,37 @@ class GroupLowering:
                 run_stage(em, rule, jobs, budgets, 4, f"g{self.ctx.index}_{k}", self.where(o))
                 self.probe(r, dest)
 
+    def _chains(self) -> dict[int, Rule | None]:
+        """Runs of elementwise ops computed as one stage (vector.chains): the index of a
+        run's first op -> its ChainRule, of the others -> None. Not in row stripes (their
+        values keep per-op boxes) nor with fusion off (`FunctionLowering.fuse`)."""
+        if self.region or not self.fl.fuse:
+            return {}
+        ops = self.body
+        rules: list[Rule | None] = []
+        for o in ops:
+            results = computed(o)
+            if isinstance(o, VIEW_OPS) or len(results) != 1 or (type(o) not in UNARY and type(o) not in BINARY):
+                rules.append(None)
+            else:
+                rules.append(self.rule(o, results[0]))
+        out: dict[int, Rule | None] = {}
+        for start, end in vector.chains(rules, {self.output}):
+            out[start] = vector.ChainRule(rules[start:end])  # type: ignore[arg-type]
+            out.update(dict.fromkeys(range(start + 1, end)))
+        return out
+
     def _scratch(self, r: SSAValue, k: int) -> Placement:
         box = self.region.get(r, bx.full(shape_of(r)))  # a row stripe keeps only its rows
         nbytes = align(bx.numel(box) * DTYPES[dtype_of(r)].itemsize)
         llb = self.fl.t.memory["llb"].size * (1 - MARGIN)
-        space = "llb" if self.fl.llb_live(self.ctx.index) + nbytes <= llb else "ddr"
+        # with weights staged in LLB for the whole program (staging.py), this group's own
+        # earlier scratch counts too, so the staged bytes never overflow LLB
+        mine = sum(self.scratch_llb) if self.fl.staging.bytes else 0
+        space = "llb" if self.fl.llb_live(self.ctx.index) + mine + nbytes <= llb else "ddr"
         buf = self.em.buffer(f"g{self.ctx.index}_{k}_tmp", space, nbytes)
+        if space == "llb":
+            self.scratch_llb.append(nbytes)
         return Placement(shape_of(r), dtype_of(r), [Piece(None, box, Frame(buf, 0, box, dtype_of(r)))])
 
     def _view(self, src: SSAValue, r: SSAValue, k: int) -> Placement:

@@ -25,6 +25,11 @@ from .stage import Rule, Work, project, weight_chunks
 from .values import constant, dtype_of, shape_of
 
 
+SPLIT_N_BELOW = 8
+"""A matmul with a constant right operand and fewer output rows than this (all batch dims
+together) is spread over cores along N first."""
+
+
 class MatmulRule(Rule):
     """numpy.matmul, a 1-D operand included: a 1-D left operand [K] is a row [1, K] and a
     1-D right operand [K] a column [K, 1] whose unit dim the result drops; the rule works
@@ -42,8 +47,17 @@ class MatmulRule(Rule):
         if rank + self.row + self.column > MAX_RANK:
             raise LoweringError(f"matmul of {list(a)} and {list(b)}: with the unit dims of its 1-D "
                                 f"operands the product has more than {MAX_RANK} dims")
-        # split along every dim but N (a column has none): rows and batch dims
-        self.split_axes = self.tile_axes = tuple(range(rank if self.column else rank - 1)) or (0,)
+        # tiles along every dim but N (a column has none): rows and batch dims; spread over
+        # cores along those, then along N when they run out (a few rows: each core reads its
+        # own columns of the weight, the cores' DMA engines load them side by side)
+        self.tile_axes = tuple(range(rank if self.column else rank - 1)) or (0,)
+        self.split_axes = tuple(range(rank)) or (0,)
+        out_shape = g.shape_of(out.type)
+        if (not self.column and rank > 1 and constant(operands[1])
+                and math.prod(out_shape[:-1]) < SPLIT_N_BELOW):
+            # fewer rows than cores: N first, so each core streams only its own columns of
+            # the weight (no copies between cores) and all DMA engines load side by side
+            self.split_axes = (rank - 1, *range(rank - 1))
         self.weight_slots = frozenset(i for i, v in enumerate(operands) if constant(v))
         self.k, self.n = self.b[-2], self.b[-1]
         self.nc, self.kc = self.n, self.k
@@ -68,10 +82,16 @@ class MatmulRule(Rule):
         return out + ((0, 1),) if self.column else out
 
     def chunks(self, box: Box) -> list[Box]:
+        """The column chunks of a tile; when the weight is chunked the first is only 32
+        columns wide (a ramp): it is what every core waits for before its first command,
+        passed down the tree of cores (stage.tree) copy by copy, and the bigger chunks after
+        it arrive while the first computes."""
         if self.column:
             return [box]
         lo, hi = box[-1]
         cuts = sorted({lo, hi} | {c for c in range(0, hi, self.nc) if lo < c < hi})
+        if self.nc < self.n and cuts[1] - cuts[0] > 32:
+            cuts.insert(1, cuts[0] + 32)  # a first chunk of 32 columns (`ramp`)
         return [bx.with_dim(box, len(box) - 1, (a, b)) for a, b in zip(cuts, cuts[1:])]
 
     def _lhs(self, out: Box, k: tuple[int, int]) -> Box:
@@ -88,6 +108,8 @@ class MatmulRule(Rule):
         whole = self.nc == self.n and self.kc == self.k
         lhs = self._lhs(out, (0, self.k))
         rhs_all = bx.full(self.b[:-1] if self.column else self.b)
+        if not self.column:  # the tile's columns (its core's share of N)
+            rhs_all = bx.with_dim(rhs_all, len(rhs_all) - 1, self._full(out)[-1])
         return [[lhs, rhs_all if whole and 1 in self.weight_slots else self._rhs(out, k)]
                 for k in bx.chunks(0, self.k, self.kc)]
 

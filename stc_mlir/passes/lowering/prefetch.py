@@ -47,8 +47,11 @@ class Hoist:
         size = 0
         for a in accesses:
             if not a.write:
-                if a.buffer not in em.sync.readonly and a.buffer not in em.hoisted_bufs:
+                if (a.buffer not in em.sync.readonly and a.buffer not in em.hoisted_bufs
+                        and a.buffer not in em.settled):
                     return None
+            elif a.buffer in em.hoisted_bufs:  # a further piece of a region hoisted already
+                continue
             elif buffers[a.buffer].space != "wb" or a.buffer in em.live:
                 return None
             else:
@@ -61,7 +64,7 @@ class Hoist:
         """A command with `accesses` went before the barrier: its buffers live from the
         previous phase on."""
         for a in accesses:
-            if a.write:
+            if a.write and a.buffer not in em.hoisted_bufs:
                 em.live[a.buffer][0] = em.phase - 1
                 em.hoisted_bufs.add(a.buffer)
                 em.hoisted_bytes[core] = em.hoisted_bytes.get(core, 0) + em.program.buffers[a.buffer].size

@@ -186,14 +186,39 @@ class RingSource:
         self.held[i] = region
         frame = self.frames[i] = Frame(self.buffers[i], 0, region, self.value.dtype)
         pool = getattr(self, "pool", None)
-        src = pool.source(self.core, region) if pool is not None else self.value
-        transfer(self.em, src, frame, region, self.core)
+        if pool is None:
+            transfer(self.em, self.value, frame, region, self.core)
+        else:  # in pieces: the next core down the tree starts on a piece as soon as it is here
+            src = pool.source(self.core, region)
+            near = all(piece.core is not None for piece in src.pieces)  # another core's copy
+            parts = ([region] if not near and not pool.feeds(self.core)  # nobody waits for it
+                     else _pieces(region, frame.dtype, PIECE_BYTES if near else pool.far_piece()))
+            for part in parts:
+                transfer(self.em, src, frame, part, self.core)
         self._use(i)
         return frame
 
     def _use(self, i: int) -> None:
         self.order.remove(i)
         self.order.append(i)
+
+
+PIECE_BYTES = 8 * 1024
+"""A weight region copied from another core is moved in pieces of at least this many
+bytes (at most `PIECES`); from DDR/LLB, whose latency each piece pays again, in pieces
+that take at least `LATENCIES` times that latency at the memory's bandwidth shared by the
+stage's cores loading from it (`WeightPool.far_piece`)."""
+PIECES = 4
+LATENCIES = 2
+
+
+def _pieces(region: Box, dtype: str, least: int) -> list[Box]:
+    """`region` cut along its first dim into up to `PIECES` pieces of at least `least`
+    bytes (one piece when it is small or its first dim is 1)."""
+    n = min(PIECES, bx.numel(region) * DTYPES[dtype].itemsize // least, region[0][1] - region[0][0])
+    if n <= 1:
+        return [region]
+    return [bx.with_dim(region, 0, r) for r in bx.ranges(region[0][1] - region[0][0], n, region[0][0])]
 
 
 # ----------------------------------------------------------------------------- sinks
@@ -341,6 +366,7 @@ class WeightPool:
         self.em, self.value, self.hint = em, value, hint
         self.rings: dict[int, RingSource] = {}
         self._before: dict[int, int] | None = None  # core -> the one before it on the chain
+        self.loaders = 1  # cores reading distinct regions of it at once (set by run_stage)
 
     def ring(self, core: int, slots: int, nbytes: int) -> RingSource:
         ring = RingSource(self.em, core, self.value, "wb", slots, nbytes, f"{self.hint}_c{core}")
@@ -355,18 +381,69 @@ class WeightPool:
         through the NoC mesh, one hop per link) if that one holds it, else DDR. Every
         weight chunk flows down the chain like a systolic pipeline: each core's inbound
         engine moves it once, each link carries it once."""
-        if self._before is None or len(self._before) != len(self.rings):
-            chain = [c for c in _snake(self.em.target) if c in self.rings]
-            self._before = dict(zip(chain[1:], chain))
+        if self._before is None or len(self._before) != len(self.rings) - 1:
+            self._before = tree(self.em.target, self.rings)[1]
         before = self._before.get(core)
-        ring = self.rings.get(before) if before is not None else None
+        found = self._held(before, region) if before is not None else None
+        if found is None:  # cores split along N: the nearest other core holding it
+            hops = self.em.target.hops
+            for other in sorted(self.rings, key=lambda o: hops(o, core)):
+                if other != core and (found := self._held(other, region)) is not None:
+                    before = other
+                    break
+        if found is not None:
+            held, frame = found
+            return Placement(self.value.shape, self.value.dtype, [Piece(before, held, frame)])
+        return self.value
+
+    def far_piece(self) -> int:
+        """The least bytes of a piece read from the weight's own memory (DDR or LLB)."""
+        mem = self.em.target.memory[self.em.program.buffers[self.value.pieces[0].frame.buffer].space]
+        return int(LATENCIES * mem.latency * mem.bandwidth / max(1, self.loaders))
+
+    def feeds(self, core: int) -> bool:
+        """Whether another core of the stage copies weights from `core` (its tree parent)."""
+        if self._before is None or len(self._before) != len(self.rings) - 1:
+            self._before = tree(self.em.target, self.rings)[1]
+        return core in self._before.values()
+
+    def _held(self, core: int, region: Box) -> tuple[Box, Frame] | None:
+        """The region and frame of `core`'s slot holding `region`, if one does."""
+        ring = self.rings.get(core)
         if ring is not None:
             for i, held in enumerate(ring.held):
                 if held is not None and bx.contains(held, region):
-                    frame = ring.frames[i]
-                    return Placement(self.value.shape, self.value.dtype,
-                                     [Piece(before, held, frame)])
-        return self.value
+                    return held, ring.frames[i]  # type: ignore[return-value]
+        return None
+
+
+def tree(target, cores) -> tuple[list[int], dict[int, int]]:
+    """The order a stage's `cores` are emitted in and, for each but the first, the core it
+    copies weight chunks from: a spanning tree of one-hop links grown breadth-first from
+    the first core of the snake (each core's parent the nearest one already reached, the one
+    with the fewest children on a tie), so a chunk reaches every core in as many copies as
+    the farthest core is hops away (4 on the 2 x 4 mesh, 7 down the snake) and each link
+    still carries it once."""
+    return _tree_of(target.noc_rows, target.noc_cols, target.cores, tuple(sorted(cores)))
+
+
+@functools.lru_cache(maxsize=None)
+def _tree_of(rows: int, cols: int, n: int, cores: tuple[int, ...]) -> tuple[list[int], dict[int, int]]:
+    def hops(a: int, b: int) -> int:
+        return abs(a // cols - b // cols) + abs(a % cols - b % cols)
+
+    snake = [c for c in _snake_of(rows, cols, n) if c in cores] + [c for c in cores if c >= n]
+    if not snake:
+        return [], {}
+    root = snake[0]
+    order = sorted(snake, key=lambda c: (hops(root, c), snake.index(c)))
+    parent: dict[int, int] = {}
+    children = dict.fromkeys(order, 0)
+    for i, c in enumerate(order[1:], 1):
+        p = min(order[:i], key=lambda o: (hops(o, c), children[o], -order.index(o)))
+        parent[c] = p
+        children[p] += 1
+    return order, parent
 
 
 def _snake(target) -> tuple[int, ...]:
@@ -468,7 +545,7 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
     pools = {i: WeightPool(em, jobs[0].operands[i].value, f"{hint}_{i}")
              for i in rule.weight_slots if jobs}
     states = []
-    rank = {c: i for i, c in enumerate(_snake(em.target))}
+    rank = {c: i for i, c in enumerate(tree(em.target, [job.core for job in jobs])[0])}
     for job, works in sorted(zip(jobs, plans), key=lambda jw: rank.get(jw[0].core, 0)):
         core = job.core
         sources: list[FrameSource | RingSource | None] = []
@@ -497,7 +574,11 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
             acc = em.buffer(f"{hint}_c{core}_acc", "l1",
                             max(bx.numel(w.out) for w in works) * 4, core)
         states.append((job, works, sources, sink, acc))
+    for i, pool in pools.items():  # distinct first regions: the cores loading side by side
+        pool.loaders = len({works[0].steps[0][i] for _, works, *_ in states if works}) or 1
     prefetch(em, rule, states)
+    if em.before_barrier is not None:
+        em.before_barrier()  # copies that run under this stage (staging.py), after its prefetch
     value = Placement(out_shape, out_dtype, [])
     n = len(states)
     current: list[tuple[Ref, Frame | None] | None] = [None] * n

@@ -114,6 +114,75 @@ class BinaryRule(_Pointwise):
         em.emit(core, "binary", kind=BINARY[type(self.op)], lhs=a, rhs=b, output=out)
 
 
+class _Held:
+    """A stand-in frame for the value a chain computed so far: the tile it is in."""
+
+    def __init__(self, ref: Ref):
+        self._ref = ref
+
+    def ref(self, region: Box) -> Ref:
+        return self._ref
+
+
+class ChainRule(_Pointwise):
+    """Consecutive elementwise ops (unary, binary) of a streamed group, each feeding only
+    the next, computed tile by tile in one stage: the chain's outside operands are loaded
+    once per tile, every op writes over the tile in L1, and only the last result is stored
+    (one pass over LLB/DDR instead of one per op: a BatchNorm's mul, add and the relu after
+    it). `rules` are the ops' rules in order; each takes the previous result as an operand."""
+
+    in_place = True
+
+    def __init__(self, rules: Sequence[Rule]):
+        first, last = rules[0], rules[-1]
+        operands: list[SSAValue] = []
+        for k, rule in enumerate(rules):
+            for v in rule.operands:
+                if (k == 0 or v is not rules[k - 1].out) and not any(v is o for o in operands):
+                    operands.append(v)
+        super().__init__(last.op, operands, last.out)
+        self.rules = list(rules)
+        self.first = first
+
+    def emit(self, em: Emitter, core: int, work: Work, step: int, frames, out: Ref, acc) -> None:
+        held = _Held(out)
+        for k, rule in enumerate(self.rules):
+            regions, sub = [], []
+            for v in rule.operands:
+                if k and v is self.rules[k - 1].out:
+                    regions.append(work.out)
+                    sub.append(held)
+                else:
+                    i = next(j for j, o in enumerate(self.operands) if o is v)
+                    regions.append(work.steps[0][i])
+                    sub.append(frames[i])
+            rule.emit(em, core, Work(work.out, [regions], work.chunk), 0, sub, out, acc)
+
+
+def chains(rules: Sequence[Rule | None], outputs: set[SSAValue]) -> list[tuple[int, int]]:
+    """[start, end) runs of `rules` (None: an op that is not computed) that one ChainRule
+    can compute: unary and binary ops on floats of one shape and type, each result used
+    only by the next op (and not in `outputs`, the values needed elsewhere)."""
+    runs, start = [], 0
+    for k in range(1, len(rules) + 1):
+        if k < len(rules) and _links(rules[k - 1], rules[k], outputs):
+            continue
+        if k - start > 1:
+            runs.append((start, k))
+        start = k
+    return runs
+
+
+def _links(a: Rule | None, b: Rule | None, outputs: set[SSAValue]) -> bool:
+    if type(a) not in (UnaryRule, BinaryRule) or type(b) not in (UnaryRule, BinaryRule):
+        return False
+    v = a.out
+    if (v in outputs or shape_of(v) != shape_of(b.out) or dtype_of(v) != dtype_of(b.out)
+            or dtype_of(v) not in FLOAT_DTYPES or any(dtype_of(o) != dtype_of(v) for o in b.operands)):
+        return False
+    return any(o is v for o in b.operands) and all(u.operation is b.op for u in v.uses)
+
+
 class CompareRule(_Pointwise):
     """Comparisons and logic into an i1 mask, operands compared in their own type."""
 

@@ -38,6 +38,8 @@ from xdsl.ir import Operation, SSAValue
 from stc_mlir import target as targets
 from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
+from stc_mlir.passes.lowering.matmul import SPLIT_N_BELOW
+from stc_mlir.passes.lowering.stage import PIECES, tree
 from stc_mlir.passes.schedule_verify import VIEW_OPS, nbytes, stripe_fractions
 
 from .graph import is_weight, output_of
@@ -57,6 +59,13 @@ class Calibration:
     """cycles before the first byte of a phase that loads from DDR or LLB arrives"""
     item_cycles: float = 150.0
     """per group item: handing its inputs and result over, the pipeline's fill and drain"""
+    item_scale: float = 0.0
+    """a group item whose phases take less than this pays that share of `item_cycles` (its
+    first tile's load and last tile's store are as small as its work); 0: every item pays it all"""
+
+    def item(self, cycles: float) -> float:
+        """What a group item whose phases take `cycles` pays beyond them."""
+        return self.item_cycles * (min(1.0, cycles / self.item_scale) if self.item_scale else 1.0)
 
     def phase(self, work: float, memory: float, chain: float, loads: float) -> float:
         return (self.bound * max(work, memory) + self.hidden * min(work, memory) + self.chain * chain
@@ -133,6 +142,16 @@ def weight_bytes(op: Operation) -> int:
     return sum(nbytes(v.type) for v in op.operands if is_weight(v))
 
 
+def spread_along_n(op: Operation) -> bool:
+    """Whether the lowering spreads `op` over cores along N (a matmul with a constant weight
+    and fewer output rows than `SPLIT_N_BELOW`: each core loads and uses only its own weight
+    columns, no weight passes between cores)."""
+    if not isinstance(op, g.MatmulOp) or not is_weight(op.operands[1]):
+        return False
+    shape = _shape(op.results[0])
+    return len(shape) > 1 and len(_shape(op.operands[1])) > 1 and math.prod(shape[:-1]) < SPLIT_N_BELOW
+
+
 def rows(op: Operation) -> int:
     """Units of work one sample gives the cores to share (output rows)."""
     shape = _shape(op.results[0])
@@ -149,6 +168,7 @@ class Estimator:
         self.c = calibration
         self.ddr_bw = target.memory["ddr"].bandwidth or 64
         self.llb_bw = target.memory["llb"].bandwidth or 256
+        self._depths: dict[int, int] = {}
         self._compute: dict[Operation, float] = {}
 
     # --- one op
@@ -178,27 +198,43 @@ class Estimator:
         return _ceil(work, self.t.vector_elements)
 
     def features(self, compute: float, cores: int, imbalance: float, ddr: float = 0, llb: float = 0,
-                 noc: float = 0, weights: float = 0) -> tuple[float, float, float, float]:
+                 noc: float = 0, weights: float = 0, spread: bool = False) -> tuple[float, float, float, float]:
         """(compute, memory, chain cycles, whether it loads from DDR/LLB) of one op on `cores` cores: `compute` cycles in
         all, `ddr` / `llb` bytes through the shared ports (`weights` of the DDR bytes are
-        weights: every core's inbound engine receives all of them, passed on core to core,
-        so the last core starts `cores - 1` chunk transfers after the first), `noc` bytes
-        into each core from other cores' L1."""
+        weights: every core's inbound engine receives all of them, passed down a tree of
+        one-hop links in pieces, so the farthest core starts a piece per hop after the first;
+        `spread`: each core loads only its own share of them), `noc` bytes into each core
+        from other cores' L1."""
         work = compute * imbalance / max(cores, 1)
         engine = self.t.dma_bandwidth
+        if spread:
+            weights = weights / max(cores, 1)
         memory = max(ddr / self.ddr_bw, llb / min(self.llb_bw, engine * cores),
                      (noc + weights) / engine)
-        chunk = min(weights, self.t.memory["wb"].size / 2)
-        return work, memory, (cores - 1) * chunk / engine, float(ddr + llb > 0)
+        piece = min(weights, self.t.memory["wb"].size / 2) / PIECES
+        return work, memory, 0.0 if spread else self._depth(cores) * piece / engine, float(ddr + llb > 0)
+
+    def _depth(self, cores: int) -> int:
+        """Hops from the first core of a stage of `cores` cores to the farthest (its weight tree)."""
+        if cores not in self._depths:
+            order, parent = tree(self.t, range(cores))
+            depth = {c: 0 for c in order[:1]}
+            for c in order[1:]:
+                depth[c] = depth[parent[c]] + 1
+            self._depths[cores] = max(depth.values(), default=0)
+        return self._depths[cores]
 
     def phase(self, *args, **kwargs) -> float:
         """Cycles of one op (the arguments of `features`)."""
         return self.c.phase(*self.features(*args, **kwargs))
 
-    @staticmethod
-    def imbalance(op: Operation, samples: float, parts: int, cores_per_part: int) -> float:
-        """Whole rows per core: ceil(units / cores) / (units / cores)."""
-        units = max(samples / parts, 1) * rows(op)
+    def imbalance(self, op: Operation, samples: float, parts: int, cores_per_part: int) -> float:
+        """Whole rows per core: ceil(units / cores) / (units / cores); whole lane-wide column
+        blocks for a matmul spread along N."""
+        if spread_along_n(op):
+            units = max(1, math.ceil(_shape(op.results[0])[-1] / self.t.n_lanes))
+        else:
+            units = max(samples / parts, 1) * rows(op)
         return math.ceil(units / cores_per_part) / (units / cores_per_part)
 
     # --- a scheduled function
@@ -211,8 +247,9 @@ class Estimator:
         if isinstance(op, s.GroupOp):
             fraction = (stripe_fractions(op.body_ops(), op.yield_op.value, op.stripe)
                         if op.stripe is not None else None)  # a row stripe computes and moves its rows only
-            return self.c.item_cycles + self.group(op.body_ops(), dict(zip(op.body.block.args, op.inputs)), op.output, scope,
-                              bind, where, fraction)
+            cycles = self.group(op.body_ops(), dict(zip(op.body.block.args, op.inputs)), op.output, scope, bind, where,
+                                fraction)
+            return self.c.item(cycles) + cycles
         moved = sum(nbytes(v.type) for v in op.operands if where.get(v, (s.NPUMemScope.DDR, ()))[0] == s.NPUMemScope.L1)
         if scope == s.NPUMemScope.L1:
             incoming = sum(nbytes(v.type) for v in op.operands)
@@ -267,7 +304,7 @@ class Estimator:
                     llb += size
             batch = s.batch_of(result.type) or 1
             phases.append(self.features(self.compute(o) * share.get(result, 1), cores, self.imbalance(o, batch, parts, cores // parts),
-                                        ddr=ddr, llb=llb, noc=noc, weights=weights))
+                                        ddr=ddr, llb=llb, noc=noc, weights=weights, spread=spread_along_n(o)))
         return phases
 
     def function(self, f: func.FuncOp) -> "Estimate":

@@ -32,7 +32,7 @@ from stc_mlir.passes.schedule_verify import VIEW_OPS, fewest_stripes, fmt, nbyte
 from stc_mlir.progress import counted
 from stc_mlir.schedules.default import divisors
 
-from .cost import MOVEMENT_OPS, Estimator, weight_bytes
+from .cost import MOVEMENT_OPS, Estimator, spread_along_n, weight_bytes
 from .graph import GraphView, is_weight, output_of
 
 FILL = 0.92
@@ -133,7 +133,7 @@ class Search:
 
     def _terms(self, k: int) -> tuple:
         """What the cost of op k needs, computed once: (skip, weights, compute, carried, inputs
-        (value, bytes), result bytes, movement)."""
+        (value, bytes), result bytes, movement, spread along N)."""
         if k not in self._op_terms:
             op = self.view.ops[k]
             view = self.view
@@ -141,7 +141,7 @@ class Search:
             carried = view.carries(output_of(op)) or any(view.carries(v) for v in op.operands)
             acts = [(v, nbytes(v.type)) for v in op.operands if not is_weight(v)]
             self._op_terms[k] = (isinstance(op, VIEW_OPS), weights, self.est.compute(op), carried, acts,
-                                 nbytes(output_of(op).type), isinstance(op, MOVEMENT_OPS))
+                                 nbytes(output_of(op).type), isinstance(op, MOVEMENT_OPS), spread_along_n(op))
         return self._op_terms[k]
 
     def cost(self, i: int, j: int, n: int, p: int) -> float:
@@ -158,12 +158,12 @@ class Search:
                 total += c
             else:
                 total += self._op_cost(k, i, j, n, p)
-        return (total + self.est.c.item_cycles) * n
+        return (total + self.est.c.item(total)) * n
 
     def _op_cost(self, k: int, i: int, j: int, n: int, p: int) -> float:
         """One sub-group's cycles of op k inside the group ops[i:j]."""
         view, est = self.view, self.est
-        skip, weights, compute, carried, acts, out_bytes, movement = self._terms(k)
+        skip, weights, compute, carried, acts, out_bytes, movement, spread = self._terms(k)
         if skip:
             return 0.0
         frac = 1 / n
@@ -181,7 +181,7 @@ class Search:
         noc = out_bytes * frac / cores if movement and not gather else 0.0
         imbalance = est.imbalance(view.ops[k], self.batch * frac, p, cores // p)
         return est.phase(compute * (frac if carried else 1), cores, imbalance, ddr=traffic["ddr"],
-                         llb=traffic["llb"], noc=noc, weights=weights)
+                         llb=traffic["llb"], noc=noc, weights=weights, spread=spread)
 
     def best(self, i: int, j: int, one_part: bool = False, fewest: bool = False) -> Segment | None:
         """The cheapest fitting (split, parts) of ops[i:j], or None. `fewest`: the fewest
@@ -213,7 +213,8 @@ class Search:
         if n is None:
             return None
         weights = sum(self._terms(k)[1] for k in range(i, j))
-        cycles = self.cost(i, j, 1, 1) + (n - 1) * (self.est.c.item_cycles + weights / 64)  # weights re-read
+        whole = self.cost(i, j, 1, 1)
+        cycles = whole + (n - 1) * (self.est.c.item(whole / n) + weights / 64)  # weights re-read
         self._stripes[key] = Segment(i, j, n, 1, cycles, rows=True)
         return self._stripes[key]
 

@@ -104,20 +104,26 @@ class Decider:
     judged."""
 
     def __init__(self, mod: IRModule, name: str, view: GraphView, t: targets.Target):
-        from stc_mlir.schedules.default import sink_to_first_use
-
         self.mod, self.name, self.view, self.t = mod, name, view, t
-        # level 3 groups runs of ops each computed as late as it can be (BERT's V projection
-        # next to the matmul that uses it); levels 1-2 keep the graph's order, which can be
-        # the better one for one-op items (XLNet 32: level 2 4.26 M cycles, sunk 4.42 M)
-        self.sunk = IRModule(mod.module.clone())
-        sink_to_first_use(self.sunk[name].op)
-        self.sunk_view = GraphView(self.sunk[name].op)
+        self._sunk: IRModule | None = None
         self.reasons: list[str] = []
         self._levels: dict[int, Choice] = {}
         self._singles: dict[float, list[Segment] | None] = {}
         self._first: dict[int, float] = {}
         self._cycles: dict[int, float] = {}  # id(program) -> emulated cycles
+
+    @property
+    def sunk(self) -> IRModule:
+        """The module with every op moved to just before its first user: level 3 groups runs
+        of ops in this order (BERT's V projection next to the matmul that uses it); levels
+        1-2 keep the graph's order, which can be the better one for one-op items (XLNet
+        32 x 32: level 2 4.26 M cycles in the graph's order, 4.42 M sunk)."""
+        from stc_mlir.schedules.default import sink_to_first_use
+
+        if self._sunk is None:
+            self._sunk = IRModule(self.mod.module.clone())
+            sink_to_first_use(self._sunk[self.name].op)
+        return self._sunk
 
     def decide(self, level: int) -> Choice:
         """Level `level`'s choice; raises AutoScheduleError when nothing lowers."""
@@ -216,8 +222,9 @@ class Decider:
         """The search, under each L1 fill in turn until a candidate lowers: its best-estimated
         unbiased and biased candidates, judged against each other and the level below."""
         bar = min(self.first_estimate(0), self.first_estimate(1), self.first_estimate(2))
+        view = GraphView(self.sunk[self.name].op)
         for fill in FALLBACK_FILLS:
-            found = _searches(self.sunk_view, self.t, fill)
+            found = _searches(view, self.t, fill)
             made = [(self.trial(segments, 3, fill, sunk=True), biased)
                     for biased, segments in counted(found, f"search: estimate candidates (L1 fill {fill:.0%})")]
             ranked = sorted(((c, biased) for c, biased in made if c is not None), key=lambda m: m[0].estimate)

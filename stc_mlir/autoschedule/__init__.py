@@ -17,8 +17,9 @@ the estimator is in doubt, judged by the emulator against the level below), `cac
 - level 3: the search: groups of consecutive ops, split factors, core binds, interleaved
   order and mem scopes, ranked by the estimator.
 
-Levels 1-3 first move every op to just before its first user. No level runs slower than the
-level below: where the estimator cannot rank them, the emulator does (`decide.py`).
+Level 3 groups runs of ops after moving every op to just before its first user. No level
+runs slower than the level below: where the estimator cannot rank them, the emulator does
+(`decide.py`).
 """
 
 from __future__ import annotations
@@ -99,8 +100,6 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
         if level > 0:  # what the default schedule does first (level 0 does it itself)
             fold_empty(f)
             one_result_ops(f)
-            sink_to_first_use(f)  # each op computed as late as it can be: shortest lifetimes
-        rewritten = before != list(f.body.block.ops)
         view = GraphView(f)
         if level > 0 and (view.batch or 1) > MAX_BATCH:
             raise UnsupportedGraph(
@@ -120,7 +119,10 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
                 if use_cache:  # the levels below decided on the way, for their own compiles
                     for below, choice in decider.decided().items():
                         cache.store(cache.key(f, t, below), *choice.decision)
-            segments, style, fill, llb_fill = found
+            segments, style, fill, llb_fill, sunk = found
+            if sunk:  # level 3's groups are runs of ops in this order
+                sink_to_first_use(f)
+            rewritten = before != list(f.body.block.ops)
             result.search_seconds = time.perf_counter() - start
             result.segments = segments
             if style == 0:  # the default schedule was no slower than this level's own
@@ -128,7 +130,7 @@ def auto_schedule(mod, level: int = 3, target: str | targets.Target = "stcp920",
                 default_schedule(mod, target=t)
             else:
                 result.built = build(mod, f, segments, style, t, fill, llb_fill)
-                result.built.one_result_ops = rewritten
+                result.built.one_result_ops, result.built.sunk = rewritten, sunk
             verify_function(f, t)
         result.estimate = Estimator(t).function(f).cycles
         out.append(result)

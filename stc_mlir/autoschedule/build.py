@@ -62,6 +62,8 @@ class Built:
     """(group, output handle, input handles) in creation order"""
     one_result_ops: bool = False
     """the graph was first rewritten by `fold_empty` and `one_result_ops` (the script does it too)"""
+    sunk: bool = False
+    """its ops were moved next to their first users (`sink_to_first_use`: the script does it too)"""
     splits: dict[int, int] = field(default_factory=dict)
     """group number -> split factor (> 1)"""
     stripes: dict[int, int] = field(default_factory=dict)

@@ -48,21 +48,21 @@ def key(f: func.FuncOp, target: targets.Target, level: int) -> str:
     return h.hexdigest()
 
 
-def load(k: str) -> tuple[list[Segment], int, float, float] | None:
-    """(groups, build style, L1 fill, LLB fill) stored under key `k`, or None."""
+def load(k: str) -> tuple[list[Segment], int, float, float, bool] | None:
+    """(groups, build style, L1 fill, LLB fill, ops sunk) stored under key `k`, or None."""
     try:
         data = json.loads((directory() / f"{k}.json").read_text())
         return ([Segment(**seg) for seg in data["groups"]], int(data["style"]), float(data["fill"]),
-                float(data["llb_fill"]))
+                float(data["llb_fill"]), bool(data["sunk"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def store(k: str, segments: list[Segment], style: int, fill: float, llb_fill: float) -> None:
+def store(k: str, segments: list[Segment], style: int, fill: float, llb_fill: float, sunk: bool) -> None:
     try:
         directory().mkdir(parents=True, exist_ok=True)
         tmp = directory() / f"{k}.json.tmp{os.getpid()}"
-        tmp.write_text(json.dumps({"version": VERSION, "style": style, "fill": fill, "llb_fill": llb_fill,
+        tmp.write_text(json.dumps({"version": VERSION, "style": style, "fill": fill, "llb_fill": llb_fill, "sunk": sunk,
                                    "groups": [seg.as_dict() for seg in segments]}))
         os.replace(tmp, directory() / f"{k}.json")
     except OSError:

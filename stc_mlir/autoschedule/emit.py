@@ -46,11 +46,12 @@ def script(built: Built, *, level: int, target: str, batch: int, cycles: int, ti
     if built.one_result_ops:  # the handles below name the rewritten graph
         lines[0] = lines[0].replace("from stc_mlir.schedules._common import check_batch",
                                     "from stc_mlir.schedules._common import check_batch\n"
-                                    "from stc_mlir.schedules.default import fold_empty, one_result_ops, "
-                                    "sink_to_first_use")
+                                    "from stc_mlir.schedules.default import fold_empty, one_result_ops"
+                                    + (", sink_to_first_use" if built.sunk else ""))
         lines[0] = lines[0].replace("    ops = ListOps(func)\n", "    fold_empty(func.op)  # as the scheduler did: a group "
                                     "boundary is one value\n    one_result_ops(func.op)\n"
-                                    + "    sink_to_first_use(func.op)  # each op as late as it can be: its order\n"
+                                    + ("    sink_to_first_use(func.op)  # each op as late as it can be: its order\n"
+                                       if built.sunk else "")
                                     + "    ops = ListOps(func)\n")
     lines.append("    groups = [")
     for grp, output, inputs in built.groups:

@@ -367,6 +367,7 @@ class WeightPool:
         self.rings: dict[int, RingSource] = {}
         self._before: dict[int, int] | None = None  # core -> the one before it on the chain
         self.loaders = 1  # cores reading distinct regions of it at once (set by run_stage)
+        self.feeding: set[int] = set()  # cores a child in the tree copies from (run_stage)
 
     def ring(self, core: int, slots: int, nbytes: int) -> RingSource:
         ring = RingSource(self.em, core, self.value, "wb", slots, nbytes, f"{self.hint}_c{core}")
@@ -402,10 +403,9 @@ class WeightPool:
         return int(LATENCIES * mem.latency * mem.bandwidth / max(1, self.loaders))
 
     def feeds(self, core: int) -> bool:
-        """Whether another core of the stage copies weights from `core` (its tree parent)."""
-        if self._before is None or len(self._before) != len(self.rings) - 1:
-            self._before = tree(self.em.target, self.rings)[1]
-        return core in self._before.values()
+        """Whether a core below `core` in the tree reads the same first region (so it
+        copies from `core`; cores split along N read their own columns)."""
+        return core in self.feeding
 
     def _held(self, core: int, region: Box) -> tuple[Box, Frame] | None:
         """The region and frame of `core`'s slot holding `region`, if one does."""
@@ -574,8 +574,11 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
             acc = em.buffer(f"{hint}_c{core}_acc", "l1",
                             max(bx.numel(w.out) for w in works) * 4, core)
         states.append((job, works, sources, sink, acc))
+    parent = tree(em.target, [job.core for job in jobs])[1]
     for i, pool in pools.items():  # distinct first regions: the cores loading side by side
-        pool.loaders = len({works[0].steps[0][i] for _, works, *_ in states if works}) or 1
+        first = {job.core: works[0].steps[0][i] for job, works, *_ in states if works}
+        pool.loaders = len(set(first.values())) or 1
+        pool.feeding = {p for c, p in parent.items() if c in first and first[c] == first.get(p)}
     prefetch(em, rule, states)
     if em.before_barrier is not None:
         em.before_barrier()  # copies that run under this stage (staging.py), after its prefetch

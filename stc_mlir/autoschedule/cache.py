@@ -23,7 +23,7 @@ from stc_mlir.dialects import graph as g
 
 from .search import Segment
 
-VERSION = 7
+VERSION = 8
 
 
 def directory() -> Path:

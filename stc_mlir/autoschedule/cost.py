@@ -13,15 +13,16 @@ the granularity the search needs, without lowering anything:
   inputs are read from, and the result written to, where their `mem_scope` puts them: DDR
   and LLB at their shared bandwidth, L1 of other cores over NoC links, L1 of the same cores
   for free; movement ops (transpose, slice, concat, gather...) are DMAs of their result;
-- weights pass from core to core (each core's inbound engine receives all of them, in
-  chunks of at most half the weight buffer): the last core of the chain starts
-  (cores - 1) chunk transfers after the first;
+- weights pass down a tree of one-hop links (each core's inbound engine receives all of
+  them, in chunks of at most half the weight buffer, moved in pieces): the farthest core
+  starts a piece transfer per hop of the tree's depth after the first; a matmul the
+  lowering spreads along N (few output rows) loads only each core's own columns;
 - a phase takes `bound` x max(compute, memory) + `hidden` x min(compute, memory) + `chain`
   x the chain's start-up + `phase_cycles` (+ `first_load` when it loads from DDR or LLB): loads and stores overlap the compute of other
   tiles but not entirely (the first tile's load and the last tile's store do not), and
   every phase pays the barrier and the first DMA's latency.
 
-`hidden`, `chain`, `phase_cycles`, `first_load` and `item_cycles` are fitted (`CALIBRATION`,
+`hidden`, `chain`, `phase_cycles`, `first_load`, `item_cycles` and `item_scale` are fitted (`CALIBRATION`,
 by `python -m stc_mlir.autoschedule.calibrate`) against emulated schedules; everything else
 comes from the target description.
 """
@@ -72,14 +73,18 @@ class Calibration:
                 + self.phase_cycles + self.first_load * loads)
 
 
-CALIBRATION = Calibration(bound=1.0, hidden=0.176, chain=0.33, phase_cycles=0.0, first_load=0.0, item_cycles=1503.14)
-"""`python -m stc_mlir.autoschedule.calibrate --size both` on the fifth session's lowering
-(weight prefetch, narrowed barriers): 38 schedules, levels 0-3 and the manual ones of the four
-benchmark models at both sizes. The prefetch hides most of a phase's first load and weight
-chain (`first_load` and `phase_cycles` fit to 0, `chain` to a third); what a group item
-costs beyond its phases (its pipeline's fill and drain: the first tile's load, the last
-one's store, waiting on the cores it hands over to) fits to ~1,500 cycles, ten times the
-earlier guess: the reason longer groups emulate faster than estimated."""
+CALIBRATION = Calibration(bound=1.0, hidden=0.172, chain=1.535, phase_cycles=0.0, first_load=277.089,
+                          item_cycles=1580.12, item_scale=20000.0)
+"""`python -m stc_mlir.autoschedule.calibrate --size both --levels 0,1,3` on the sixth
+session's lowering (weights down a tree of one-hop links in pieces, matmuls spread along N
+when rows run out, elementwise chains in one pass): 41 schedules, levels 0, 1, 3 and the
+manual ones of the four benchmark models at both sizes and of DLRM, MMoE and Wide & Deep at
+batch 2. A group item pays ~1,580 cycles beyond its phases (its pipeline's fill and drain,
+waiting on the cores it hands over to) when its phases take 20,000 cycles or more, and that
+share of it below (the first tile's load and the last one's store are as small as the
+work: the recommenders' one-op items were estimated 2-5x their emulated cycles with a flat
+charge); a phase that loads from DDR or LLB pays ~280 cycles of first load; the weight
+tree's start-up counts 1.5 times the piece transfers down its depth."""
 
 _UNARY_PASSES = {
     g.ReluOp: ["relu"], g.SigmoidOp: ["sigmoid"], g.TanhOp: ["tanh"], g.ErfOp: ["erf"], g.ExpOp: ["exp"],

@@ -255,7 +255,9 @@ class Decider:
             return self.judge(own)
         try:
             below = self.decide(level - 1)
-        except AutoScheduleError:
+        except UnsupportedGraph:
+            raise
+        except AutoScheduleError:  # nothing below lowers: this level's own, if any
             return self.judge(own)
         if big and own[0].estimate > (1 + DOUBT) * below.estimate:
             return below

@@ -243,6 +243,8 @@ class Decider:
                     taken.append(placed)
             if taken:
                 return self._against_below(3, taken)
+            if not ranked or ranked[0][0].estimate >= bar:  # nothing to lower: less of L1 only costs more
+                break
         return self._against_below(3, [])
 
     def _against_below(self, level: int, own: list[Choice]) -> Choice | None:

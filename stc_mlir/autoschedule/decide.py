@@ -243,7 +243,7 @@ class Decider:
                     taken.append(placed)
             if taken:
                 return self._against_below(3, taken)
-            if not ranked or ranked[0][0].estimate >= bar:  # nothing to lower: less of L1 only costs more
+            if ranked and ranked[0][0].estimate >= bar:  # nothing to lower: less of L1 only costs more
                 break
         return self._against_below(3, [])
 

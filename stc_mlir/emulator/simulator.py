@@ -56,6 +56,11 @@ class _Task:
     writes: list[_Access] | None = None
     dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
+    # set by `prepare` once the semaphores are numbered: (semaphore id, count) of `waits`,
+    # (semaphore id, signal latency) of the command's signals, the label of a wait slice
+    wait_ids: tuple[tuple[int, int], ...] = ()
+    signal_to: tuple[tuple[int, Any], ...] = ()
+    wait_label: str = ""
 
 
 # (slot, memory, footprint, tile, bytes counted, granule hull): one tile a command reads or
@@ -77,6 +82,10 @@ def _counts(names: list[str]) -> dict[str, int]:
     """How many times each semaphore is named (in order; usually once each)."""
     counts = dict.fromkeys(names, 1)
     return counts if len(counts) == len(names) else dict(Counter(names))
+
+
+_KICK, _DONE, _SIGNAL, _FLOW, _FLOWS = range(5)  # event kinds (a thread's head may start, a
+# command completes, a signal lands, a DMA's bytes start to flow, the next transfer ends)
 
 
 @dataclass(eq=False)
@@ -122,6 +131,8 @@ class Prepared:
     min_ddr_bytes: int
     compute_cycles: float
     commands: int
+    sem_init: list[int]  # per semaphore id (their order in `program.semaphores`)
+    sem_names: list[str]
     runs: int = 0
 
     def serves(self, program: Program, target: Target, check_hazards: bool, numerics: bool) -> bool:
@@ -144,13 +155,27 @@ def prepare(program: Program, target: Target, check_hazards: bool = True, numeri
         mem, hull = bound[id(a[2])]
         return (a[0], mem, a[2], a[3], a[4], hull)
 
+    sem_ids = {name: i for i, name in enumerate(program.semaphores)}
+    homes = [s.core for s in program.semaphores.values()]
+    delays: dict[tuple[int, int], Any] = {}  # (core, semaphore's core) -> signal latency
     for queue in tasks:
         for task in queue:
             if task.reads is not None and task.writes is not None:
                 task.reads = [bind(a) for a in task.reads]
                 task.writes = [bind(a) for a in task.writes]
+            task.wait_ids = tuple((sem_ids[s], n) for s, n in task.waits.items())
+            task.wait_label = "wait " + ", ".join(f"@{s}" for s in task.waits)
+            to = []
+            for name in task.cmd.signals:
+                sem = sem_ids[name]
+                delay = delays.get((task.core, homes[sem]))
+                if delay is None:
+                    delay = delays[(task.core, homes[sem])] = target.hops(task.core, homes[sem]) * target.hop_latency
+                to.append((sem, delay))
+            task.signal_to = tuple(to)
     return Prepared(program, target, check_hazards, numerics, tasks, memories, figures,
-                    _min_ddr_bytes(program), compute_cycles, commands)
+                    _min_ddr_bytes(program), compute_cycles, commands,
+                    [s.init for s in program.semaphores.values()], list(program.semaphores))
 
 
 def _make_memories(program: Program, places: dict, check_hazards: bool, numerics: bool
@@ -268,7 +293,8 @@ class Simulator:
         self.tracker = HazardTracker(target.cores, program.where)
         self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
-        self.delays: dict[tuple[int, int], int] = {}  # (core, semaphore's core) -> signal latency
+        self.sem_init = prepared.sem_init
+        self.sem_names = prepared.sem_names
         self.memories = prepared.memories
         self.tasks = [deque(queue) for queue in prepared.tasks]
 
@@ -331,18 +357,20 @@ class Simulator:
             outputs[io.name] = raw.view(DTYPES[io.dtype]).reshape(io.shape)
         return outputs
 
-    def _push(self, time: float, kind: str, data: Any) -> None:
+    def _push(self, time: float, kind: int, data: Any) -> None:
         self._seq += 1
         heapq.heappush(self._events, (time, self._seq, kind, data))
 
     def _simulate(self) -> None:
-        self._events: list[tuple[float, int, str, Any]] = []  # (time, seq, kind, data)
+        self._events: list[tuple[float, int, int, Any]] = []  # (time, seq, kind, data)
         self._seq = 0
-        self.sem_count = {s.name: s.init for s in self.program.semaphores.values()}
-        self.sem_clock = {s: np.zeros(self.tracker.n, dtype=np.int64) for s in self.sem_count}
+        n_sems = len(self.sem_init)
+        self.sem_count = list(self.sem_init)  # per semaphore id
+        self.sem_clocks = np.zeros((n_sems, self.tracker.n), dtype=np.int64)
+        self.sem_clock = list(self.sem_clocks)  # each semaphore's clock, a view of its row
         self.busy = [False] * len(self.tasks)
         self.blocked_since: list[float | None] = [None] * len(self.tasks)
-        self.waiting: dict[str, set[int]] = {}  # semaphore -> threads blocked on it
+        self.waiting: dict[int, set[int]] = {}  # semaphore id -> threads blocked on it
         self.flows: list[_Flow] = []
         self.flow_time = 0.0
         self.flow_generation = 0
@@ -350,72 +378,83 @@ class Simulator:
         for tid, queue in enumerate(self.tasks):
             self.tracker.active[tid] = bool(queue)
             if queue:
-                self._push(queue[0].ready, "kick", tid)
-        while self._events:
-            self.now, _, kind, data = heapq.heappop(self._events)
-            if kind == "kick":
-                self._try_start(data)
-            elif kind == "done":
-                self._complete(data)
-            elif kind == "signal":
-                name, clock = data
-                self.sem_count[name] += 1
-                np.maximum(self.sem_clock[name], clock, out=self.sem_clock[name])
-                for tid in sorted(self.waiting.pop(name, ())):
-                    self._try_start(tid)
-            elif kind == "flow":
+                self._push(queue[0].ready, _KICK, tid)
+        events, pop = self._events, heapq.heappop
+        try_start, complete = self._try_start, self._complete
+        sem_count, sem_clock, waiting, maximum = self.sem_count, self.sem_clock, self.waiting, np.maximum
+        while events:
+            self.now, _, kind, data = pop(events)
+            if kind == _KICK:
+                try_start(data)
+            elif kind == _DONE:
+                complete(data)
+            elif kind == _SIGNAL:
+                sem, clock = data
+                sem_count[sem] += 1
+                maximum(sem_clock[sem], clock, out=sem_clock[sem])
+                blocked = waiting.pop(sem, None)
+                if blocked:
+                    for tid in sorted(blocked):
+                        try_start(tid)
+            elif kind == _FLOW:
                 self._advance_flows()
                 self.flows.append(_Flow(data, data.dma.nbytes, data.dma.nbytes))
                 self._retime_flows()
-            elif kind == "flows" and data == self.flow_generation:
+            elif data == self.flow_generation:  # _FLOWS
                 self._advance_flows()
                 done, self.flows = _partition(self.flows)
                 self._retime_flows()
                 for f in done:
-                    self._complete(f.task)
+                    complete(f.task)
         ends = [s.end for s in self.report.timeline]
         self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))
         if any(self.tasks):
             self._deadlock()
 
     def _try_start(self, tid: int) -> None:
+        if self.busy[tid]:
+            return
         queue = self.tasks[tid]
-        if self.busy[tid] or not queue:
+        if not queue:
             return
         task = queue[0]
-        if task.ready > self.now:
-            self._push(task.ready, "kick", tid)
+        now = self.now
+        if task.ready > now:
+            self._push(task.ready, _KICK, tid)
             return
         if task.fence is not None:
             self._try_fence(task)
             return
-        count = self.sem_count
-        short = [s for s, n in task.waits.items() if count[s] < n] if task.waits else None
-        if short:
-            if self.blocked_since[tid] is None:
-                self.blocked_since[tid] = self.now
-            for s in short:
-                self.waiting.setdefault(s, set()).add(tid)
-            return
+        waits = task.wait_ids
+        if waits:
+            count = self.sem_count
+            short = [s for s, n in waits if count[s] < n]
+            if short:
+                if self.blocked_since[tid] is None:
+                    self.blocked_since[tid] = now
+                for s in short:
+                    self.waiting.setdefault(s, set()).add(tid)
+                return
         since = self.blocked_since[tid]
         if since is not None:
-            if self.now > since:
-                names = ", ".join(f"@{s}" for s in task.waits)
-                self.report.timeline.append(Slice(task.core, task.unit, task.index,
-                                                  f"wait {names}", since, self.now, True))
+            if now > since:
+                self.report.timeline.append(Slice(task.core, task.unit, task.index, task.wait_label,
+                                                  since, now, True))
             self.blocked_since[tid] = None
-        for s, n in task.waits.items():
-            self.sem_count[s] -= n
-            self.tracker.acquire(tid, self.sem_clock[s])
+        if waits:
+            count, clocks, row = self.sem_count, self.sem_clock, self.tracker.rows[tid]
+            for s, n in waits:
+                count[s] -= n
+                np.maximum(row, clocks[s], out=row)  # (the tracker's acquire)
         queue.popleft()
         self.busy[tid] = True
-        task.start = self.now
-        self.tracker.begin(tid, task.core, task.index)
+        task.start = now
+        self.tracker.who[tid].append((task.core, task.index))  # (the tracker's begin)
         self._apply(task)
         if task.dma is None:
-            self._push(self.now + task.duration, "done", task)
+            self._push(now + task.duration, _DONE, task)
         else:
-            self._push(self.now + task.dma.latency, "flow", task)
+            self._push(now + task.dma.latency, _FLOW, task)
 
     def _try_fence(self, task: _Task) -> None:
         legs = task.fence
@@ -425,7 +464,7 @@ class Simulator:
             if self.busy[leg.tid] or not queue or queue[0] is not leg:
                 return  # that unit resumes the fence when it reaches it
         first = legs[0]
-        short = [s for s, n in task.waits.items() if self.sem_count[s] < n]
+        short = [s for s, n in task.wait_ids if self.sem_count[s] < n]
         if short:
             if self.blocked_since[first.tid] is None:
                 self.blocked_since[first.tid] = self.now
@@ -435,12 +474,11 @@ class Simulator:
         since = self.blocked_since[first.tid]
         if since is not None:
             if self.now > since:
-                names = ", ".join(f"@{s}" for s in task.waits)
-                self.report.timeline.append(Slice(task.core, "sync", task.index,
-                                                  f"wait {names}", since, self.now, True))
+                self.report.timeline.append(Slice(task.core, "sync", task.index, task.wait_label,
+                                                  since, self.now, True))
             self.blocked_since[first.tid] = None
         joint = np.max(self.tracker.vc[[leg.tid for leg in legs]], axis=0)
-        for s, n in task.waits.items():
+        for s, n in task.wait_ids:
             self.sem_count[s] -= n
             np.maximum(joint, self.sem_clock[s], out=joint)
         for leg in legs:
@@ -449,7 +487,7 @@ class Simulator:
             self.tracker.acquire(leg.tid, joint)
             self.tracker.begin(leg.tid, leg.core, leg.index)
         first.start = self.now
-        self._push(self.now, "done", first)
+        self._push(self.now, _DONE, first)
 
     def _complete_fence(self, task: _Task) -> None:
         legs = task.fence
@@ -466,13 +504,9 @@ class Simulator:
             self._try_start(leg.tid)
 
     def _signal(self, task: _Task, clock: np.ndarray) -> None:
-        sems, delays = self.program.semaphores, self.delays
-        for name in task.cmd.signals:
-            home = sems[name].core
-            delay = delays.get((task.core, home))
-            if delay is None:
-                delay = delays[(task.core, home)] = self.target.hops(task.core, home) * self.target.hop_latency
-            self._push(self.now + delay, "signal", (name, clock))
+        now = self.now
+        for sem, delay in task.signal_to:
+            self._push(now + delay, _SIGNAL, (sem, clock))
 
     def _apply(self, task: _Task) -> None:
         """The command's data effect, with its hazard checks and byte counts."""
@@ -540,7 +574,10 @@ class Simulator:
         self.report.timeline.append(Slice(task.core, task.unit, task.index, task.cmd.op,
                                           task.start, self.now))
         self.report.macs += task.macs
-        self._signal(task, self.tracker.release(tid))
+        row = self.tracker.rows[tid]  # (the tracker's release: the clock it publishes, then a new epoch)
+        if task.signal_to:
+            self._signal(task, row.copy())
+        row[tid] += 1
         if not self.tasks[tid]:
             self.tracker.active[tid] = False
         self._try_start(tid)
@@ -563,10 +600,11 @@ class Simulator:
         for f in self.flows:
             f.rate = rates[f.task.kind]
         finish = min(max(f.remaining, 0.0) / f.rate for f in self.flows)
-        self._push(self.now + finish, "flows", self.flow_generation)
+        self._push(self.now + finish, _FLOWS, self.flow_generation)
 
     def _deadlock(self) -> None:
         pending = {(t.core, t.index) for q in self.tasks for t in q}
+        count = dict(zip(self.sem_names, self.sem_count))
         lines = []
         first: _Task | None = None
         shown: set[tuple[int, int]] = set()
@@ -580,7 +618,7 @@ class Simulator:
             for s, n in task.waits.items():
                 signallers = [f"core {c} #{i}" for c, i in sorted(pending)
                               if s in self.program.cores[c][i].signals]
-                needs.append(f"@{s} (count {self.sem_count[s]}, needs {n}; pending signallers: "
+                needs.append(f"@{s} (count {count[s]}, needs {n}; pending signallers: "
                              f"{', '.join(signallers) or 'none'})")
             lines.append(f"{self.program.where(task.core, task.index)} on {task.unit} waits "
                          f"for {', '.join(needs)}")

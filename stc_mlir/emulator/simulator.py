@@ -30,7 +30,7 @@ from . import cost
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
-from .provenance import Provenance
+from .provenance import Provenance, numbering
 from stc_mlir.isa.program import DTYPES, Command, Program, Tile
 from .report import CommandFigures, Report, Slice
 
@@ -61,12 +61,15 @@ class _Task:
     wait_ids: tuple[tuple[int, int], ...] = ()
     signal_to: tuple[tuple[int, Any], ...] = ()
     wait_label: str = ""
+    number: int = 0  # in program order (`provenance.numbering`)
+    expect: tuple = ()  # what the provenance check compares (`Provenance.expectations`)
 
 
-# (slot, memory, footprint, tile, bytes counted, granule hull): one tile a command reads or
-# writes; the memory is its (space, core) key and the hull None until `_make_memories`
-# binds it to the Memory itself and `Footprint.hull` in its granules
-_Access = tuple[str, Any, Footprint, Tile, int, Any]
+# (slot, memory, footprint, tile, bytes counted, granule hull, place): one tile a command
+# reads or writes; the memory is its (space, core) key and the hull and place None until
+# `prepare` binds it to the Memory itself, `Footprint.hull` in its granules and a number
+# per distinct (memory, footprint)
+_Access = tuple[str, Any, Footprint, Tile, int, Any, Any]
 
 
 def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]:
@@ -74,7 +77,7 @@ def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]
     for slot in slots:
         tl = cmd.tiles[slot]
         counted = cmd.tiles["output"] if (cmd.op, slot) == ("gather", "data") else tl  # only the selected rows move
-        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize, None))
+        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize, None, None))
     return out
 
 
@@ -149,12 +152,15 @@ def prepare(program: Program, target: Target, check_hazards: bool = True, numeri
     figures = CommandFigures.of(program, tasks)  # (from the accesses' memory keys, before binding)
     memories = _make_memories(program, places, check_hazards, numerics)
     # accesses name their Memory and the hull of their footprint in its granules from now on
-    bound = {id(fp): (memories[key], fp.hull(memories[key].granule)) for key, fp in places.values()}
+    numbers: dict[tuple, int] = {}
+    bound = {id(fp): (memories[key], fp.hull(memories[key].granule), numbers.setdefault((key, fp), len(numbers)))
+             for key, fp in places.values()}
 
     def bind(a: _Access) -> _Access:
-        mem, hull = bound[id(a[2])]
-        return (a[0], mem, a[2], a[3], a[4], hull)
+        mem, hull, place = bound[id(a[2])]
+        return (a[0], mem, a[2], a[3], a[4], hull, place)
 
+    first = numbering(program)
     sem_ids = {name: i for i, name in enumerate(program.semaphores)}
     homes = [s.core for s in program.semaphores.values()]
     delays: dict[tuple[int, int], Any] = {}  # (core, semaphore's core) -> signal latency
@@ -163,6 +169,8 @@ def prepare(program: Program, target: Target, check_hazards: bool = True, numeri
             if task.reads is not None and task.writes is not None:
                 task.reads = [bind(a) for a in task.reads]
                 task.writes = [bind(a) for a in task.writes]
+                task.expect = Provenance.expectations(task, first)
+            task.number = first[task.core] + task.index
             task.wait_ids = tuple((sem_ids[s], n) for s, n in task.waits.items())
             task.wait_label = "wait " + ", ".join(f"@{s}" for s in task.waits)
             to = []
@@ -520,26 +528,26 @@ class Simulator:
         if self.check_hazards:  # every memory keeps writer codes
             tracker, core, index = self.tracker, task.core, task.index
             seen = tracker.rows[tid].tolist()  # its clock
-            known = [mem.known(h[0], h[1]) for _, mem, _, _, _, h in reads]  # writers of their hulls
+            known = [mem.known(h[0], h[1]) for _, mem, _, _, _, h, _ in reads]  # writers of their hulls
             codes: list[np.ndarray | None] = [None] * len(reads)  # granule codes, if needed
             if self.provenance is not None:
                 self.provenance.check(task, seen[tid], codes, known)
             # each access counted once checked (a hazard's partial report counts those before it)
-            for (_, mem, fp, _, nbytes, _), at, k in zip(reads, codes, known):
+            for (_, mem, fp, _, nbytes, _, _), at, k in zip(reads, codes, known):
                 tracker.read(mem, fp, tid, core, index, seen, at, k)
                 bytes_read[mem.level] += nbytes
-            for _, mem, fp, _, nbytes, h in writes:
+            for _, mem, fp, _, nbytes, h, _ in writes:
                 tracker.write(mem, fp, tid, core, index, seen, h)
                 bytes_written[mem.level] += nbytes
         else:
-            for _, mem, _, _, nbytes, _ in reads:
+            for _, mem, _, _, nbytes, _, _ in reads:
                 bytes_read[mem.level] += nbytes
-            for _, mem, _, _, nbytes, _ in writes:
+            for _, mem, _, _, nbytes, _, _ in writes:
                 bytes_written[mem.level] += nbytes
         if numerics:
-            for slot, mem, fp, tile, _, _ in reads:
+            for slot, mem, fp, tile, _, _, _ in reads:
                 ins[slot] = mem.view(fp.base, tile)
-            for slot, mem, fp, tile, _, _ in writes:
+            for slot, mem, fp, tile, _, _, _ in writes:
                 outs[slot] = mem.view(fp.base, tile)
         if not self.numerics:
             return

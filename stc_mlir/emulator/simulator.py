@@ -91,12 +91,17 @@ _KICK, _DONE, _SIGNAL, _FLOW, _FLOWS = range(5)  # event kinds (a thread's head 
 # command completes, a signal lands, a DMA's bytes start to flow, the next transfer ends)
 
 
-@dataclass(eq=False)
 class _Flow:
-    task: _Task
-    bytes: int
-    remaining: float
-    rate: float = 0.0
+    """A DMA's bytes flowing: what is left of them and the rate they go at."""
+
+    __slots__ = ("task", "kind", "bytes", "remaining", "rate")
+
+    def __init__(self, task: _Task, nbytes: int) -> None:
+        self.task = task
+        self.kind = task.kind  # (shared resources, engine cap): what its share depends on
+        self.bytes = nbytes
+        self.remaining: float = nbytes
+        self.rate = 0.0
 
 
 def _partition(flows: list[_Flow]) -> tuple[list[_Flow], list[_Flow]]:
@@ -146,6 +151,13 @@ class Prepared:
 def prepare(program: Program, target: Target, check_hazards: bool = True, numerics: bool = True) -> Prepared:
     """The part of an emulation of `program` that does not depend on its inputs (see
     `Prepared`). Raises `ProgramError` for a program the chip could not run."""
+    # ~10 objects per command that all stay alive: no collection walks them while they
+    # are made, and none after (`gc_paused`)
+    with gc_paused(long_lived=True):
+        return _prepared(program, target, check_hazards, numerics)
+
+
+def _prepared(program: Program, target: Target, check_hazards: bool, numerics: bool) -> Prepared:
     check_program(program, target, require_offsets=True)
     tracker = HazardTracker(target.cores, program.where)  # its thread numbering
     tasks, places, compute_cycles, commands = _prepare(program, target, tracker)
@@ -406,7 +418,7 @@ class Simulator:
                         try_start(tid)
             elif kind == _FLOW:
                 self._advance_flows()
-                self.flows.append(_Flow(data, data.dma.nbytes, data.dma.nbytes))
+                self.flows.append(_Flow(data, data.dma.nbytes))
                 self._retime_flows()
             elif data == self.flow_generation:  # _FLOWS
                 self._advance_flows()
@@ -602,12 +614,17 @@ class Simulator:
             return
         # max-min fair shares depend only on how many transfers use which resources
         counts: dict[tuple, int] = {}
-        for f in self.flows:
-            counts[f.task.kind] = counts.get(f.task.kind, 0) + 1
+        flows = self.flows
+        for f in flows:
+            counts[f.kind] = counts.get(f.kind, 0) + 1
         rates = cost.shares(frozenset(counts.items()), self.target)
-        for f in self.flows:
-            f.rate = rates[f.task.kind]
-        finish = min(max(f.remaining, 0.0) / f.rate for f in self.flows)
+        finish = math.inf
+        for f in flows:
+            f.rate = rate = rates[f.kind]
+            left = f.remaining
+            t = (left if left > 0.0 else 0.0) / rate
+            if t < finish:
+                finish = t
         self._push(self.now + finish, _FLOWS, self.flow_generation)
 
     def _deadlock(self) -> None:

@@ -250,12 +250,13 @@ class Memory:
 
 
 class _ReadLog:
-    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + footprints, and per
+    """Reads of one memory: (lo, hi, thread, epoch) rows (a Python list: one append per read;
+    `cols` gives them as arrays when a write or a pruning needs them) + footprints, and per
     reading thread [its latest epoch, hull lo, hull hi) over its logged reads (a write
     looks at the log only if some thread's summary says it may conflict)."""
 
     def __init__(self) -> None:
-        self.cols = np.zeros((4, 64), dtype=np.int64)
+        self.rows: list[tuple[int, int, int, int]] = []
         self.where: list[Footprint] = []
         self.n = 0
         self.pruned_at = 64
@@ -264,15 +265,14 @@ class _ReadLog:
         # which of its reads a writer has not seen may touch a write (`_wrote_since`)
         self.by: dict[int, list[tuple[int, int, int]]] = {}
 
+    @property
+    def cols(self) -> np.ndarray:
+        """The rows as a (4, n) int64 array: lo, hi, thread, epoch."""
+        return np.array(self.rows, dtype=np.int64).reshape(-1, 4).T
+
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
-        if self.n == self.cols.shape[1]:
-            self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
         lo, hi = fp.base, fp.base + fp.span
-        cols, n = self.cols, self.n
-        cols[0, n] = lo  # (four scalar stores are cheaper than one of a tuple)
-        cols[1, n] = hi
-        cols[2, n] = tid
-        cols[3, n] = epoch
+        self.rows.append((lo, hi, tid, epoch))
         self.where.append(fp)
         self.n += 1
         _note(self.readers, tid, epoch, lo, hi)
@@ -282,12 +282,12 @@ class _ReadLog:
         mine.append((epoch, lo, hi))
 
     def keep(self, mask: np.ndarray) -> None:
-        idx = np.flatnonzero(mask)
-        self.cols[:, : idx.size] = self.cols[:, idx]
+        idx = np.flatnonzero(mask).tolist()
+        self.rows = [self.rows[i] for i in idx]
         self.where = [self.where[i] for i in idx]
-        self.n = idx.size
+        self.n = len(idx)
         self.readers = {}
-        lo, hi, tid, epoch = self.cols[:, : self.n]
+        lo, hi, tid, epoch = self.cols
         for t in np.unique(tid).tolist():
             mine = tid == t
             self.readers[t] = [int(epoch[mine].max()), int(lo[mine].min()), int(hi[mine].max())]
@@ -464,7 +464,7 @@ class HazardTracker:
                    and _wrote_since(log.by[r], clock[r], start, stop)
                    for r, (epoch, rlo, rhi) in log.readers.items()):
             return  # no thread read here after what `tid` has seen of it
-        lo, hi, rtid, repoch = log.cols[:, : log.n]
+        lo, hi, rtid, repoch = log.cols
         seen = self.vc[tid][rtid]
         end = fp.base + fp.span
         cand = np.flatnonzero((lo < end) & (hi > fp.base) & (rtid != tid) & (repoch > seen))
@@ -488,7 +488,8 @@ class HazardTracker:
         live = np.flatnonzero(self.active)
         if live.size:
             known = self.vc[live].min(axis=0)
-            log.keep(log.cols[3, : log.n] > known[log.cols[2, : log.n]])
+            cols = log.cols
+            log.keep(cols[3] > known[cols[2]])
         else:
             log.keep(np.zeros(log.n, dtype=bool))
         log.pruned_at = max(64, log.n)

@@ -281,16 +281,15 @@ class _ReadLog:
             mine = self.by[tid] = []
         mine.append((epoch, lo, hi))
 
-    def keep(self, mask: np.ndarray) -> None:
-        idx = np.flatnonzero(mask).tolist()
-        self.rows = [self.rows[i] for i in idx]
-        self.where = [self.where[i] for i in idx]
-        self.n = len(idx)
-        self.readers = {}
-        lo, hi, tid, epoch = self.cols
-        for t in np.unique(tid).tolist():
-            mine = tid == t
-            self.readers[t] = [int(epoch[mine].max()), int(lo[mine].min()), int(hi[mine].max())]
+    def keep(self, mask: list[bool]) -> None:
+        """Keep the reads where `mask` is true (and their threads' summaries)."""
+        self.rows = [r for r, k in zip(self.rows, mask) if k]
+        self.where = [w for w, k in zip(self.where, mask) if k]
+        self.n = len(self.rows)
+        readers: dict[int, list[int]] = {}
+        for lo, hi, tid, epoch in self.rows:
+            _note_max(readers, tid, epoch, lo, hi)
+        self.readers = {t: readers[t] for t in sorted(readers)}
 
 
 def _note(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int) -> None:
@@ -301,6 +300,20 @@ def _note(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int)
         summary[tid] = [epoch, lo, hi]
         return
     mine[0] = epoch
+    if lo < mine[1]:
+        mine[1] = lo
+    if hi > mine[2]:
+        mine[2] = hi
+
+
+def _note_max(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int) -> None:
+    """`_note` for accesses in any order of epochs (the latest is the largest)."""
+    mine = summary.get(tid)
+    if mine is None:
+        summary[tid] = [epoch, lo, hi]
+        return
+    if epoch > mine[0]:
+        mine[0] = epoch
     if lo < mine[1]:
         mine[1] = lo
     if hi > mine[2]:
@@ -487,11 +500,10 @@ class HazardTracker:
         log = mem.reads
         live = np.flatnonzero(self.active)
         if live.size:
-            known = self.vc[live].min(axis=0)
-            cols = log.cols
-            log.keep(cols[3] > known[cols[2]])
+            known = self.vc[live].min(axis=0).tolist()
+            log.keep([epoch > known[tid] for _, _, tid, epoch in log.rows])
         else:
-            log.keep(np.zeros(log.n, dtype=bool))
+            log.keep([False] * log.n)
         log.pruned_at = max(64, log.n)
 
 

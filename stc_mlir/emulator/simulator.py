@@ -57,9 +57,10 @@ class _Task:
     dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
     # set by `prepare` once the semaphores are numbered: (semaphore id, count) of `waits`,
-    # (semaphore id, signal latency) of the command's signals, the label of a wait slice
+    # the command's signals as (signal latency, semaphore ids in order) per latency, the
+    # label of a wait slice
     wait_ids: tuple[tuple[int, int], ...] = ()
-    signal_to: tuple[tuple[int, Any], ...] = ()
+    signal_to: tuple[tuple[Any, tuple[int, ...]], ...] = ()
     wait_label: str = ""
     number: int = 0  # in program order (`provenance.numbering`)
     expect: tuple = ()  # what the provenance check compares (`Provenance.expectations`)
@@ -185,14 +186,14 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
             task.number = first[task.core] + task.index
             task.wait_ids = tuple((sem_ids[s], n) for s, n in task.waits.items())
             task.wait_label = "wait " + ", ".join(f"@{s}" for s in task.waits)
-            to = []
+            to: dict[Any, list[int]] = {}  # signal latency -> semaphores, in order
             for name in task.cmd.signals:
                 sem = sem_ids[name]
                 delay = delays.get((task.core, homes[sem]))
                 if delay is None:
                     delay = delays[(task.core, homes[sem])] = target.hops(task.core, homes[sem]) * target.hop_latency
-                to.append((sem, delay))
-            task.signal_to = tuple(to)
+                to.setdefault(delay, []).append(sem)
+            task.signal_to = tuple((delay, tuple(sems)) for delay, sems in to.items())
     return Prepared(program, target, check_hazards, numerics, tasks, memories, figures,
                     _min_ddr_bytes(program), compute_cycles, commands,
                     [s.init for s in program.semaphores.values()], list(program.semaphores))
@@ -408,14 +409,15 @@ class Simulator:
                 try_start(data)
             elif kind == _DONE:
                 complete(data)
-            elif kind == _SIGNAL:
-                sem, clock = data
-                sem_count[sem] += 1
-                maximum(sem_clock[sem], clock, out=sem_clock[sem])
-                blocked = waiting.pop(sem, None)
-                if blocked:
-                    for tid in sorted(blocked):
-                        try_start(tid)
+            elif kind == _SIGNAL:  # the signals of one command that land at the same time, in order
+                sems, clock = data
+                for sem in sems:
+                    sem_count[sem] += 1
+                    maximum(sem_clock[sem], clock, out=sem_clock[sem])
+                    blocked = waiting.pop(sem, None)
+                    if blocked:
+                        for tid in sorted(blocked):
+                            try_start(tid)
             elif kind == _FLOW:
                 self._advance_flows()
                 self.flows.append(_Flow(data, data.dma.nbytes))
@@ -525,8 +527,10 @@ class Simulator:
 
     def _signal(self, task: _Task, clock: np.ndarray) -> None:
         now = self.now
-        for sem, delay in task.signal_to:
-            self._push(now + delay, _SIGNAL, (sem, clock))
+        # one event per latency: no other event can come between signals pushed together
+        # for one time (the same time, consecutive sequence numbers)
+        for delay, sems in task.signal_to:
+            self._push(now + delay, _SIGNAL, (sems, clock))
 
     def _apply(self, task: _Task) -> None:
         """The command's data effect, with its hazard checks and byte counts."""

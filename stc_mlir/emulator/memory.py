@@ -275,11 +275,20 @@ class _ReadLog:
         self.rows.append((lo, hi, tid, epoch))
         self.where.append(fp)
         self.n += 1
-        _note(self.readers, tid, epoch, lo, hi)
+        summary = self.readers.get(tid)  # (`_note`, inlined: once per read)
+        if summary is None:
+            self.readers[tid] = [epoch, lo, hi]
+        else:
+            summary[0] = epoch
+            if lo < summary[1]:
+                summary[1] = lo
+            if hi > summary[2]:
+                summary[2] = hi
         mine = self.by.get(tid)
         if mine is None:
-            mine = self.by[tid] = []
-        mine.append((epoch, lo, hi))
+            self.by[tid] = [(epoch, lo, hi)]
+        else:
+            mine.append((epoch, lo, hi))
 
     def keep(self, mask: list[bool]) -> None:
         """Keep the reads where `mask` is true (and their threads' summaries)."""
@@ -473,9 +482,11 @@ class HazardTracker:
         happen-before it (exact overlap checked byte by byte for candidate reads)."""
         log = mem.reads
         start, stop = fp.base, fp.base + fp.span
-        if not any(r != tid and epoch > clock[r] and rlo < stop and rhi > start
-                   and _wrote_since(log.by[r], clock[r], start, stop)
-                   for r, (epoch, rlo, rhi) in log.readers.items()):
+        for r, (epoch, rlo, rhi) in log.readers.items():  # (a loop: no generator per write)
+            if (epoch > clock[r] and rlo < stop and rhi > start and r != tid
+                    and _wrote_since(log.by[r], clock[r], start, stop)):
+                break
+        else:
             return  # no thread read here after what `tid` has seen of it
         lo, hi, rtid, repoch = log.cols
         seen = self.vc[tid][rtid]

@@ -8,4 +8,7 @@ optional: if it cannot be built (no compiler, not x86), the install goes on and
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("stc_mlir.emulator._f16", ["stc_mlir/emulator/_f16.c"],
+                             optional=True),
+                   # vector-clock joins of the event loop (`stc_mlir.emulator.clocks`), as optional
+                   Extension("stc_mlir.emulator._clocks", ["stc_mlir/emulator/_clocks.c"],
                              optional=True)])

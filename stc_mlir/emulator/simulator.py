@@ -26,7 +26,7 @@ from stc_mlir.gc_pause import gc_paused
 from stc_mlir.progress import steps
 from stc_mlir.target import Target
 
-from . import cost
+from . import clocks, cost
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
@@ -402,7 +402,7 @@ class Simulator:
                 self._push(queue[0].ready, _KICK, tid)
         events, pop = self._events, heapq.heappop
         try_start, complete = self._try_start, self._complete
-        sem_count, sem_clock, waiting, maximum = self.sem_count, self.sem_clock, self.waiting, np.maximum
+        sem_count, sem_clock, waiting, join = self.sem_count, self.sem_clock, self.waiting, clocks.join
         while events:
             self.now, _, kind, data = pop(events)
             if kind == _KICK:
@@ -413,7 +413,7 @@ class Simulator:
                 sems, clock = data
                 for sem in sems:
                     sem_count[sem] += 1
-                    maximum(sem_clock[sem], clock, out=sem_clock[sem])
+                    join(sem_clock[sem], clock)
                     blocked = waiting.pop(sem, None)
                     if blocked:
                         for tid in sorted(blocked):
@@ -464,10 +464,10 @@ class Simulator:
                                                   since, now, True))
             self.blocked_since[tid] = None
         if waits:
-            count, clocks, row = self.sem_count, self.sem_clock, self.tracker.rows[tid]
+            count, sem_clock, row, join = self.sem_count, self.sem_clock, self.tracker.rows[tid], clocks.join
             for s, n in waits:
                 count[s] -= n
-                np.maximum(row, clocks[s], out=row)  # (the tracker's acquire)
+                join(row, sem_clock[s])  # (the tracker's acquire)
         queue.popleft()
         self.busy[tid] = True
         task.start = now

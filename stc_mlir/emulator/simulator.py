@@ -105,14 +105,6 @@ class _Flow:
         self.rate = 0.0
 
 
-def _partition(flows: list[_Flow]) -> tuple[list[_Flow], list[_Flow]]:
-    """(finished, still running) transfers."""
-    done, running = [], []
-    for f in flows:
-        (done if f.remaining <= 1e-9 * f.bytes else running).append(f)
-    return done, running
-
-
 class Observer(Protocol):
     """Sees the run as it goes (per-tensor comparison reads values back through one:
     `stc_mlir.emulator.probes`); without one a run pays nothing."""
@@ -419,14 +411,9 @@ class Simulator:
                         for tid in sorted(blocked):
                             try_start(tid)
             elif kind == _FLOW:
-                self._advance_flows()
-                self.flows.append(_Flow(data, data.dma.nbytes))
-                self._retime_flows()
+                self._reflow(data)
             elif data == self.flow_generation:  # _FLOWS
-                self._advance_flows()
-                done, self.flows = _partition(self.flows)
-                self._retime_flows()
-                for f in done:
+                for f in self._reflow(None):
                     complete(f.task)
         ends = [s.end for s in self.report.timeline]
         self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))
@@ -606,30 +593,42 @@ class Simulator:
             self.tracker.active[tid] = False
         self._try_start(tid)
 
-    def _advance_flows(self) -> None:
+    def _reflow(self, new: _Task | None) -> list[_Flow]:
+        """The transfers at `now`: each running one advanced at its rate since the last
+        change; without a `new` one (a transfer's expected end) those now finished leave
+        and are returned, with one (its latency over) it joins at the end; then every rate
+        is worked out again (max-min fair shares depend only on how many transfers use
+        which resources) and the next end is an event. One pass over the transfers."""
         dt = self.now - self.flow_time
+        self.flow_time = self.now
+        done: list[_Flow] = []
+        running: list[_Flow] = []
+        counts: dict[tuple, int] = {}
         for f in self.flows:
             f.remaining -= f.rate * dt
-        self.flow_time = self.now
-
-    def _retime_flows(self) -> None:
-        self.flow_generation += 1
-        if not self.flows:
-            return
-        # max-min fair shares depend only on how many transfers use which resources
-        counts: dict[tuple, int] = {}
-        flows = self.flows
-        for f in flows:
+            if new is None and f.remaining <= 1e-9 * f.bytes:
+                done.append(f)
+            else:
+                running.append(f)
+                counts[f.kind] = counts.get(f.kind, 0) + 1
+        if new is not None:
+            f = _Flow(new, new.dma.nbytes)
+            running.append(f)
             counts[f.kind] = counts.get(f.kind, 0) + 1
+        self.flows = running
+        self.flow_generation += 1
+        if not running:
+            return done
         rates = cost.shares(frozenset(counts.items()), self.target)
         finish = math.inf
-        for f in flows:
+        for f in running:
             f.rate = rate = rates[f.kind]
             left = f.remaining
             t = (left if left > 0.0 else 0.0) / rate
             if t < finish:
                 finish = t
         self._push(self.now + finish, _FLOWS, self.flow_generation)
+        return done
 
     def _deadlock(self) -> None:
         pending = {(t.core, t.index) for q in self.tasks for t in q}

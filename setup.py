@@ -1,8 +1,10 @@
-"""Build of the optional C accelerator (everything else is in pyproject.toml).
+"""Build of the optional C accelerators (everything else is in pyproject.toml).
 
 `stc_mlir.emulator._f16` converts fp16 <-> fp32 with the x86 F16C instructions; it is
 optional: if it cannot be built (no compiler, not x86), the install goes on and
 `stc_mlir.emulator.halves` uses numpy's casts, which give the same bits.
+`stc_mlir.emulator._clocks` joins the event loop's vector clocks; optional the same way
+(`stc_mlir.emulator.clocks` falls back to numpy's maximum).
 """
 
 from setuptools import Extension, setup

@@ -29,6 +29,8 @@ from stc_mlir.errors import StcError
 
 from stc_mlir.isa.program import DTYPES, Tile
 
+from . import native
+
 
 class EmulatorError(StcError, RuntimeError):
     """A program the emulator cannot run (bad inputs, unallocated buffers...)."""
@@ -394,15 +396,18 @@ class HazardTracker:
 
     def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
              seen: list[int] | None = None, codes: np.ndarray | None = None,
-             known: list[int] | None = None) -> None:
+             known: list[int] | None = None, settled: bool | None = None) -> None:
         """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list,
-        `codes`: `mem.codes(fp)`, `known`: the codes over its hull from `mem.known`, if the
-        caller has them)."""
-        if known is None:
-            known = mem.known(*fp.hull(mem.granule)[:2])
+        `codes`: `mem.codes(fp)`, `known`: the codes over its hull from `mem.known`,
+        `settled`: whether they settle the check (`native.settled`), if the caller has
+        them)."""
         if seen is None:
             seen = self.vc[tid].tolist()
-        if known is None or 0 in known or self._unseen(mem, known, seen):
+        if settled is None:
+            if known is None:
+                known = mem.known(*fp.hull(mem.granule)[:2])
+            settled = not (known is None or 0 in known or self._unseen(mem, known, seen))
+        if not settled:
             if codes is None:
                 codes = mem.codes(fp)
             if (codes.size < mem.BLOCK or not mem.hull_written(fp)) and codes.min() == 0:
@@ -421,8 +426,7 @@ class HazardTracker:
         if seen is None:
             seen = self.vc[tid].tolist()
         lo, hi, dense = hull if hull is not None else fp.hull(mem.granule)
-        known = mem.known(lo, hi)
-        if known is None or self._unseen(mem, known, seen):
+        if not native.settled(mem.starts, mem.values, lo, hi, seen, mem.writers, self.TID_BITS)[1]:
             self._check_writers(mem, mem.codes(fp), fp, tid, core, index, "writes", seen)
         self._check_readers(mem, fp, tid, core, index, seen)
         epoch = seen[tid]

@@ -26,7 +26,7 @@ from stc_mlir.gc_pause import gc_paused
 from stc_mlir.progress import steps
 from stc_mlir.target import Target
 
-from . import clocks, cost
+from . import cost, native
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
@@ -394,7 +394,7 @@ class Simulator:
                 self._push(queue[0].ready, _KICK, tid)
         events, pop = self._events, heapq.heappop
         try_start, complete = self._try_start, self._complete
-        sem_count, sem_clock, waiting, join = self.sem_count, self.sem_clock, self.waiting, clocks.join
+        sem_count, sem_clock, waiting, join = self.sem_count, self.sem_clock, self.waiting, native.join
         while events:
             self.now, _, kind, data = pop(events)
             if kind == _KICK:
@@ -451,7 +451,7 @@ class Simulator:
                                                   since, now, True))
             self.blocked_since[tid] = None
         if waits:
-            count, sem_clock, row, join = self.sem_count, self.sem_clock, self.tracker.rows[tid], clocks.join
+            count, sem_clock, row, join = self.sem_count, self.sem_clock, self.tracker.rows[tid], native.join
             for s, n in waits:
                 count[s] -= n
                 join(row, sem_clock[s])  # (the tracker's acquire)
@@ -531,13 +531,17 @@ class Simulator:
         if self.check_hazards:  # every memory keeps writer codes
             tracker, core, index = self.tracker, task.core, task.index
             seen = tracker.rows[tid].tolist()  # its clock
-            known = [mem.known(h[0], h[1]) for _, mem, _, _, _, h, _ in reads]  # writers of their hulls
+            # per read, the writers of its hull and whether they settle the tracker's check
+            settled, bits = native.settled, tracker.TID_BITS
+            hulls = [settled(mem.starts, mem.values, h[0], h[1], seen, mem.writers, bits)
+                     for _, mem, _, _, _, h, _ in reads]
+            known = [k for k, _, _ in hulls]
             codes: list[np.ndarray | None] = [None] * len(reads)  # granule codes, if needed
             if self.provenance is not None:
                 self.provenance.check(task, seen[tid], codes, known)
             # each access counted once checked (a hazard's partial report counts those before it)
-            for (_, mem, fp, _, nbytes, _, _), at, k in zip(reads, codes, known):
-                tracker.read(mem, fp, tid, core, index, seen, at, k)
+            for (_, mem, fp, _, nbytes, _, _), at, (k, _, fine) in zip(reads, codes, hulls):
+                tracker.read(mem, fp, tid, core, index, seen, at, k, fine)
                 bytes_read[mem.level] += nbytes
             for _, mem, fp, _, nbytes, h, _ in writes:
                 tracker.write(mem, fp, tid, core, index, seen, h)

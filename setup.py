@@ -1,11 +1,16 @@
-"""Build of the optional C accelerator (everything else is in pyproject.toml).
+"""Build of the optional C accelerators (everything else is in pyproject.toml).
 
 `stc_mlir.emulator._f16` converts fp16 <-> fp32 with the x86 F16C instructions; it is
 optional: if it cannot be built (no compiler, not x86), the install goes on and
 `stc_mlir.emulator.halves` uses numpy's casts, which give the same bits.
+`stc_mlir.emulator._loop` has helpers of the event loop in C; optional the same way
+(`stc_mlir.emulator.native` has their Python versions).
 """
 
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("stc_mlir.emulator._f16", ["stc_mlir/emulator/_f16.c"],
+                             optional=True),
+                   # helpers of the event loop (`stc_mlir.emulator.native`), as optional
+                   Extension("stc_mlir.emulator._loop", ["stc_mlir/emulator/_loop.c"],
                              optional=True)])

@@ -29,6 +29,8 @@ from stc_mlir.errors import StcError
 
 from stc_mlir.isa.program import DTYPES, Tile
 
+from . import native
+
 
 class EmulatorError(StcError, RuntimeError):
     """A program the emulator cannot run (bad inputs, unallocated buffers...)."""
@@ -250,12 +252,13 @@ class Memory:
 
 
 class _ReadLog:
-    """Reads of one memory: growable arrays of (lo, hi, thread, epoch) + footprints, and per
+    """Reads of one memory: (lo, hi, thread, epoch) rows (a Python list: one append per read;
+    `cols` gives them as arrays when a write or a pruning needs them) + footprints, and per
     reading thread [its latest epoch, hull lo, hull hi) over its logged reads (a write
     looks at the log only if some thread's summary says it may conflict)."""
 
     def __init__(self) -> None:
-        self.cols = np.zeros((4, 64), dtype=np.int64)
+        self.rows: list[tuple[int, int, int, int]] = []
         self.where: list[Footprint] = []
         self.n = 0
         self.pruned_at = 64
@@ -264,33 +267,40 @@ class _ReadLog:
         # which of its reads a writer has not seen may touch a write (`_wrote_since`)
         self.by: dict[int, list[tuple[int, int, int]]] = {}
 
+    @property
+    def cols(self) -> np.ndarray:
+        """The rows as a (4, n) int64 array: lo, hi, thread, epoch."""
+        return np.array(self.rows, dtype=np.int64).reshape(-1, 4).T
+
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
-        if self.n == self.cols.shape[1]:
-            self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
         lo, hi = fp.base, fp.base + fp.span
-        cols, n = self.cols, self.n
-        cols[0, n] = lo  # (four scalar stores are cheaper than one of a tuple)
-        cols[1, n] = hi
-        cols[2, n] = tid
-        cols[3, n] = epoch
+        self.rows.append((lo, hi, tid, epoch))
         self.where.append(fp)
         self.n += 1
-        _note(self.readers, tid, epoch, lo, hi)
+        summary = self.readers.get(tid)  # (`_note`, inlined: once per read)
+        if summary is None:
+            self.readers[tid] = [epoch, lo, hi]
+        else:
+            summary[0] = epoch
+            if lo < summary[1]:
+                summary[1] = lo
+            if hi > summary[2]:
+                summary[2] = hi
         mine = self.by.get(tid)
         if mine is None:
-            mine = self.by[tid] = []
-        mine.append((epoch, lo, hi))
+            self.by[tid] = [(epoch, lo, hi)]
+        else:
+            mine.append((epoch, lo, hi))
 
-    def keep(self, mask: np.ndarray) -> None:
-        idx = np.flatnonzero(mask)
-        self.cols[:, : idx.size] = self.cols[:, idx]
-        self.where = [self.where[i] for i in idx]
-        self.n = idx.size
-        self.readers = {}
-        lo, hi, tid, epoch = self.cols[:, : self.n]
-        for t in np.unique(tid).tolist():
-            mine = tid == t
-            self.readers[t] = [int(epoch[mine].max()), int(lo[mine].min()), int(hi[mine].max())]
+    def keep(self, mask: list[bool]) -> None:
+        """Keep the reads where `mask` is true (and their threads' summaries)."""
+        self.rows = [r for r, k in zip(self.rows, mask) if k]
+        self.where = [w for w, k in zip(self.where, mask) if k]
+        self.n = len(self.rows)
+        readers: dict[int, list[int]] = {}
+        for lo, hi, tid, epoch in self.rows:
+            _note_max(readers, tid, epoch, lo, hi)
+        self.readers = {t: readers[t] for t in sorted(readers)}
 
 
 def _note(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int) -> None:
@@ -301,6 +311,20 @@ def _note(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int)
         summary[tid] = [epoch, lo, hi]
         return
     mine[0] = epoch
+    if lo < mine[1]:
+        mine[1] = lo
+    if hi > mine[2]:
+        mine[2] = hi
+
+
+def _note_max(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: int) -> None:
+    """`_note` for accesses in any order of epochs (the latest is the largest)."""
+    mine = summary.get(tid)
+    if mine is None:
+        summary[tid] = [epoch, lo, hi]
+        return
+    if epoch > mine[0]:
+        mine[0] = epoch
     if lo < mine[1]:
         mine[1] = lo
     if hi > mine[2]:
@@ -372,15 +396,18 @@ class HazardTracker:
 
     def read(self, mem: Memory, fp: Footprint, tid: int, core: int, index: int,
              seen: list[int] | None = None, codes: np.ndarray | None = None,
-             known: list[int] | None = None) -> None:
+             known: list[int] | None = None, settled: bool | None = None) -> None:
         """Check and log a read of `fp` by thread `tid` (`seen`: its clock as a list,
-        `codes`: `mem.codes(fp)`, `known`: the codes over its hull from `mem.known`, if the
-        caller has them)."""
-        if known is None:
-            known = mem.known(*fp.hull(mem.granule)[:2])
+        `codes`: `mem.codes(fp)`, `known`: the codes over its hull from `mem.known`,
+        `settled`: whether they settle the check (`native.settled`), if the caller has
+        them)."""
         if seen is None:
             seen = self.vc[tid].tolist()
-        if known is None or 0 in known or self._unseen(mem, known, seen):
+        if settled is None:
+            if known is None:
+                known = mem.known(*fp.hull(mem.granule)[:2])
+            settled = not (known is None or 0 in known or self._unseen(mem, known, seen))
+        if not settled:
             if codes is None:
                 codes = mem.codes(fp)
             if (codes.size < mem.BLOCK or not mem.hull_written(fp)) and codes.min() == 0:
@@ -399,8 +426,7 @@ class HazardTracker:
         if seen is None:
             seen = self.vc[tid].tolist()
         lo, hi, dense = hull if hull is not None else fp.hull(mem.granule)
-        known = mem.known(lo, hi)
-        if known is None or self._unseen(mem, known, seen):
+        if not native.settled(mem.starts, mem.values, lo, hi, seen, mem.writers, self.TID_BITS)[1]:
             self._check_writers(mem, mem.codes(fp), fp, tid, core, index, "writes", seen)
         self._check_readers(mem, fp, tid, core, index, seen)
         epoch = seen[tid]
@@ -460,11 +486,13 @@ class HazardTracker:
         happen-before it (exact overlap checked byte by byte for candidate reads)."""
         log = mem.reads
         start, stop = fp.base, fp.base + fp.span
-        if not any(r != tid and epoch > clock[r] and rlo < stop and rhi > start
-                   and _wrote_since(log.by[r], clock[r], start, stop)
-                   for r, (epoch, rlo, rhi) in log.readers.items()):
+        for r, (epoch, rlo, rhi) in log.readers.items():  # (a loop: no generator per write)
+            if (epoch > clock[r] and rlo < stop and rhi > start and r != tid
+                    and _wrote_since(log.by[r], clock[r], start, stop)):
+                break
+        else:
             return  # no thread read here after what `tid` has seen of it
-        lo, hi, rtid, repoch = log.cols[:, : log.n]
+        lo, hi, rtid, repoch = log.cols
         seen = self.vc[tid][rtid]
         end = fp.base + fp.span
         cand = np.flatnonzero((lo < end) & (hi > fp.base) & (rtid != tid) & (repoch > seen))
@@ -487,10 +515,10 @@ class HazardTracker:
         log = mem.reads
         live = np.flatnonzero(self.active)
         if live.size:
-            known = self.vc[live].min(axis=0)
-            log.keep(log.cols[3, : log.n] > known[log.cols[2, : log.n]])
+            known = self.vc[live].min(axis=0).tolist()
+            log.keep([epoch > known[tid] for _, _, tid, epoch in log.rows])
         else:
-            log.keep(np.zeros(log.n, dtype=bool))
+            log.keep([False] * log.n)
         log.pruned_at = max(64, log.n)
 
 

@@ -33,12 +33,31 @@ class Provenance:
     def __init__(self, program: Program, tracker: HazardTracker):
         self.program = program
         self.tracker = tracker
-        # per core, the tracker code each command wrote with (0: not started); Python
-        # lists: one scalar store and a few loads per command, no numpy scalars
-        self.codes = {core: [0] * len(stream) for core, stream in program.cores.items()}
-        # (memory, footprint, expected codes) -> `Memory.state` of its hull when its granule
-        # codes were last found all expected: the same state again needs no second look
+        # per command (numbered in program order: `numbering`), the tracker code it wrote
+        # with (0: not started); a Python list: one scalar store and a few loads per
+        # command, no numpy scalars
+        self.first = numbering(program)
+        self.codes = [0] * sum(len(stream) for stream in program.cores.values())
+        # (place, expected codes) -> `Memory.state` of its hull when its granule codes were
+        # last found all expected: the same state again needs no second look (a place is a
+        # (memory, footprint) pair: `_Task.reads`)
         self.passed: dict[tuple, tuple] = {}
+
+    @staticmethod
+    def expectations(task: _Task, first: dict[int, int]) -> tuple:
+        """What `check` compares for `task` (prepared once): per read with expected writers,
+        (its position in `task.reads`, whether the host is among them, the writers as
+        command numbers, -1 for the host)."""
+        expects = task.cmd.expects
+        if not expects:
+            return ()
+        out = []
+        for i, a in enumerate(task.reads):
+            writers = expects.get(a[0])
+            if writers is None:
+                continue
+            out.append((i, HOST in writers, tuple(-1 if w == HOST else first[w[0]] + w[1] for w in writers)))
+        return tuple(out)
 
     def check(self, task: _Task, epoch: int, codes: list[np.ndarray | None],
               known: list[list[int] | None]) -> None:
@@ -46,29 +65,28 @@ class Provenance:
         its writes land). Per read, `known` holds the writer codes over its hull (a superset
         of its own: `Memory.known`, None if unknown): when all are expected the read is fine;
         else the granule codes (`Memory.codes`, kept in `codes` for the tracker) decide."""
-        self.codes[task.core][task.index] = (epoch << HazardTracker.TID_BITS) | task.tid
-        expects = task.cmd.expects
-        if not expects:
+        code_of = self.codes
+        code_of[task.number] = (epoch << HazardTracker.TID_BITS) | task.tid
+        if not task.expect:
             return
-        for i, (slot, mem, fp, _, _, _) in enumerate(task.reads):  # type: ignore[arg-type]
-            writers = expects.get(slot)
-            if writers is None:
-                continue
-            if HOST in writers and not _commands_wrote(mem, fp.base, fp.base + fp.span):
+        reads = task.reads
+        for i, host, writers in task.expect:
+            _, mem, fp, _, _, hull, place = reads[i]
+            if host and not _commands_wrote(mem, fp.base, fp.base + fp.span):
                 continue  # only the host wrote these bytes (or nobody: the tracker's case)
             runs = known[i]
             if len(writers) == 1:  # the common case: one comparison
-                code = self._code(writers[0])
+                w = writers[0]
+                code = HazardTracker.HOST_CODE if w < 0 else code_of[w] or -1  # not started: matches nothing
                 if runs is not None and runs.count(code) == len(runs):
                     continue
-                key: tuple = (mem, fp, code)
+                key: tuple = (place, code)
             else:
-                allowed = [self._code(w) for w in writers]
+                allowed = [HazardTracker.HOST_CODE if w < 0 else code_of[w] or -1 for w in writers]
                 if runs is not None and set(runs) <= set(allowed):
                     continue
-                key = (mem, fp, *allowed)
-            lo, hi = task.reads[i][5][:2]
-            state = mem.state(lo, hi)
+                key = (place, *allowed)
+            state = mem.state(hull[0], hull[1])
             if self.passed.get(key) == state:
                 continue  # no write here since these very codes were found expected
             at = codes[i]
@@ -86,12 +104,8 @@ class Provenance:
                     continue
             bad &= at != 0  # never written: the tracker's uninitialised read
             if bad.any():
-                self._fail(task, slot, mem, fp, at, bad, writers)
-
-    def _code(self, writer: tuple[int, int]) -> int:
-        if writer == HOST:
-            return HazardTracker.HOST_CODE
-        return self.codes[writer[0]][writer[1]] or -1  # not started: matches nothing
+                slot = reads[i][0]
+                self._fail(task, slot, mem, fp, at, bad, task.cmd.expects[slot])
 
     def _fail(self, task: _Task, slot: str, mem: Memory, fp, codes: np.ndarray,
               bad: np.ndarray, writers: tuple[tuple[int, int], ...]) -> None:
@@ -108,6 +122,15 @@ class Provenance:
             "provenance", f"{prog.where(task.core, task.index)} reads {slot} @{tile.buffer} "
             f"at {mem.name}+{addr:#x}, last written by {actual}; {expected}",
             task.core, task.index, addr)
+
+
+def numbering(program: Program) -> dict[int, int]:
+    """The number of each core's first command when all are numbered in program order."""
+    first, n = {}, 0
+    for core, stream in program.cores.items():
+        first[core] = n
+        n += len(stream)
+    return first
 
 
 def _commands_wrote(mem: Memory, lo: int, hi: int) -> bool:

@@ -29,7 +29,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,9 +39,9 @@ from stc_mlir.target import MEMORY_LEVELS, Target
 UNITS = ("dma_in", "dma_out", "matrix", "vector", "sync")  # sync: npu.fence
 
 
-@dataclass(frozen=True)
-class Slice:
-    """A span of time on one unit: a command (`index` >= 0) or a semaphore wait."""
+class Slice(NamedTuple):
+    """A span of time on one unit: a command (`index` >= 0) or a semaphore wait. (A named
+    tuple: the emulator makes one per command and wait.)"""
 
     core: int
     unit: str

@@ -26,11 +26,11 @@ from stc_mlir.gc_pause import gc_paused
 from stc_mlir.progress import steps
 from stc_mlir.target import Target
 
-from . import cost
+from . import cost, native
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
-from .provenance import Provenance
+from .provenance import Provenance, numbering
 from stc_mlir.isa.program import DTYPES, Command, Program, Tile
 from .report import CommandFigures, Report, Slice
 
@@ -56,12 +56,21 @@ class _Task:
     writes: list[_Access] | None = None
     dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
+    # set by `prepare` once the semaphores are numbered: (semaphore id, count) of `waits`,
+    # the command's signals as (signal latency, semaphore ids in order) per latency, the
+    # label of a wait slice
+    wait_ids: tuple[tuple[int, int], ...] = ()
+    signal_to: tuple[tuple[Any, tuple[int, ...]], ...] = ()
+    wait_label: str = ""
+    number: int = 0  # in program order (`provenance.numbering`)
+    expect: tuple = ()  # what the provenance check compares (`Provenance.expectations`)
 
 
-# (slot, memory, footprint, tile, bytes counted, granule hull): one tile a command reads or
-# writes; the memory is its (space, core) key and the hull None until `_make_memories`
-# binds it to the Memory itself and `Footprint.hull` in its granules
-_Access = tuple[str, Any, Footprint, Tile, int, Any]
+# (slot, memory, footprint, tile, bytes counted, granule hull, place): one tile a command
+# reads or writes; the memory is its (space, core) key and the hull and place None until
+# `prepare` binds it to the Memory itself, `Footprint.hull` in its granules and a number
+# per distinct (memory, footprint)
+_Access = tuple[str, Any, Footprint, Tile, int, Any, Any]
 
 
 def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]:
@@ -69,7 +78,7 @@ def _accesses(cmd: Command, places: dict, slots: Iterable[str]) -> list[_Access]
     for slot in slots:
         tl = cmd.tiles[slot]
         counted = cmd.tiles["output"] if (cmd.op, slot) == ("gather", "data") else tl  # only the selected rows move
-        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize, None))
+        out.append((slot, *places[slot], tl, counted.numel * counted.itemsize, None, None))
     return out
 
 
@@ -79,20 +88,21 @@ def _counts(names: list[str]) -> dict[str, int]:
     return counts if len(counts) == len(names) else dict(Counter(names))
 
 
-@dataclass(eq=False)
+_KICK, _DONE, _SIGNAL, _FLOW, _FLOWS = range(5)  # event kinds (a thread's head may start, a
+# command completes, a signal lands, a DMA's bytes start to flow, the next transfer ends)
+
+
 class _Flow:
-    task: _Task
-    bytes: int
-    remaining: float
-    rate: float = 0.0
+    """A DMA's bytes flowing: what is left of them and the rate they go at."""
 
+    __slots__ = ("task", "kind", "bytes", "remaining", "rate")
 
-def _partition(flows: list[_Flow]) -> tuple[list[_Flow], list[_Flow]]:
-    """(finished, still running) transfers."""
-    done, running = [], []
-    for f in flows:
-        (done if f.remaining <= 1e-9 * f.bytes else running).append(f)
-    return done, running
+    def __init__(self, task: _Task, nbytes: int) -> None:
+        self.task = task
+        self.kind = task.kind  # (shared resources, engine cap): what its share depends on
+        self.bytes = nbytes
+        self.remaining: float = nbytes
+        self.rate = 0.0
 
 
 class Observer(Protocol):
@@ -122,6 +132,8 @@ class Prepared:
     min_ddr_bytes: int
     compute_cycles: float
     commands: int
+    sem_init: list[int]  # per semaphore id (their order in `program.semaphores`)
+    sem_names: list[str]
     runs: int = 0
 
     def serves(self, program: Program, target: Target, check_hazards: bool, numerics: bool) -> bool:
@@ -132,25 +144,51 @@ class Prepared:
 def prepare(program: Program, target: Target, check_hazards: bool = True, numerics: bool = True) -> Prepared:
     """The part of an emulation of `program` that does not depend on its inputs (see
     `Prepared`). Raises `ProgramError` for a program the chip could not run."""
+    # ~10 objects per command that all stay alive: no collection walks them while they
+    # are made, and none after (`gc_paused`)
+    with gc_paused(long_lived=True):
+        return _prepared(program, target, check_hazards, numerics)
+
+
+def _prepared(program: Program, target: Target, check_hazards: bool, numerics: bool) -> Prepared:
     check_program(program, target, require_offsets=True)
     tracker = HazardTracker(target.cores, program.where)  # its thread numbering
     tasks, places, compute_cycles, commands = _prepare(program, target, tracker)
     figures = CommandFigures.of(program, tasks)  # (from the accesses' memory keys, before binding)
     memories = _make_memories(program, places, check_hazards, numerics)
     # accesses name their Memory and the hull of their footprint in its granules from now on
-    bound = {id(fp): (memories[key], fp.hull(memories[key].granule)) for key, fp in places.values()}
+    numbers: dict[tuple, int] = {}
+    bound = {id(fp): (memories[key], fp.hull(memories[key].granule), numbers.setdefault((key, fp), len(numbers)))
+             for key, fp in places.values()}
 
     def bind(a: _Access) -> _Access:
-        mem, hull = bound[id(a[2])]
-        return (a[0], mem, a[2], a[3], a[4], hull)
+        mem, hull, place = bound[id(a[2])]
+        return (a[0], mem, a[2], a[3], a[4], hull, place)
 
+    first = numbering(program)
+    sem_ids = {name: i for i, name in enumerate(program.semaphores)}
+    homes = [s.core for s in program.semaphores.values()]
+    delays: dict[tuple[int, int], Any] = {}  # (core, semaphore's core) -> signal latency
     for queue in tasks:
         for task in queue:
             if task.reads is not None and task.writes is not None:
                 task.reads = [bind(a) for a in task.reads]
                 task.writes = [bind(a) for a in task.writes]
+                task.expect = Provenance.expectations(task, first)
+            task.number = first[task.core] + task.index
+            task.wait_ids = tuple((sem_ids[s], n) for s, n in task.waits.items())
+            task.wait_label = "wait " + ", ".join(f"@{s}" for s in task.waits)
+            to: dict[Any, list[int]] = {}  # signal latency -> semaphores, in order
+            for name in task.cmd.signals:
+                sem = sem_ids[name]
+                delay = delays.get((task.core, homes[sem]))
+                if delay is None:
+                    delay = delays[(task.core, homes[sem])] = target.hops(task.core, homes[sem]) * target.hop_latency
+                to.setdefault(delay, []).append(sem)
+            task.signal_to = tuple((delay, tuple(sems)) for delay, sems in to.items())
     return Prepared(program, target, check_hazards, numerics, tasks, memories, figures,
-                    _min_ddr_bytes(program), compute_cycles, commands)
+                    _min_ddr_bytes(program), compute_cycles, commands,
+                    [s.init for s in program.semaphores.values()], list(program.semaphores))
 
 
 def _make_memories(program: Program, places: dict, check_hazards: bool, numerics: bool
@@ -268,7 +306,8 @@ class Simulator:
         self.tracker = HazardTracker(target.cores, program.where)
         self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
-        self.delays: dict[tuple[int, int], int] = {}  # (core, semaphore's core) -> signal latency
+        self.sem_init = prepared.sem_init
+        self.sem_names = prepared.sem_names
         self.memories = prepared.memories
         self.tasks = [deque(queue) for queue in prepared.tasks]
 
@@ -331,18 +370,20 @@ class Simulator:
             outputs[io.name] = raw.view(DTYPES[io.dtype]).reshape(io.shape)
         return outputs
 
-    def _push(self, time: float, kind: str, data: Any) -> None:
+    def _push(self, time: float, kind: int, data: Any) -> None:
         self._seq += 1
         heapq.heappush(self._events, (time, self._seq, kind, data))
 
     def _simulate(self) -> None:
-        self._events: list[tuple[float, int, str, Any]] = []  # (time, seq, kind, data)
+        self._events: list[tuple[float, int, int, Any]] = []  # (time, seq, kind, data)
         self._seq = 0
-        self.sem_count = {s.name: s.init for s in self.program.semaphores.values()}
-        self.sem_clock = {s: np.zeros(self.tracker.n, dtype=np.int64) for s in self.sem_count}
+        n_sems = len(self.sem_init)
+        self.sem_count = list(self.sem_init)  # per semaphore id
+        self.sem_clocks = np.zeros((n_sems, self.tracker.n), dtype=np.int64)
+        self.sem_clock = list(self.sem_clocks)  # each semaphore's clock, a view of its row
         self.busy = [False] * len(self.tasks)
         self.blocked_since: list[float | None] = [None] * len(self.tasks)
-        self.waiting: dict[str, set[int]] = {}  # semaphore -> threads blocked on it
+        self.waiting: dict[int, set[int]] = {}  # semaphore id -> threads blocked on it
         self.flows: list[_Flow] = []
         self.flow_time = 0.0
         self.flow_generation = 0
@@ -350,72 +391,79 @@ class Simulator:
         for tid, queue in enumerate(self.tasks):
             self.tracker.active[tid] = bool(queue)
             if queue:
-                self._push(queue[0].ready, "kick", tid)
-        while self._events:
-            self.now, _, kind, data = heapq.heappop(self._events)
-            if kind == "kick":
-                self._try_start(data)
-            elif kind == "done":
-                self._complete(data)
-            elif kind == "signal":
-                name, clock = data
-                self.sem_count[name] += 1
-                np.maximum(self.sem_clock[name], clock, out=self.sem_clock[name])
-                for tid in sorted(self.waiting.pop(name, ())):
-                    self._try_start(tid)
-            elif kind == "flow":
-                self._advance_flows()
-                self.flows.append(_Flow(data, data.dma.nbytes, data.dma.nbytes))
-                self._retime_flows()
-            elif kind == "flows" and data == self.flow_generation:
-                self._advance_flows()
-                done, self.flows = _partition(self.flows)
-                self._retime_flows()
-                for f in done:
-                    self._complete(f.task)
+                self._push(queue[0].ready, _KICK, tid)
+        events, pop = self._events, heapq.heappop
+        try_start, complete = self._try_start, self._complete
+        sem_count, sem_clock, waiting, join = self.sem_count, self.sem_clock, self.waiting, native.join
+        while events:
+            self.now, _, kind, data = pop(events)
+            if kind == _KICK:
+                try_start(data)
+            elif kind == _DONE:
+                complete(data)
+            elif kind == _SIGNAL:  # the signals of one command that land at the same time, in order
+                sems, clock = data
+                for sem in sems:
+                    sem_count[sem] += 1
+                    join(sem_clock[sem], clock)
+                    blocked = waiting.pop(sem, None)
+                    if blocked:
+                        for tid in sorted(blocked):
+                            try_start(tid)
+            elif kind == _FLOW:
+                self._reflow(data)
+            elif data == self.flow_generation:  # _FLOWS
+                for f in self._reflow(None):
+                    complete(f.task)
         ends = [s.end for s in self.report.timeline]
         self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))
         if any(self.tasks):
             self._deadlock()
 
     def _try_start(self, tid: int) -> None:
+        if self.busy[tid]:
+            return
         queue = self.tasks[tid]
-        if self.busy[tid] or not queue:
+        if not queue:
             return
         task = queue[0]
-        if task.ready > self.now:
-            self._push(task.ready, "kick", tid)
+        now = self.now
+        if task.ready > now:
+            self._push(task.ready, _KICK, tid)
             return
         if task.fence is not None:
             self._try_fence(task)
             return
-        count = self.sem_count
-        short = [s for s, n in task.waits.items() if count[s] < n] if task.waits else None
-        if short:
-            if self.blocked_since[tid] is None:
-                self.blocked_since[tid] = self.now
-            for s in short:
-                self.waiting.setdefault(s, set()).add(tid)
-            return
+        waits = task.wait_ids
+        if waits:
+            count = self.sem_count
+            short = [s for s, n in waits if count[s] < n]
+            if short:
+                if self.blocked_since[tid] is None:
+                    self.blocked_since[tid] = now
+                for s in short:
+                    self.waiting.setdefault(s, set()).add(tid)
+                return
         since = self.blocked_since[tid]
         if since is not None:
-            if self.now > since:
-                names = ", ".join(f"@{s}" for s in task.waits)
-                self.report.timeline.append(Slice(task.core, task.unit, task.index,
-                                                  f"wait {names}", since, self.now, True))
+            if now > since:
+                self.report.timeline.append(Slice(task.core, task.unit, task.index, task.wait_label,
+                                                  since, now, True))
             self.blocked_since[tid] = None
-        for s, n in task.waits.items():
-            self.sem_count[s] -= n
-            self.tracker.acquire(tid, self.sem_clock[s])
+        if waits:
+            count, sem_clock, row, join = self.sem_count, self.sem_clock, self.tracker.rows[tid], native.join
+            for s, n in waits:
+                count[s] -= n
+                join(row, sem_clock[s])  # (the tracker's acquire)
         queue.popleft()
         self.busy[tid] = True
-        task.start = self.now
-        self.tracker.begin(tid, task.core, task.index)
+        task.start = now
+        self.tracker.who[tid].append((task.core, task.index))  # (the tracker's begin)
         self._apply(task)
         if task.dma is None:
-            self._push(self.now + task.duration, "done", task)
+            self._push(now + task.duration, _DONE, task)
         else:
-            self._push(self.now + task.dma.latency, "flow", task)
+            self._push(now + task.dma.latency, _FLOW, task)
 
     def _try_fence(self, task: _Task) -> None:
         legs = task.fence
@@ -425,7 +473,7 @@ class Simulator:
             if self.busy[leg.tid] or not queue or queue[0] is not leg:
                 return  # that unit resumes the fence when it reaches it
         first = legs[0]
-        short = [s for s, n in task.waits.items() if self.sem_count[s] < n]
+        short = [s for s, n in task.wait_ids if self.sem_count[s] < n]
         if short:
             if self.blocked_since[first.tid] is None:
                 self.blocked_since[first.tid] = self.now
@@ -435,12 +483,11 @@ class Simulator:
         since = self.blocked_since[first.tid]
         if since is not None:
             if self.now > since:
-                names = ", ".join(f"@{s}" for s in task.waits)
-                self.report.timeline.append(Slice(task.core, "sync", task.index,
-                                                  f"wait {names}", since, self.now, True))
+                self.report.timeline.append(Slice(task.core, "sync", task.index, task.wait_label,
+                                                  since, self.now, True))
             self.blocked_since[first.tid] = None
         joint = np.max(self.tracker.vc[[leg.tid for leg in legs]], axis=0)
-        for s, n in task.waits.items():
+        for s, n in task.wait_ids:
             self.sem_count[s] -= n
             np.maximum(joint, self.sem_clock[s], out=joint)
         for leg in legs:
@@ -449,7 +496,7 @@ class Simulator:
             self.tracker.acquire(leg.tid, joint)
             self.tracker.begin(leg.tid, leg.core, leg.index)
         first.start = self.now
-        self._push(self.now, "done", first)
+        self._push(self.now, _DONE, first)
 
     def _complete_fence(self, task: _Task) -> None:
         legs = task.fence
@@ -466,13 +513,11 @@ class Simulator:
             self._try_start(leg.tid)
 
     def _signal(self, task: _Task, clock: np.ndarray) -> None:
-        sems, delays = self.program.semaphores, self.delays
-        for name in task.cmd.signals:
-            home = sems[name].core
-            delay = delays.get((task.core, home))
-            if delay is None:
-                delay = delays[(task.core, home)] = self.target.hops(task.core, home) * self.target.hop_latency
-            self._push(self.now + delay, "signal", (name, clock))
+        now = self.now
+        # one event per latency: no other event can come between signals pushed together
+        # for one time (the same time, consecutive sequence numbers)
+        for delay, sems in task.signal_to:
+            self._push(now + delay, _SIGNAL, (sems, clock))
 
     def _apply(self, task: _Task) -> None:
         """The command's data effect, with its hazard checks and byte counts."""
@@ -486,26 +531,30 @@ class Simulator:
         if self.check_hazards:  # every memory keeps writer codes
             tracker, core, index = self.tracker, task.core, task.index
             seen = tracker.rows[tid].tolist()  # its clock
-            known = [mem.known(h[0], h[1]) for _, mem, _, _, _, h in reads]  # writers of their hulls
+            # per read, the writers of its hull and whether they settle the tracker's check
+            settled, bits = native.settled, tracker.TID_BITS
+            hulls = [settled(mem.starts, mem.values, h[0], h[1], seen, mem.writers, bits)
+                     for _, mem, _, _, _, h, _ in reads]
+            known = [k for k, _, _ in hulls]
             codes: list[np.ndarray | None] = [None] * len(reads)  # granule codes, if needed
             if self.provenance is not None:
                 self.provenance.check(task, seen[tid], codes, known)
             # each access counted once checked (a hazard's partial report counts those before it)
-            for (_, mem, fp, _, nbytes, _), at, k in zip(reads, codes, known):
-                tracker.read(mem, fp, tid, core, index, seen, at, k)
+            for (_, mem, fp, _, nbytes, _, _), at, (k, _, fine) in zip(reads, codes, hulls):
+                tracker.read(mem, fp, tid, core, index, seen, at, k, fine)
                 bytes_read[mem.level] += nbytes
-            for _, mem, fp, _, nbytes, h in writes:
+            for _, mem, fp, _, nbytes, h, _ in writes:
                 tracker.write(mem, fp, tid, core, index, seen, h)
                 bytes_written[mem.level] += nbytes
         else:
-            for _, mem, _, _, nbytes, _ in reads:
+            for _, mem, _, _, nbytes, _, _ in reads:
                 bytes_read[mem.level] += nbytes
-            for _, mem, _, _, nbytes, _ in writes:
+            for _, mem, _, _, nbytes, _, _ in writes:
                 bytes_written[mem.level] += nbytes
         if numerics:
-            for slot, mem, fp, tile, _, _ in reads:
+            for slot, mem, fp, tile, _, _, _ in reads:
                 ins[slot] = mem.view(fp.base, tile)
-            for slot, mem, fp, tile, _, _ in writes:
+            for slot, mem, fp, tile, _, _, _ in writes:
                 outs[slot] = mem.view(fp.base, tile)
         if not self.numerics:
             return
@@ -540,33 +589,54 @@ class Simulator:
         self.report.timeline.append(Slice(task.core, task.unit, task.index, task.cmd.op,
                                           task.start, self.now))
         self.report.macs += task.macs
-        self._signal(task, self.tracker.release(tid))
+        row = self.tracker.rows[tid]  # (the tracker's release: the clock it publishes, then a new epoch)
+        if task.signal_to:
+            self._signal(task, row.copy())
+        row[tid] += 1
         if not self.tasks[tid]:
             self.tracker.active[tid] = False
         self._try_start(tid)
 
-    def _advance_flows(self) -> None:
+    def _reflow(self, new: _Task | None) -> list[_Flow]:
+        """The transfers at `now`: each running one advanced at its rate since the last
+        change; without a `new` one (a transfer's expected end) those now finished leave
+        and are returned, with one (its latency over) it joins at the end; then every rate
+        is worked out again (max-min fair shares depend only on how many transfers use
+        which resources) and the next end is an event. One pass over the transfers."""
         dt = self.now - self.flow_time
-        for f in self.flows:
-            f.remaining -= f.rate * dt
         self.flow_time = self.now
-
-    def _retime_flows(self) -> None:
-        self.flow_generation += 1
-        if not self.flows:
-            return
-        # max-min fair shares depend only on how many transfers use which resources
+        done: list[_Flow] = []
+        running: list[_Flow] = []
         counts: dict[tuple, int] = {}
         for f in self.flows:
-            counts[f.task.kind] = counts.get(f.task.kind, 0) + 1
+            f.remaining -= f.rate * dt
+            if new is None and f.remaining <= 1e-9 * f.bytes:
+                done.append(f)
+            else:
+                running.append(f)
+                counts[f.kind] = counts.get(f.kind, 0) + 1
+        if new is not None:
+            f = _Flow(new, new.dma.nbytes)
+            running.append(f)
+            counts[f.kind] = counts.get(f.kind, 0) + 1
+        self.flows = running
+        self.flow_generation += 1
+        if not running:
+            return done
         rates = cost.shares(frozenset(counts.items()), self.target)
-        for f in self.flows:
-            f.rate = rates[f.task.kind]
-        finish = min(max(f.remaining, 0.0) / f.rate for f in self.flows)
-        self._push(self.now + finish, "flows", self.flow_generation)
+        finish = math.inf
+        for f in running:
+            f.rate = rate = rates[f.kind]
+            left = f.remaining
+            t = (left if left > 0.0 else 0.0) / rate
+            if t < finish:
+                finish = t
+        self._push(self.now + finish, _FLOWS, self.flow_generation)
+        return done
 
     def _deadlock(self) -> None:
         pending = {(t.core, t.index) for q in self.tasks for t in q}
+        count = dict(zip(self.sem_names, self.sem_count))
         lines = []
         first: _Task | None = None
         shown: set[tuple[int, int]] = set()
@@ -580,7 +650,7 @@ class Simulator:
             for s, n in task.waits.items():
                 signallers = [f"core {c} #{i}" for c, i in sorted(pending)
                               if s in self.program.cores[c][i].signals]
-                needs.append(f"@{s} (count {self.sem_count[s]}, needs {n}; pending signallers: "
+                needs.append(f"@{s} (count {count[s]}, needs {n}; pending signallers: "
                              f"{', '.join(signallers) or 'none'})")
             lines.append(f"{self.program.where(task.core, task.index)} on {task.unit} waits "
                          f"for {', '.join(needs)}")

@@ -130,13 +130,22 @@ def conv2d(
         if columns is None:
             columns = conv2d_columns(x, (kh, kw), strides, pads, dilations, groups)
         out = np.matmul(w.reshape(groups, og, cg * kh * kw), columns)
-    out = out.reshape(n, o, ho, wo)
+    return add_channel_bias(out.reshape(n, o, ho, wo), bias)
+
+
+def add_channel_bias(out: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """`out` (n, channels, ...) float32 plus one bias value per channel, in place."""
     if bias is not None:
-        out += _f32(bias).reshape(1, o, 1, 1)
+        out += _f32(bias).reshape(1, out.shape[1], *(1,) * (out.ndim - 2))
     return out
 
 
 ACTIVATIONS = ("none", "relu", "relu6")
+
+try:  # the ufunc np.clip ends in for float arrays with both bounds (same bits, without its checks)
+    from numpy._core.umath import clip as _CLIP
+except ImportError:  # another numpy layout
+    _CLIP = np.clip
 
 
 def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: str = "none",
@@ -145,7 +154,8 @@ def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: st
     `in_place`: `acc` (float32) is the caller's to overwrite (no new arrays)."""
     if residual is not None:
         residual = _f32(residual)
-        if in_place and np.broadcast_shapes(acc.shape, residual.shape) == acc.shape:
+        if in_place and (residual.shape == acc.shape
+                         or np.broadcast_shapes(acc.shape, residual.shape) == acc.shape):
             np.add(acc, residual, out=acc)
         else:
             acc, in_place = acc + residual, True
@@ -153,7 +163,7 @@ def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: st
     if activation == "relu":
         return np.maximum(acc, F32(0), out=out)
     if activation == "relu6":
-        return np.clip(acc, F32(0), F32(6), out=out)
+        return _CLIP(acc, F32(0), F32(6), out=out)
     if activation != "none":
         raise KeyError(f"unknown activation '{activation}' (expected one of {ACTIVATIONS})")
     return acc

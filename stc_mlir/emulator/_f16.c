@@ -95,6 +95,52 @@ F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n)
     blocks(block_to_f16, (const char *)src, (char *)dst, n, 4, 2);
 }
 
+/* The matrix unit's epilogue and the store in one pass, in chunks of CHUNK elements:
+   out = fp16(act((acc + bias[channel]) + residual)), the same float operations in the same
+   order as numpy's `acc += bias; acc += residual; np.maximum(acc, 0) or np.clip(acc, 0, 6)`,
+   with numpy's zero signs (np.maximum(-0., 0.) is +0., np.clip(-0., 0., 6.) is -0.). A NaN
+   before the activation stops it (returns 0): the caller then takes numpy's path, whose NaN
+   payloads this does not promise to follow. */
+#define CHUNK 512
+
+F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t channels,
+                                Py_ssize_t inner, const float *residual, int act, uint16_t *out,
+                                Py_ssize_t n) {
+    float scratch[CHUNK];
+    Py_ssize_t pos = 0, channel = 0;  /* of element `start + k` in its channel plane */
+    for (Py_ssize_t start = 0; start < n; start += CHUNK) {
+        Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
+        int nan = 0;
+        for (Py_ssize_t k = 0; k < len; k++) {
+            Py_ssize_t i = start + k;
+            float v = acc[i];
+            if (bias) {
+                v = v + bias[channel];
+                if (++pos == inner) {
+                    pos = 0;
+                    channel = channel + 1 == channels ? 0 : channel + 1;
+                }
+            }
+            if (residual) {
+                v = v + residual[i];
+            }
+            nan |= v != v;
+            if (act == 1) {
+                v = v > 0.0f ? v : 0.0f;
+            } else if (act == 2) {
+                v = v < 0.0f ? 0.0f : v;
+                v = v > 6.0f ? 6.0f : v;
+            }
+            scratch[k] = v;
+        }
+        if (nan) {
+            return 0;
+        }
+        floats_to_halves(scratch, out + start, len);
+    }
+    return 1;
+}
+
 static int cpu_has_f16c(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
@@ -156,7 +202,78 @@ static PyObject *to_f16(PyObject *self, PyObject *args) {
     return convert(args, 4, 2);
 }
 
+/* epilogue(acc, bias, residual, act, inner, out) -> bool: see epilogue_halves. acc: fp32,
+   n elements laid out (..., channels, inner); bias: None or `channels` fp32; residual: None
+   or n fp32; act: 0 none, 1 relu, 2 relu6; out: n fp16 (all C-contiguous). False: a NaN was
+   met, out is partly written. */
+static PyObject *epilogue(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *acc_obj, *bias_obj, *res_obj, *out_obj;
+    int act;
+    Py_ssize_t inner;
+    if (!PyArg_ParseTuple(args, "OOOinO", &acc_obj, &bias_obj, &res_obj, &act, &inner, &out_obj)) {
+        return NULL;
+    }
+    if (!cpu_has_f16c()) {
+        PyErr_SetString(PyExc_RuntimeError, "this CPU has no F16C instructions");
+        return NULL;
+    }
+    if (act < 0 || act > 2 || inner < 1) {
+        PyErr_Format(PyExc_ValueError, "activation %d (0-2) or inner size %zd (>= 1) out of range",
+                     act, inner);
+        return NULL;
+    }
+    Py_buffer acc, bias = {0}, res = {0}, out;
+    int have_bias = bias_obj != Py_None, have_res = res_obj != Py_None, ok = 1;
+    if (PyObject_GetBuffer(acc_obj, &acc, PyBUF_C_CONTIGUOUS) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(out_obj, &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&acc);
+        return NULL;
+    }
+    if (have_bias && PyObject_GetBuffer(bias_obj, &bias, PyBUF_C_CONTIGUOUS) < 0) {
+        ok = 0, have_bias = 0;
+    }
+    if (ok && have_res && PyObject_GetBuffer(res_obj, &res, PyBUF_C_CONTIGUOUS) < 0) {
+        ok = 0, have_res = 0;
+    }
+    Py_ssize_t n = acc.len / 4, channels = have_bias ? bias.len / 4 : 1;
+    if (ok && (acc.len % 4 || out.len != n * 2 || (have_res && res.len != acc.len) ||
+               (have_bias && (channels < 1 || bias.len % 4 || n % (channels * inner))))) {
+        PyErr_Format(PyExc_ValueError, "buffers of %zd (acc), %zd (bias), %zd (residual) and "
+                     "%zd (out) bytes do not fit %zd-element channels", acc.len, bias.len,
+                     res.len, out.len, inner);
+        ok = 0;
+    }
+    int done = 0;
+#if HAVE_F16C_PATH
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        done = epilogue_halves((const float *)acc.buf, have_bias ? (const float *)bias.buf : NULL,
+                               channels, inner, have_res ? (const float *)res.buf : NULL, act,
+                               (uint16_t *)out.buf, n);
+        Py_END_ALLOW_THREADS
+    }
+#endif
+    if (have_res) {
+        PyBuffer_Release(&res);
+    }
+    if (have_bias) {
+        PyBuffer_Release(&bias);
+    }
+    PyBuffer_Release(&acc);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        return NULL;
+    }
+    return PyBool_FromLong(done);
+}
+
 static PyMethodDef methods[] = {
+    {"epilogue", epilogue, METH_VARARGS,
+     "epilogue(acc, bias, residual, act, inner, out) -> bool: fp16(act((acc + bias) + "
+     "residual)) into out in one pass; False (out partly written) if a NaN was met."},
     {"to_f32", to_f32, METH_VARARGS,
      "to_f32(src, dst): the fp16 elements of contiguous buffer src as fp32 into dst."},
     {"to_f16", to_f16, METH_VARARGS,

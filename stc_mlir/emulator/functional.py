@@ -92,9 +92,11 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
                 x = ins["input"]
                 columns = derived("input", ("columns", w_shape[2:], *geometry),
                                   lambda: kernels.conv2d_columns(x, w_shape[2:], *geometry))
-            acc = kernels.conv2d(ins["input"], ins["weight"], ins.get("bias"), *geometry,
-                                 columns=columns)
-            result = _epilogue(cmd, acc, ins)
+            acc = kernels.conv2d(ins["input"], ins["weight"], None, *geometry, columns=columns)
+            if halves.store_epilogue(outs["output"], acc, ins.get("bias"), ins.get("residual"),
+                                     p["act"]):
+                return
+            result = _epilogue(cmd, kernels.add_channel_bias(acc, ins.get("bias")), ins)
         case "matmul":
             acc = kernels.matmul(ins["lhs"], ins["rhs"])
             if "bias" in ins:

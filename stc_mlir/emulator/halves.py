@@ -8,6 +8,9 @@ CPU has F16C, large tiles are converted with it instead, ~10x faster, bit for bi
 (NaN payloads included; checked against numpy for every fp16 value and for samples of
 every fp32 class in test/python/test_halves.py). Without it, numpy's casts are used.
 `STC_F16_NATIVE=0` in the environment turns the C path off.
+
+`store_epilogue` does a conv's bias, residual, activation and store in one pass in C (four
+numpy passes over the accumulator otherwise), the same float operations in the same order.
 """
 
 from __future__ import annotations
@@ -52,3 +55,46 @@ def store(out: np.ndarray, value: np.ndarray) -> None:
     halves = np.empty(out.shape, np.float16)
     _f16.to_f16(value, halves)
     out[...] = halves
+
+
+ACTIVATIONS = {"none": 0, "relu": 1, "relu6": 2}
+"""The activations `store_epilogue` does (their numbers in the C module)."""
+
+
+def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
+                   residual: np.ndarray | None, activation: str) -> bool:
+    """`store(out, act((acc + bias) + residual))` in one pass, `acc` (n, channels, ...) and
+    `bias` one value per channel (`kernels.add_channel_bias`, then `kernels.epilogue`), the
+    same bits. `acc` is C-contiguous, or without a residual the channels-first transpose of
+    a C-contiguous array (a depthwise conv's product). False when it is left to the caller
+    (numpy): no C path, a small or non-fp16 `out`, another `acc` layout or type, a bias or
+    residual that is not fp32 or needs broadcasting, an activation it does not know, or a
+    NaN met (its payloads are numpy's business); `acc` is never changed, `out` may be
+    partly written."""
+    if (not NATIVE or out.dtype != np.float16 or acc.dtype != np.float32 or acc.ndim < 2
+            or acc.size < SMALL or out.size != acc.size or activation not in ACTIVATIONS):
+        return False
+    shape, channels = acc.shape, acc.shape[1]
+    if not acc.flags.c_contiguous:  # channels first: (channels, n, ...) in memory
+        acc = acc.swapaxes(0, 1)
+        if residual is not None or not acc.flags.c_contiguous:
+            return False
+        inner = acc.size // channels
+    else:
+        inner = acc.size // (acc.shape[0] * channels)
+    if bias is not None:
+        if bias.dtype != np.float32 or bias.size != channels:
+            return False
+        bias = np.ascontiguousarray(bias)
+    if residual is not None:
+        if residual.dtype != np.float32 or residual.shape != shape:
+            return False
+        residual = np.ascontiguousarray(residual)
+    same = acc.shape == shape
+    target = out if same and out.flags.c_contiguous else np.empty(acc.shape, np.float16)
+    if not _f16.epilogue(acc, bias, residual, ACTIVATIONS[activation], inner, target):
+        return False
+    if target is not out:
+        value = target if same else target.swapaxes(0, 1)
+        out[...] = value if value.shape == out.shape else value.reshape(out.shape)
+    return True

@@ -106,37 +106,52 @@ F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n)
 F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t channels,
                                 Py_ssize_t inner, const float *residual, int act, uint16_t *out,
                                 Py_ssize_t n) {
-    float scratch[CHUNK];
-    Py_ssize_t pos = 0, channel = 0;  /* of element `start + k` in its channel plane */
-    for (Py_ssize_t start = 0; start < n; start += CHUNK) {
+    float v[CHUNK];
+    Py_ssize_t channel = 0, pos = 0;  /* where `start` is: channel plane, place in it */
+    for (Py_ssize_t start = 0; start < n;) {
         Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
+        if (bias && len > inner - pos) {
+            len = inner - pos;  /* one bias value per chunk */
+        }
+        const float *a = acc + start;
+        if (bias) {
+            const float b = bias[channel];
+            for (Py_ssize_t k = 0; k < len; k++) {
+                v[k] = a[k] + b;
+            }
+            pos += len;
+            if (pos == inner) {
+                pos = 0;
+                channel = channel + 1 == channels ? 0 : channel + 1;
+            }
+        } else {
+            memcpy(v, a, (size_t)len * sizeof(float));
+        }
+        if (residual) {
+            const float *r = residual + start;
+            for (Py_ssize_t k = 0; k < len; k++) {
+                v[k] = v[k] + r[k];
+            }
+        }
         int nan = 0;
         for (Py_ssize_t k = 0; k < len; k++) {
-            Py_ssize_t i = start + k;
-            float v = acc[i];
-            if (bias) {
-                v = v + bias[channel];
-                if (++pos == inner) {
-                    pos = 0;
-                    channel = channel + 1 == channels ? 0 : channel + 1;
-                }
-            }
-            if (residual) {
-                v = v + residual[i];
-            }
-            nan |= v != v;
-            if (act == 1) {
-                v = v > 0.0f ? v : 0.0f;
-            } else if (act == 2) {
-                v = v < 0.0f ? 0.0f : v;
-                v = v > 6.0f ? 6.0f : v;
-            }
-            scratch[k] = v;
+            nan |= v[k] != v[k];
         }
         if (nan) {
             return 0;
         }
-        floats_to_halves(scratch, out + start, len);
+        if (act == 1) {
+            for (Py_ssize_t k = 0; k < len; k++) {
+                v[k] = v[k] > 0.0f ? v[k] : 0.0f;
+            }
+        } else if (act == 2) {
+            for (Py_ssize_t k = 0; k < len; k++) {
+                float x = v[k] < 0.0f ? 0.0f : v[k];
+                v[k] = x > 6.0f ? 6.0f : x;
+            }
+        }
+        floats_to_halves(v, out + start, len);
+        start += len;
     }
     return 1;
 }

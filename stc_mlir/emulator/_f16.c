@@ -167,6 +167,96 @@ static int cpu_has_f16c(void) { return 0; }
 
 #endif
 
+/* A depthwise conv's windows: out (c, kh, kw, n, ho, wo) from x (n, c, h, w), both fp32
+   C-contiguous, +0.0 where a window sees padding (the copy numpy's slices make into zeros). */
+static void depthwise_windows(const float *x, float *out, Py_ssize_t n, Py_ssize_t c, Py_ssize_t h,
+                              Py_ssize_t w, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
+                              Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
+                              Py_ssize_t ho, Py_ssize_t wo) {
+    for (Py_ssize_t ch = 0; ch < c; ch++) {
+        for (Py_ssize_t i = 0; i < kh; i++) {
+            for (Py_ssize_t j = 0; j < kw; j++) {
+                /* the outputs q whose column q * sw + j * dw - pl is inside [0, w) */
+                Py_ssize_t first = j * dw - pl, qlo = 0, qhi = wo;
+                while (qlo < wo && qlo * sw + first < 0) {
+                    qlo++;
+                }
+                while (qhi > qlo && (qhi - 1) * sw + first >= w) {
+                    qhi--;
+                }
+                for (Py_ssize_t ni = 0; ni < n; ni++) {
+                    for (Py_ssize_t p = 0; p < ho; p++) {
+                        float *dst = out + ((((ch * kh + i) * kw + j) * n + ni) * ho + p) * wo;
+                        Py_ssize_t r = p * sh + i * dh - pt;
+                        if (r < 0 || r >= h) {
+                            memset(dst, 0, (size_t)wo * sizeof(float));
+                            continue;
+                        }
+                        const float *src = x + ((ni * c + ch) * h + r) * w + first;
+                        for (Py_ssize_t q = 0; q < qlo; q++) {
+                            dst[q] = 0.0f;
+                        }
+                        if (sw == 1) {
+                            memcpy(dst + qlo, src + qlo, (size_t)(qhi - qlo) * sizeof(float));
+                        } else {
+                            for (Py_ssize_t q = qlo; q < qhi; q++) {
+                                dst[q] = src[q * sw];
+                            }
+                        }
+                        for (Py_ssize_t q = qhi; q < wo; q++) {
+                            dst[q] = 0.0f;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* windows(x, out, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): see depthwise_windows */
+static PyObject *windows(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *x_obj, *out_obj;
+    Py_ssize_t d[14];
+    if (!PyArg_ParseTuple(args, "OOnnnnnnnnnnnnnn", &x_obj, &out_obj, d, d + 1, d + 2, d + 3, d + 4,
+                          d + 5, d + 6, d + 7, d + 8, d + 9, d + 10, d + 11, d + 12, d + 13)) {
+        return NULL;
+    }
+    for (int k = 0; k < 14; k++) {
+        if (d[k] < (k == 8 || k == 9 ? 0 : 1)) {  /* pads may be 0, the rest >= 1 */
+            PyErr_Format(PyExc_ValueError, "windows: argument %d is %zd", k + 2, d[k]);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
+    Py_ssize_t pt = d[8], pl = d[9], dh = d[10], dw = d[11], ho = d[12], wo = d[13];
+    Py_buffer x, out;
+    if (PyObject_GetBuffer(x_obj, &x, PyBUF_C_CONTIGUOUS) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(out_obj, &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&x);
+        return NULL;
+    }
+    /* every read is checked against h and w in the loops: only the sizes need checking */
+    int ok = x.len == n * c * h * w * 4 && out.len == c * kh * kw * n * ho * wo * 4;
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "windows: buffers of %zd and %zd bytes do not fit the "
+                     "shapes given", x.len, out.len);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        depthwise_windows((const float *)x.buf, (float *)out.buf, n, c, h, w, kh, kw, sh, sw, pt,
+                          pl, dh, dw, ho, wo);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* convert(src, dst, itemsize of src): both C-contiguous buffers with the same element count */
 static PyObject *convert(PyObject *args, Py_ssize_t in_size, Py_ssize_t out_size) {
     PyObject *src_obj, *dst_obj;
@@ -286,6 +376,9 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"windows", windows, METH_VARARGS,
+     "windows(x, out, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): a depthwise conv's "
+     "windows (c, kh, kw, n, ho, wo) of fp32 x (n, c, h, w), zeros in the padding."},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(acc, bias, residual, act, inner, out) -> bool: fp16(act((acc + bias) + "
      "residual)) into out in one pass; False (out partly written) if a NaN was met."},

@@ -92,7 +92,11 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
                 x = ins["input"]
                 columns = derived("input", ("columns", w_shape[2:], *geometry),
                                   lambda: kernels.conv2d_columns(x, w_shape[2:], *geometry))
-            acc = kernels.conv2d(ins["input"], ins["weight"], None, *geometry, columns=columns)
+            windows = None
+            if kernels.uses_windows(ins["input"].shape, w_shape, *geometry):
+                windows = halves.depthwise_windows(ins["input"], w_shape[2:], *geometry[:3])
+            acc = kernels.conv2d(ins["input"], ins["weight"], None, *geometry, columns=columns,
+                                 windows=windows)
             if halves.store_epilogue(outs["output"], acc, ins.get("bias"), ins.get("residual"),
                                      p["act"]):
                 return

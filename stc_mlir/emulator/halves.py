@@ -10,7 +10,9 @@ every fp32 class in test/python/test_halves.py). Without it, numpy's casts are u
 `STC_F16_NATIVE=0` in the environment turns the C path off.
 
 `store_epilogue` does a conv's bias, residual, activation and store in one pass in C (four
-numpy passes over the accumulator otherwise), the same float operations in the same order.
+numpy passes over the accumulator otherwise), the same float operations in the same order;
+`depthwise_windows` builds a depthwise conv's windows in C (nine strided numpy copies for a
+3x3 kernel otherwise), the same values.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import os
 
 import numpy as np
+
+from stc_mlir import kernels
 
 try:
     from . import _f16  # type: ignore[attr-defined]
@@ -98,3 +102,16 @@ def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
         value = target if same else target.swapaxes(0, 1)
         out[...] = value if value.shape == out.shape else value.reshape(out.shape)
     return True
+
+
+def depthwise_windows(x: np.ndarray, kernel, strides, pads, dilations) -> np.ndarray:
+    """`kernels.depthwise_windows(x, ...)`, the same array, built in C when it can be."""
+    if not NATIVE or x.dtype != np.float32 or x.ndim != 4 or x.size < SMALL:
+        return kernels.depthwise_windows(x, kernel, strides, pads, dilations)
+    n, c, h, w = x.shape
+    ho = kernels.window_output_size(h, kernel[0], strides[0], pads[0], pads[2], dilations[0])
+    wo = kernels.window_output_size(w, kernel[1], strides[1], pads[1], pads[3], dilations[1])
+    out = np.empty((c, *kernel, n, ho, wo), np.float32)
+    _f16.windows(np.ascontiguousarray(x), out, n, c, h, w, *kernel, *strides, pads[0], pads[1],
+                 *dilations, ho, wo)
+    return out

@@ -173,3 +173,25 @@ def test_fused_epilogue_strided_output_and_what_it_leaves(every_size):
     assert not halves.store_epilogue(view, acc, None, None, "gelu")
     assert not halves.store_epilogue(np.empty(acc.shape, np.float32), acc, None, None, "relu")
     assert np.array_equal(_bits32(acc), _bits32(acc_before))
+
+
+@native
+@pytest.mark.parametrize("kernel, strides, pads, dilations", [
+    ((3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    ((3, 3), (2, 2), (0, 1, 1, 0), (1, 1)),  # asymmetric pads
+    ((3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
+    ((5, 5), (1, 2), (2, 3, 2, 1), (1, 1)),
+    ((3, 2), (1, 1), (2, 0, 2, 1), (2, 3)),  # dilated
+    ((3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),
+    ((3, 3), (3, 1), (4, 4, 4, 4), (1, 1)),  # windows wholly in the padding
+])
+def test_depthwise_windows_as_numpy(every_size, kernel, strides, pads, dilations):
+    from stc_mlir import kernels
+    x = _special((2, 3, 9, 10))
+    fast = halves.depthwise_windows(x, kernel, strides, pads, dilations)
+    slow = kernels.depthwise_windows(x, kernel, strides, pads, dilations)
+    assert fast.shape == slow.shape and fast.dtype == slow.dtype
+    assert np.array_equal(_bits32(fast), _bits32(slow))
+    w = _special((3, 1, *kernel))  # and the conv made from them
+    assert np.array_equal(_bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3, windows=fast)),
+                          _bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3)))

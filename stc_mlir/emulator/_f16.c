@@ -167,9 +167,10 @@ static int cpu_has_f16c(void) { return 0; }
 
 #endif
 
-/* A depthwise conv's windows: out (c, kh, kw, n, ho, wo) from x (n, c, h, w), both fp32
-   C-contiguous, +0.0 where a window sees padding (the copy numpy's slices make into zeros). */
-static void depthwise_windows(const float *x, float *out, Py_ssize_t n, Py_ssize_t c, Py_ssize_t h,
+/* A conv's windows: out (c, kh, kw, n, ho, wo) (a depthwise conv's) or, `columns`, (n, c, kh,
+   kw, ho, wo) (im2col) from x (n, c, h, w), all fp32 C-contiguous, +0.0 where a window sees
+   padding (the copy numpy's slices make into zeros). */
+static void conv_windows(const float *x, float *out, int columns, Py_ssize_t n, Py_ssize_t c, Py_ssize_t h,
                               Py_ssize_t w, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
                               Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
                               Py_ssize_t ho, Py_ssize_t wo) {
@@ -186,7 +187,8 @@ static void depthwise_windows(const float *x, float *out, Py_ssize_t n, Py_ssize
                 }
                 for (Py_ssize_t ni = 0; ni < n; ni++) {
                     for (Py_ssize_t p = 0; p < ho; p++) {
-                        float *dst = out + ((((ch * kh + i) * kw + j) * n + ni) * ho + p) * wo;
+                        float *dst = out + (columns ? (((ni * c + ch) * kh + i) * kw + j) * ho * wo
+                                                    : ((((ch * kh + i) * kw + j) * n + ni) * ho) * wo) + p * wo;
                         Py_ssize_t r = p * sh + i * dh - pt;
                         if (r < 0 || r >= h) {
                             memset(dst, 0, (size_t)wo * sizeof(float));
@@ -213,12 +215,13 @@ static void depthwise_windows(const float *x, float *out, Py_ssize_t n, Py_ssize
     }
 }
 
-/* windows(x, out, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): see depthwise_windows */
+/* windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): see conv_windows */
 static PyObject *windows(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *x_obj, *out_obj;
     Py_ssize_t d[14];
-    if (!PyArg_ParseTuple(args, "OOnnnnnnnnnnnnnn", &x_obj, &out_obj, d, d + 1, d + 2, d + 3, d + 4,
+    int columns;
+    if (!PyArg_ParseTuple(args, "OOpnnnnnnnnnnnnnn", &x_obj, &out_obj, &columns, d, d + 1, d + 2, d + 3, d + 4,
                           d + 5, d + 6, d + 7, d + 8, d + 9, d + 10, d + 11, d + 12, d + 13)) {
         return NULL;
     }
@@ -245,7 +248,7 @@ static PyObject *windows(PyObject *self, PyObject *args) {
                      "shapes given", x.len, out.len);
     } else {
         Py_BEGIN_ALLOW_THREADS
-        depthwise_windows((const float *)x.buf, (float *)out.buf, n, c, h, w, kh, kw, sh, sw, pt,
+        conv_windows((const float *)x.buf, (float *)out.buf, columns, n, c, h, w, kh, kw, sh, sw, pt,
                           pl, dh, dw, ho, wo);
         Py_END_ALLOW_THREADS
     }
@@ -377,8 +380,9 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"windows", windows, METH_VARARGS,
-     "windows(x, out, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): a depthwise conv's "
-     "windows (c, kh, kw, n, ho, wo) of fp32 x (n, c, h, w), zeros in the padding."},
+     "windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): a conv's "
+     "windows of fp32 x (n, c, h, w), (c, kh, kw, n, ho, wo) (depthwise) or, columns, (n, c, kh, "
+     "kw, ho, wo) (im2col), zeros in the padding."},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(acc, bias, residual, act, inner, out) -> bool: fp16(act((acc + bias) + "
      "residual)) into out in one pass; False (out partly written) if a NaN was met."},

@@ -91,7 +91,7 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
             if kernels.uses_columns(w_shape, p["groups"], p["strides"], p["pads"]):
                 x = ins["input"]
                 columns = derived("input", ("columns", w_shape[2:], *geometry),
-                                  lambda: kernels.conv2d_columns(x, w_shape[2:], *geometry))
+                                  lambda: halves.conv2d_columns(x, w_shape[2:], *geometry))
             windows = None
             if kernels.uses_windows(ins["input"].shape, w_shape, *geometry):
                 windows = halves.depthwise_windows(ins["input"], w_shape[2:], *geometry[:3])

@@ -11,8 +11,8 @@ every fp32 class in test/python/test_halves.py). Without it, numpy's casts are u
 
 `store_epilogue` does a conv's bias, residual, activation and store in one pass in C (four
 numpy passes over the accumulator otherwise), the same float operations in the same order;
-`depthwise_windows` builds a depthwise conv's windows in C (nine strided numpy copies for a
-3x3 kernel otherwise), the same values.
+`depthwise_windows` and `conv2d_columns` build a conv's windows in C (nine strided numpy
+copies for a 3x3 kernel otherwise), the same values.
 """
 
 from __future__ import annotations
@@ -104,14 +104,30 @@ def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
     return True
 
 
+
+def _windows(x: np.ndarray, kernel, strides, pads, dilations, columns: bool) -> np.ndarray:
+    n, c, h, w = x.shape
+    ho = kernels.window_output_size(h, kernel[0], strides[0], pads[0], pads[2], dilations[0])
+    wo = kernels.window_output_size(w, kernel[1], strides[1], pads[1], pads[3], dilations[1])
+    out = np.empty((n, c, *kernel, ho, wo) if columns else (c, *kernel, n, ho, wo), np.float32)
+    _f16.windows(np.ascontiguousarray(x), out, columns, n, c, h, w, *kernel, *strides, pads[0],
+                 pads[1], *dilations, ho, wo)
+    return out
+
+
 def depthwise_windows(x: np.ndarray, kernel, strides, pads, dilations) -> np.ndarray:
     """`kernels.depthwise_windows(x, ...)`, the same array, built in C when it can be."""
     if not NATIVE or x.dtype != np.float32 or x.ndim != 4 or x.size < SMALL:
         return kernels.depthwise_windows(x, kernel, strides, pads, dilations)
-    n, c, h, w = x.shape
-    ho = kernels.window_output_size(h, kernel[0], strides[0], pads[0], pads[2], dilations[0])
-    wo = kernels.window_output_size(w, kernel[1], strides[1], pads[1], pads[3], dilations[1])
-    out = np.empty((c, *kernel, n, ho, wo), np.float32)
-    _f16.windows(np.ascontiguousarray(x), out, n, c, h, w, *kernel, *strides, pads[0], pads[1],
-                 *dilations, ho, wo)
-    return out
+    return _windows(x, kernel, strides, pads, dilations, columns=False)
+
+
+def conv2d_columns(x: np.ndarray, kernel, strides, pads, dilations, groups: int) -> np.ndarray:
+    """`kernels.conv2d_columns(x, ...)`, the same values, built in C when it can be (not the
+    view a 1x1 conv without strides or pads takes)."""
+    pointwise = tuple(kernel) == (1, 1) and tuple(strides) == (1, 1) and not any(pads)
+    if pointwise or not NATIVE or x.dtype != np.float32 or x.ndim != 4 or x.size < SMALL:
+        return kernels.conv2d_columns(x, kernel, strides, pads, dilations, groups)
+    cols = _windows(x, kernel, strides, pads, dilations, columns=True)
+    n, c = x.shape[:2]
+    return cols.reshape(n, groups, c // groups * kernel[0] * kernel[1], -1)

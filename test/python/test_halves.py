@@ -185,13 +185,17 @@ def test_fused_epilogue_strided_output_and_what_it_leaves(every_size):
     ((3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),
     ((3, 3), (3, 1), (4, 4, 4, 4), (1, 1)),  # windows wholly in the padding
 ])
-def test_depthwise_windows_as_numpy(every_size, kernel, strides, pads, dilations):
+def test_windows_and_columns_as_numpy(every_size, kernel, strides, pads, dilations):
     from stc_mlir import kernels
     x = _special((2, 3, 9, 10))
     fast = halves.depthwise_windows(x, kernel, strides, pads, dilations)
     slow = kernels.depthwise_windows(x, kernel, strides, pads, dilations)
     assert fast.shape == slow.shape and fast.dtype == slow.dtype
     assert np.array_equal(_bits32(fast), _bits32(slow))
+    for groups in (1, 3):  # the im2col columns
+        cols = halves.conv2d_columns(x, kernel, strides, pads, dilations, groups)
+        expect = kernels.conv2d_columns(x, kernel, strides, pads, dilations, groups)
+        assert cols.shape == expect.shape and np.array_equal(_bits32(cols), _bits32(expect))
     w = _special((3, 1, *kernel))  # and the conv made from them
     assert np.array_equal(_bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3, windows=fast)),
                           _bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3)))

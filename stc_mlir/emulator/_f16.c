@@ -105,27 +105,35 @@ F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n)
 
 F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t channels,
                                 Py_ssize_t inner, const float *residual, int act, uint16_t *out,
-                                Py_ssize_t n) {
+                                Py_ssize_t n, Py_ssize_t batch) {
     float v[CHUNK];
     Py_ssize_t channel = 0, pos = 0;  /* where `start` is: channel plane, place in it */
+    Py_ssize_t image = 0;  /* channels first (batch > 0): the plane's image */
     for (Py_ssize_t start = 0; start < n;) {
         Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
-        if (bias && len > inner - pos) {
-            len = inner - pos;  /* one bias value per chunk */
+        if ((bias || batch) && len > inner - pos) {
+            len = inner - pos;  /* one bias value (and one output plane) per chunk */
         }
         const float *a = acc + start;
+        /* acc (channels, batch, inner) is stored as out (batch, channels, inner) */
+        uint16_t *o = batch ? out + (image * channels + channel) * inner + pos : out + start;
         if (bias) {
             const float b = bias[channel];
             for (Py_ssize_t k = 0; k < len; k++) {
                 v[k] = a[k] + b;
             }
-            pos += len;
-            if (pos == inner) {
-                pos = 0;
-                channel = channel + 1 == channels ? 0 : channel + 1;
-            }
         } else {
             memcpy(v, a, (size_t)len * sizeof(float));
+        }
+        pos += len;
+        if (pos == inner) {
+            pos = 0;
+            if (!batch) {
+                channel = channel + 1 == channels ? 0 : channel + 1;
+            } else if (++image == batch) {
+                image = 0;
+                channel++;
+            }
         }
         if (residual) {
             const float *r = residual + start;
@@ -150,7 +158,7 @@ F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t 
                 v[k] = x > 6.0f ? 6.0f : x;
             }
         }
-        floats_to_halves(v, out + start, len);
+        floats_to_halves(v, o, len);
         start += len;
     }
     return 1;
@@ -310,25 +318,28 @@ static PyObject *to_f16(PyObject *self, PyObject *args) {
     return convert(args, 4, 2);
 }
 
-/* epilogue(acc, bias, residual, act, inner, out) -> bool: see epilogue_halves. acc: fp32,
-   n elements laid out (..., channels, inner); bias: None or `channels` fp32; residual: None
-   or n fp32; act: 0 none, 1 relu, 2 relu6; out: n fp16 (all C-contiguous). False: a NaN was
-   met, out is partly written. */
+/* epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: see
+   epilogue_halves. acc: fp32, n elements laid out (..., channels, inner) or, batch > 0,
+   (channels, batch, inner), stored as (batch, channels, inner); bias: None or `channels`
+   fp32; residual: None or n fp32 (batch 0 only); act: 0 none, 1 relu, 2 relu6; out: n fp16
+   (all C-contiguous). False: a NaN was met, out is partly written. */
 static PyObject *epilogue(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *acc_obj, *bias_obj, *res_obj, *out_obj;
     int act;
-    Py_ssize_t inner;
-    if (!PyArg_ParseTuple(args, "OOOinO", &acc_obj, &bias_obj, &res_obj, &act, &inner, &out_obj)) {
+    Py_ssize_t inner, channels, batch;
+    if (!PyArg_ParseTuple(args, "OOOinOnn", &acc_obj, &bias_obj, &res_obj, &act, &inner, &out_obj,
+                          &channels, &batch)) {
         return NULL;
     }
     if (!cpu_has_f16c()) {
         PyErr_SetString(PyExc_RuntimeError, "this CPU has no F16C instructions");
         return NULL;
     }
-    if (act < 0 || act > 2 || inner < 1) {
-        PyErr_Format(PyExc_ValueError, "activation %d (0-2) or inner size %zd (>= 1) out of range",
-                     act, inner);
+    if (act < 0 || act > 2 || inner < 1 || channels < 1 || batch < 0 ||
+            (batch && res_obj != Py_None)) {
+        PyErr_Format(PyExc_ValueError, "activation %d (0-2), inner size %zd, channels %zd (>= 1), "
+                     "batch %zd (>= 0, 0 with a residual) out of range", act, inner, channels, batch);
         return NULL;
     }
     Py_buffer acc, bias = {0}, res = {0}, out;
@@ -346,9 +357,10 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
     if (ok && have_res && PyObject_GetBuffer(res_obj, &res, PyBUF_C_CONTIGUOUS) < 0) {
         ok = 0, have_res = 0;
     }
-    Py_ssize_t n = acc.len / 4, channels = have_bias ? bias.len / 4 : 1;
+    Py_ssize_t n = acc.len / 4;
     if (ok && (acc.len % 4 || out.len != n * 2 || (have_res && res.len != acc.len) ||
-               (have_bias && (channels < 1 || bias.len % 4 || n % (channels * inner))))) {
+               (have_bias && bias.len != channels * 4) || n % (channels * inner) ||
+               (batch && n != batch * channels * inner))) {
         PyErr_Format(PyExc_ValueError, "buffers of %zd (acc), %zd (bias), %zd (residual) and "
                      "%zd (out) bytes do not fit %zd-element channels", acc.len, bias.len,
                      res.len, out.len, inner);
@@ -360,7 +372,7 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
         Py_BEGIN_ALLOW_THREADS
         done = epilogue_halves((const float *)acc.buf, have_bias ? (const float *)bias.buf : NULL,
                                channels, inner, have_res ? (const float *)res.buf : NULL, act,
-                               (uint16_t *)out.buf, n);
+                               (uint16_t *)out.buf, n, batch);
         Py_END_ALLOW_THREADS
     }
 #endif
@@ -384,8 +396,9 @@ static PyMethodDef methods[] = {
      "windows of fp32 x (n, c, h, w), (c, kh, kw, n, ho, wo) (depthwise) or, columns, (n, c, kh, "
      "kw, ho, wo) (im2col), zeros in the padding."},
     {"epilogue", epilogue, METH_VARARGS,
-     "epilogue(acc, bias, residual, act, inner, out) -> bool: fp16(act((acc + bias) + "
-     "residual)) into out in one pass; False (out partly written) if a NaN was met."},
+     "epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: "
+     "fp16(act((acc + bias) + residual)) into out in one pass (batch > 0: acc channels "
+     "first); False (out partly written) if a NaN was met."},
     {"to_f32", to_f32, METH_VARARGS,
      "to_f32(src, dst): the fp16 elements of contiguous buffer src as fp32 into dst."},
     {"to_f16", to_f16, METH_VARARGS,

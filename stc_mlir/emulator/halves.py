@@ -78,12 +78,13 @@ def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
     if (not NATIVE or out.dtype != np.float16 or acc.dtype != np.float32 or acc.ndim < 2
             or acc.size < SMALL or out.size != acc.size or activation not in ACTIVATIONS):
         return False
-    shape, channels = acc.shape, acc.shape[1]
+    shape, channels, batch = acc.shape, acc.shape[1], 0
     if not acc.flags.c_contiguous:  # channels first: (channels, n, ...) in memory
         acc = acc.swapaxes(0, 1)
         if residual is not None or not acc.flags.c_contiguous:
             return False
-        inner = acc.size // channels
+        batch = shape[0]
+        inner = acc.size // (batch * channels)
     else:
         inner = acc.size // (acc.shape[0] * channels)
     if bias is not None:
@@ -94,13 +95,11 @@ def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
         if residual.dtype != np.float32 or residual.shape != shape:
             return False
         residual = np.ascontiguousarray(residual)
-    same = acc.shape == shape
-    target = out if same and out.flags.c_contiguous else np.empty(acc.shape, np.float16)
-    if not _f16.epilogue(acc, bias, residual, ACTIVATIONS[activation], inner, target):
+    target = out if out.flags.c_contiguous else np.empty(shape, np.float16)
+    if not _f16.epilogue(acc, bias, residual, ACTIVATIONS[activation], inner, target, channels, batch):
         return False
     if target is not out:
-        value = target if same else target.swapaxes(0, 1)
-        out[...] = value if value.shape == out.shape else value.reshape(out.shape)
+        out[...] = target if shape == out.shape else target.reshape(out.shape)
     return True
 
 

@@ -166,6 +166,10 @@ def test_fused_epilogue_strided_output_and_what_it_leaves(every_size):
     assert halves.store_epilogue(flat, channels_first, bias, None, "relu")
     assert np.array_equal(_bits16(flat), _bits16(_numpy_epilogue(channels_first, bias, None,
                                                                  "relu")).reshape(2, -1))
+    big = _special((40, 3, 5, 7)).transpose(1, 0, 2, 3)  # many planes, no bias
+    out = np.empty(big.shape, np.float16)
+    assert halves.store_epilogue(out, big, None, None, "none")
+    assert np.array_equal(_bits16(out), _bits16(_numpy_epilogue(big, None, None, "none")))
     assert not halves.store_epilogue(view, channels_first, bias, acc, "relu")  # residual: numpy's
     assert not halves.store_epilogue(view, acc.transpose(0, 2, 1, 3), None, None, "relu")
     assert not halves.store_epilogue(view, acc, bias[:2], None, "relu")  # a bias to broadcast

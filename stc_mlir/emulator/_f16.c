@@ -175,6 +175,19 @@ static int cpu_has_f16c(void) { return 0; }
 
 #endif
 
+/* The C-contiguous buffers of an input and a writable output; 0 (an exception set, nothing
+   held) if either is not one. */
+static int in_and_out(PyObject *in_obj, Py_buffer *in, PyObject *out_obj, Py_buffer *out) {
+    if (PyObject_GetBuffer(in_obj, in, PyBUF_C_CONTIGUOUS) < 0) {
+        return 0;
+    }
+    if (PyObject_GetBuffer(out_obj, out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(in);
+        return 0;
+    }
+    return 1;
+}
+
 /* A conv's windows: out (c, kh, kw, n, ho, wo) (a depthwise conv's) or, `columns`, (n, c, kh,
    kw, ho, wo) (im2col) from x (n, c, h, w), all fp32 C-contiguous, +0.0 where a window sees
    padding (the copy numpy's slices make into zeros). */
@@ -242,11 +255,7 @@ static PyObject *windows(PyObject *self, PyObject *args) {
     Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
     Py_ssize_t pt = d[8], pl = d[9], dh = d[10], dw = d[11], ho = d[12], wo = d[13];
     Py_buffer x, out;
-    if (PyObject_GetBuffer(x_obj, &x, PyBUF_C_CONTIGUOUS) < 0) {
-        return NULL;
-    }
-    if (PyObject_GetBuffer(out_obj, &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&x);
+    if (!in_and_out(x_obj, &x, out_obj, &out)) {
         return NULL;
     }
     /* every read is checked against h and w in the loops: only the sizes need checking */
@@ -279,11 +288,7 @@ static PyObject *convert(PyObject *args, Py_ssize_t in_size, Py_ssize_t out_size
         return NULL;
     }
     Py_buffer src, dst;
-    if (PyObject_GetBuffer(src_obj, &src, PyBUF_C_CONTIGUOUS) < 0) {
-        return NULL;
-    }
-    if (PyObject_GetBuffer(dst_obj, &dst, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&src);
+    if (!in_and_out(src_obj, &src, dst_obj, &dst)) {
         return NULL;
     }
     Py_ssize_t n = src.len / in_size;
@@ -344,11 +349,7 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
     }
     Py_buffer acc, bias = {0}, res = {0}, out;
     int have_bias = bias_obj != Py_None, have_res = res_obj != Py_None, ok = 1;
-    if (PyObject_GetBuffer(acc_obj, &acc, PyBUF_C_CONTIGUOUS) < 0) {
-        return NULL;
-    }
-    if (PyObject_GetBuffer(out_obj, &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&acc);
+    if (!in_and_out(acc_obj, &acc, out_obj, &out)) {
         return NULL;
     }
     if (have_bias && PyObject_GetBuffer(bias_obj, &bias, PyBUF_C_CONTIGUOUS) < 0) {

@@ -88,6 +88,35 @@ def _windowed(w_shape: Sequence[int], groups: int, strides: Sequence[int], pads:
     return cg == 1 and o == groups and not pointwise
 
 
+def depthwise_windows(
+    x: np.ndarray, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
+    pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1),
+) -> np.ndarray:
+    """A depthwise conv2d input's windows: (c, kh, kw, n, ho, wo) float32, zeros where a
+    window sees padding."""
+    x = _f32(x)
+    n, c, h, wd = x.shape
+    kh, kw = kernel
+    ho = window_output_size(h, kh, strides[0], pads[0], pads[2], dilations[0])
+    wo = window_output_size(wd, kw, strides[1], pads[1], pads[3], dilations[1])
+    xt = x.transpose(1, 0, 2, 3)
+    win = (np.zeros if any(pads) else np.empty)((c, kh, kw, n, ho, wo), F32)
+    for i, j, dst, src in _taps((kh, kw), strides, pads, dilations, (h, wd), (ho, wo)):
+        win[:, i, j, :, dst[0], dst[1]] = xt[:, :, src[0], src[1]]
+    return win
+
+
+def uses_windows(x_shape: Sequence[int], w_shape: Sequence[int], strides: Sequence[int],
+                 pads: Sequence[int], dilations: Sequence[int], groups: int) -> bool:
+    """Whether conv2d works on `depthwise_windows` of its input (depthwise convs with more
+    than one output and kernel position along each axis)."""
+    if not _windowed(w_shape, groups, strides, pads):
+        return False
+    ho = window_output_size(x_shape[2], w_shape[2], strides[0], pads[0], pads[2], dilations[0])
+    wo = window_output_size(x_shape[3], w_shape[3], strides[1], pads[1], pads[3], dilations[1])
+    return min(*w_shape[2:], ho, wo) > 1
+
+
 def uses_columns(w_shape: Sequence[int], groups: int, strides: Sequence[int], pads: Sequence[int]) -> bool:
     """Whether conv2d works on `conv2d_columns` of its input (all but depthwise convs)."""
     return not _windowed(w_shape, groups, strides, pads)
@@ -97,9 +126,11 @@ def conv2d(
     x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
     strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
     dilations: Sequence[int] = (1, 1), groups: int = 1, columns: np.ndarray | None = None,
+    windows: np.ndarray | None = None,
 ) -> np.ndarray:
     """2-D convolution, NCHW x OIHW -> NCHW, float32 accumulation (im2col + matmul).
-    `columns` is `conv2d_columns` of x if the caller has it already."""
+    `columns` is `conv2d_columns` of x, `windows` `depthwise_windows` of x (as
+    `uses_windows` says) if the caller has it already."""
     w = _f32(w)
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -109,34 +140,41 @@ def conv2d(
     ho = window_output_size(h, kh, sh, pt, pb, dh)
     wo = window_output_size(wd, kw, sw, pl, pr, dw)
     og = o // groups
-    if _windowed(w.shape, groups, strides, pads) and min(kh, kw, ho, wo) == 1:
+    depthwise = uses_windows(x.shape, w.shape, strides, pads, dilations, groups)
+    if _windowed(w.shape, groups, strides, pads) and not depthwise:
         x = _f32(x)  # (einsum shapes its product differently around unit dimensions)
         xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if any(pads) else x
         span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
         win = sliding_window_view(xp, (span_h, span_w), axis=(2, 3))
         win = win[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, ::dh, ::dw]
         out = np.einsum("ncpqij,cij->ncpq", win, w[:, 0], optimize=True)
-    elif _windowed(w.shape, groups, strides, pads):  # depthwise: no reduction over channels
+    elif depthwise:  # no reduction over channels
         # per channel, its kh*kw weights times its (kh*kw, n*ho*wo) windows: the product
         # numpy's einsum("ncpqij,cij->ncpq", optimize=True) makes, without padding x or
         # copying a 6-d view (same bits)
-        xt = _f32(x).transpose(1, 0, 2, 3)
-        win = (np.zeros if any(pads) else np.empty)((c, kh, kw, n, ho, wo), F32)
-        for i, j, dst, src in _taps((kh, kw), strides, pads, dilations, (h, wd), (ho, wo)):
-            win[:, i, j, :, dst[0], dst[1]] = xt[:, :, src[0], src[1]]
+        win = depthwise_windows(x, (kh, kw), strides, pads, dilations) if windows is None else windows
         out = np.matmul(w[:, 0].reshape(c, 1, kh * kw), win.reshape(c, kh * kw, n * ho * wo))
         out = out.reshape(c, n, ho, wo).transpose(1, 0, 2, 3)
     else:
         if columns is None:
             columns = conv2d_columns(x, (kh, kw), strides, pads, dilations, groups)
         out = np.matmul(w.reshape(groups, og, cg * kh * kw), columns)
-    out = out.reshape(n, o, ho, wo)
+    return add_channel_bias(out.reshape(n, o, ho, wo), bias)
+
+
+def add_channel_bias(out: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """`out` (n, channels, ...) float32 plus one bias value per channel, in place."""
     if bias is not None:
-        out += _f32(bias).reshape(1, o, 1, 1)
+        out += _f32(bias).reshape(1, out.shape[1], *(1,) * (out.ndim - 2))
     return out
 
 
 ACTIVATIONS = ("none", "relu", "relu6")
+
+try:  # the ufunc np.clip ends in for float arrays with both bounds (same bits, without its checks)
+    from numpy._core.umath import clip as _CLIP
+except ImportError:  # another numpy layout
+    _CLIP = np.clip
 
 
 def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: str = "none",
@@ -145,7 +183,8 @@ def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: st
     `in_place`: `acc` (float32) is the caller's to overwrite (no new arrays)."""
     if residual is not None:
         residual = _f32(residual)
-        if in_place and np.broadcast_shapes(acc.shape, residual.shape) == acc.shape:
+        if in_place and (residual.shape == acc.shape
+                         or np.broadcast_shapes(acc.shape, residual.shape) == acc.shape):
             np.add(acc, residual, out=acc)
         else:
             acc, in_place = acc + residual, True
@@ -153,7 +192,7 @@ def epilogue(acc: np.ndarray, residual: np.ndarray | None = None, activation: st
     if activation == "relu":
         return np.maximum(acc, F32(0), out=out)
     if activation == "relu6":
-        return np.clip(acc, F32(0), F32(6), out=out)
+        return _CLIP(acc, F32(0), F32(6), out=out)
     if activation != "none":
         raise KeyError(f"unknown activation '{activation}' (expected one of {ACTIVATIONS})")
     return acc

@@ -95,6 +95,75 @@ F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n)
     blocks(block_to_f16, (const char *)src, (char *)dst, n, 4, 2);
 }
 
+/* The matrix unit's epilogue and the store in one pass, in chunks of CHUNK elements:
+   out = fp16(act((acc + bias[channel]) + residual)), the same float operations in the same
+   order as numpy's `acc += bias; acc += residual; np.maximum(acc, 0) or np.clip(acc, 0, 6)`,
+   with numpy's zero signs (np.maximum(-0., 0.) is +0., np.clip(-0., 0., 6.) is -0.). A NaN
+   before the activation stops it (returns 0): the caller then takes numpy's path, whose NaN
+   payloads this does not promise to follow. */
+#define CHUNK 512
+
+F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t channels,
+                                Py_ssize_t inner, const float *residual, int act, uint16_t *out,
+                                Py_ssize_t n, Py_ssize_t batch) {
+    float v[CHUNK];
+    Py_ssize_t channel = 0, pos = 0;  /* where `start` is: channel plane, place in it */
+    Py_ssize_t image = 0;  /* channels first (batch > 0): the plane's image */
+    for (Py_ssize_t start = 0; start < n;) {
+        Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
+        if ((bias || batch) && len > inner - pos) {
+            len = inner - pos;  /* one bias value (and one output plane) per chunk */
+        }
+        const float *a = acc + start;
+        /* acc (channels, batch, inner) is stored as out (batch, channels, inner) */
+        uint16_t *o = batch ? out + (image * channels + channel) * inner + pos : out + start;
+        if (bias) {
+            const float b = bias[channel];
+            for (Py_ssize_t k = 0; k < len; k++) {
+                v[k] = a[k] + b;
+            }
+        } else {
+            memcpy(v, a, (size_t)len * sizeof(float));
+        }
+        pos += len;
+        if (pos == inner) {
+            pos = 0;
+            if (!batch) {
+                channel = channel + 1 == channels ? 0 : channel + 1;
+            } else if (++image == batch) {
+                image = 0;
+                channel++;
+            }
+        }
+        if (residual) {
+            const float *r = residual + start;
+            for (Py_ssize_t k = 0; k < len; k++) {
+                v[k] = v[k] + r[k];
+            }
+        }
+        int nan = 0;
+        for (Py_ssize_t k = 0; k < len; k++) {
+            nan |= v[k] != v[k];
+        }
+        if (nan) {
+            return 0;
+        }
+        if (act == 1) {
+            for (Py_ssize_t k = 0; k < len; k++) {
+                v[k] = v[k] > 0.0f ? v[k] : 0.0f;
+            }
+        } else if (act == 2) {
+            for (Py_ssize_t k = 0; k < len; k++) {
+                float x = v[k] < 0.0f ? 0.0f : v[k];
+                v[k] = x > 6.0f ? 6.0f : x;
+            }
+        }
+        floats_to_halves(v, o, len);
+        start += len;
+    }
+    return 1;
+}
+
 static int cpu_has_f16c(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
@@ -105,6 +174,108 @@ static int cpu_has_f16c(void) {
 static int cpu_has_f16c(void) { return 0; }
 
 #endif
+
+/* The C-contiguous buffers of an input and a writable output; 0 (an exception set, nothing
+   held) if either is not one. */
+static int in_and_out(PyObject *in_obj, Py_buffer *in, PyObject *out_obj, Py_buffer *out) {
+    if (PyObject_GetBuffer(in_obj, in, PyBUF_C_CONTIGUOUS) < 0) {
+        return 0;
+    }
+    if (PyObject_GetBuffer(out_obj, out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(in);
+        return 0;
+    }
+    return 1;
+}
+
+/* A conv's windows: out (c, kh, kw, n, ho, wo) (a depthwise conv's) or, `columns`, (n, c, kh,
+   kw, ho, wo) (im2col) from x (n, c, h, w), all fp32 C-contiguous, +0.0 where a window sees
+   padding (the copy numpy's slices make into zeros). */
+static void conv_windows(const float *x, float *out, int columns, Py_ssize_t n, Py_ssize_t c, Py_ssize_t h,
+                              Py_ssize_t w, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
+                              Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
+                              Py_ssize_t ho, Py_ssize_t wo) {
+    for (Py_ssize_t ch = 0; ch < c; ch++) {
+        for (Py_ssize_t i = 0; i < kh; i++) {
+            for (Py_ssize_t j = 0; j < kw; j++) {
+                /* the outputs q whose column q * sw + j * dw - pl is inside [0, w) */
+                Py_ssize_t first = j * dw - pl, qlo = 0, qhi = wo;
+                while (qlo < wo && qlo * sw + first < 0) {
+                    qlo++;
+                }
+                while (qhi > qlo && (qhi - 1) * sw + first >= w) {
+                    qhi--;
+                }
+                for (Py_ssize_t ni = 0; ni < n; ni++) {
+                    for (Py_ssize_t p = 0; p < ho; p++) {
+                        float *dst = out + (columns ? (((ni * c + ch) * kh + i) * kw + j) * ho * wo
+                                                    : ((((ch * kh + i) * kw + j) * n + ni) * ho) * wo) + p * wo;
+                        Py_ssize_t r = p * sh + i * dh - pt;
+                        if (r < 0 || r >= h) {
+                            memset(dst, 0, (size_t)wo * sizeof(float));
+                            continue;
+                        }
+                        const float *src = x + ((ni * c + ch) * h + r) * w + first;
+                        for (Py_ssize_t q = 0; q < qlo; q++) {
+                            dst[q] = 0.0f;
+                        }
+                        if (sw == 1) {
+                            memcpy(dst + qlo, src + qlo, (size_t)(qhi - qlo) * sizeof(float));
+                        } else {
+                            for (Py_ssize_t q = qlo; q < qhi; q++) {
+                                dst[q] = src[q * sw];
+                            }
+                        }
+                        for (Py_ssize_t q = qhi; q < wo; q++) {
+                            dst[q] = 0.0f;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): see conv_windows */
+static PyObject *windows(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *x_obj, *out_obj;
+    Py_ssize_t d[14];
+    int columns;
+    if (!PyArg_ParseTuple(args, "OOpnnnnnnnnnnnnnn", &x_obj, &out_obj, &columns, d, d + 1, d + 2, d + 3, d + 4,
+                          d + 5, d + 6, d + 7, d + 8, d + 9, d + 10, d + 11, d + 12, d + 13)) {
+        return NULL;
+    }
+    for (int k = 0; k < 14; k++) {
+        if (d[k] < (k == 8 || k == 9 ? 0 : 1)) {  /* pads may be 0, the rest >= 1 */
+            PyErr_Format(PyExc_ValueError, "windows: argument %d is %zd", k + 2, d[k]);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
+    Py_ssize_t pt = d[8], pl = d[9], dh = d[10], dw = d[11], ho = d[12], wo = d[13];
+    Py_buffer x, out;
+    if (!in_and_out(x_obj, &x, out_obj, &out)) {
+        return NULL;
+    }
+    /* every read is checked against h and w in the loops: only the sizes need checking */
+    int ok = x.len == n * c * h * w * 4 && out.len == c * kh * kw * n * ho * wo * 4;
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "windows: buffers of %zd and %zd bytes do not fit the "
+                     "shapes given", x.len, out.len);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        conv_windows((const float *)x.buf, (float *)out.buf, columns, n, c, h, w, kh, kw, sh, sw, pt,
+                          pl, dh, dw, ho, wo);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
 
 /* convert(src, dst, itemsize of src): both C-contiguous buffers with the same element count */
 static PyObject *convert(PyObject *args, Py_ssize_t in_size, Py_ssize_t out_size) {
@@ -117,11 +288,7 @@ static PyObject *convert(PyObject *args, Py_ssize_t in_size, Py_ssize_t out_size
         return NULL;
     }
     Py_buffer src, dst;
-    if (PyObject_GetBuffer(src_obj, &src, PyBUF_C_CONTIGUOUS) < 0) {
-        return NULL;
-    }
-    if (PyObject_GetBuffer(dst_obj, &dst, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&src);
+    if (!in_and_out(src_obj, &src, dst_obj, &dst)) {
         return NULL;
     }
     Py_ssize_t n = src.len / in_size;
@@ -156,7 +323,83 @@ static PyObject *to_f16(PyObject *self, PyObject *args) {
     return convert(args, 4, 2);
 }
 
+/* epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: see
+   epilogue_halves. acc: fp32, n elements laid out (..., channels, inner) or, batch > 0,
+   (channels, batch, inner), stored as (batch, channels, inner); bias: None or `channels`
+   fp32; residual: None or n fp32 (batch 0 only); act: 0 none, 1 relu, 2 relu6; out: n fp16
+   (all C-contiguous). False: a NaN was met, out is partly written. */
+static PyObject *epilogue(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *acc_obj, *bias_obj, *res_obj, *out_obj;
+    int act;
+    Py_ssize_t inner, channels, batch;
+    if (!PyArg_ParseTuple(args, "OOOinOnn", &acc_obj, &bias_obj, &res_obj, &act, &inner, &out_obj,
+                          &channels, &batch)) {
+        return NULL;
+    }
+    if (!cpu_has_f16c()) {
+        PyErr_SetString(PyExc_RuntimeError, "this CPU has no F16C instructions");
+        return NULL;
+    }
+    if (act < 0 || act > 2 || inner < 1 || channels < 1 || batch < 0 ||
+            (batch && res_obj != Py_None)) {
+        PyErr_Format(PyExc_ValueError, "activation %d (0-2), inner size %zd, channels %zd (>= 1), "
+                     "batch %zd (>= 0, 0 with a residual) out of range", act, inner, channels, batch);
+        return NULL;
+    }
+    Py_buffer acc, bias = {0}, res = {0}, out;
+    int have_bias = bias_obj != Py_None, have_res = res_obj != Py_None, ok = 1;
+    if (!in_and_out(acc_obj, &acc, out_obj, &out)) {
+        return NULL;
+    }
+    if (have_bias && PyObject_GetBuffer(bias_obj, &bias, PyBUF_C_CONTIGUOUS) < 0) {
+        ok = 0, have_bias = 0;
+    }
+    if (ok && have_res && PyObject_GetBuffer(res_obj, &res, PyBUF_C_CONTIGUOUS) < 0) {
+        ok = 0, have_res = 0;
+    }
+    Py_ssize_t n = acc.len / 4;
+    if (ok && (acc.len % 4 || out.len != n * 2 || (have_res && res.len != acc.len) ||
+               (have_bias && bias.len != channels * 4) || n % (channels * inner) ||
+               (batch && n != batch * channels * inner))) {
+        PyErr_Format(PyExc_ValueError, "buffers of %zd (acc), %zd (bias), %zd (residual) and "
+                     "%zd (out) bytes do not fit %zd-element channels", acc.len, bias.len,
+                     res.len, out.len, inner);
+        ok = 0;
+    }
+    int done = 0;
+#if HAVE_F16C_PATH
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        done = epilogue_halves((const float *)acc.buf, have_bias ? (const float *)bias.buf : NULL,
+                               channels, inner, have_res ? (const float *)res.buf : NULL, act,
+                               (uint16_t *)out.buf, n, batch);
+        Py_END_ALLOW_THREADS
+    }
+#endif
+    if (have_res) {
+        PyBuffer_Release(&res);
+    }
+    if (have_bias) {
+        PyBuffer_Release(&bias);
+    }
+    PyBuffer_Release(&acc);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        return NULL;
+    }
+    return PyBool_FromLong(done);
+}
+
 static PyMethodDef methods[] = {
+    {"windows", windows, METH_VARARGS,
+     "windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): a conv's "
+     "windows of fp32 x (n, c, h, w), (c, kh, kw, n, ho, wo) (depthwise) or, columns, (n, c, kh, "
+     "kw, ho, wo) (im2col), zeros in the padding."},
+    {"epilogue", epilogue, METH_VARARGS,
+     "epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: "
+     "fp16(act((acc + bias) + residual)) into out in one pass (batch > 0: acc channels "
+     "first); False (out partly written) if a NaN was met."},
     {"to_f32", to_f32, METH_VARARGS,
      "to_f32(src, dst): the fp16 elements of contiguous buffer src as fp32 into dst."},
     {"to_f16", to_f16, METH_VARARGS,

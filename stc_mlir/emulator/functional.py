@@ -91,10 +91,16 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
             if kernels.uses_columns(w_shape, p["groups"], p["strides"], p["pads"]):
                 x = ins["input"]
                 columns = derived("input", ("columns", w_shape[2:], *geometry),
-                                  lambda: kernels.conv2d_columns(x, w_shape[2:], *geometry))
-            acc = kernels.conv2d(ins["input"], ins["weight"], ins.get("bias"), *geometry,
-                                 columns=columns)
-            result = _epilogue(cmd, acc, ins)
+                                  lambda: halves.conv2d_columns(x, w_shape[2:], *geometry))
+            windows = None
+            if kernels.uses_windows(ins["input"].shape, w_shape, *geometry):
+                windows = halves.depthwise_windows(ins["input"], w_shape[2:], *geometry[:3])
+            acc = kernels.conv2d(ins["input"], ins["weight"], None, *geometry, columns=columns,
+                                 windows=windows)
+            if halves.store_epilogue(outs["output"], acc, ins.get("bias"), ins.get("residual"),
+                                     p["act"]):
+                return
+            result = _epilogue(cmd, kernels.add_channel_bias(acc, ins.get("bias")), ins)
         case "matmul":
             acc = kernels.matmul(ins["lhs"], ins["rhs"])
             if "bias" in ins:

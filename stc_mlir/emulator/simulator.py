@@ -29,7 +29,8 @@ from stc_mlir.target import Target
 from . import cost, native
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
-from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory, TileCache
+from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory
+from .tile_cache import TileCache
 from .provenance import Provenance, numbering
 from stc_mlir.isa.program import DTYPES, Command, Program, Tile
 from .report import CommandFigures, Report, Slice

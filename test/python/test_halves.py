@@ -107,3 +107,99 @@ def test_emulated_outputs_identical_without_the_c_path(monkeypatch):
     for name in slow:
         assert np.array_equal(np.ascontiguousarray(fast[name]).view(np.uint8),
                               np.ascontiguousarray(slow[name]).view(np.uint8))
+
+
+def _numpy_epilogue(acc, bias, residual, activation):
+    """The numpy path the fused store stands for: bias, residual, activation, store."""
+    from stc_mlir import kernels
+    value = kernels.epilogue(kernels.add_channel_bias(acc.copy(), bias), residual, activation,
+                             in_place=True)
+    with np.errstate(all="ignore"):
+        return value.astype(np.float16)
+
+
+def _special(shape, infinities=False):
+    """Random values with zeros of both signs, values past fp16's range and fp16 rounding
+    ties mixed in (and infinities: only in one operand, inf - inf would be a NaN)."""
+    x = (RNG.standard_normal(shape) * 8).astype(np.float32)
+    flat = x.reshape(-1)
+    picks = RNG.integers(0, flat.size, flat.size // 4)
+    special = [0.0, -0.0, 7e4, -7e4, 6.0, -6.0, np.float32(np.float16(1.5)) + np.float32(2 ** -12)]
+    flat[picks] = RNG.choice(np.array(special + [np.inf, -np.inf] * infinities, np.float32), picks.size)
+    return x
+
+
+@native
+@pytest.mark.parametrize("activation", ["none", "relu", "relu6"])
+@pytest.mark.parametrize("with_bias, with_residual", [(True, True), (True, False), (False, True),
+                                                      (False, False)])
+def test_fused_epilogue_gives_numpy_bits(every_size, activation, with_bias, with_residual):
+    acc = _special((3, 5, 7, 11), infinities=True)
+    bias = _special((5,)) if with_bias else None
+    residual = _special(acc.shape) if with_residual else None
+    out = np.full(acc.shape, 9, np.float16)
+    assert halves.store_epilogue(out, acc, bias, residual, activation)
+    assert np.array_equal(_bits16(out), _bits16(_numpy_epilogue(acc, bias, residual, activation)))
+    zeros = np.zeros(acc.shape, np.float32)  # -0. + -0. stays -0.: the activations' zero signs
+    out[...] = 9
+    assert halves.store_epilogue(out, -zeros, -zeros[0, :, 0, 0], -zeros, activation)
+    assert np.array_equal(_bits16(out), _bits16(_numpy_epilogue(-zeros, -zeros[0, :, 0, 0], -zeros,
+                                                                activation)))
+
+
+@native
+def test_fused_epilogue_strided_output_and_what_it_leaves(every_size):
+    acc, bias = _special((2, 4, 6, 8)), _special((4,))
+    memory = np.zeros((2, 6, 6, 12), np.float16)
+    view = memory[:, 1:5, :, 2:10]
+    assert halves.store_epilogue(view, acc, bias, None, "relu")
+    assert np.array_equal(_bits16(view), _bits16(_numpy_epilogue(acc, bias, None, "relu")))
+    assert not memory[:, :, :, :2].any() and not memory[:, 0].any()
+    acc_before = acc.copy()
+    nan = acc.copy()
+    nan[1, 2, 3, 4] = np.nan  # NaN payloads are numpy's: left to the caller
+    assert not halves.store_epilogue(np.empty(acc.shape, np.float16), nan, bias, None, "relu")
+    channels_first = _special((4, 2, 6, 8)).transpose(1, 0, 2, 3)  # a depthwise conv's product
+    assert halves.store_epilogue(view, channels_first, bias, None, "relu6")
+    assert np.array_equal(_bits16(view), _bits16(_numpy_epilogue(channels_first, bias, None, "relu6")))
+    flat = np.empty((2, 4 * 6 * 8), np.float16)  # an output tile of another shape, same size
+    assert halves.store_epilogue(flat, channels_first, bias, None, "relu")
+    assert np.array_equal(_bits16(flat), _bits16(_numpy_epilogue(channels_first, bias, None,
+                                                                 "relu")).reshape(2, -1))
+    big = _special((40, 3, 5, 7)).transpose(1, 0, 2, 3)  # many planes, no bias
+    out = np.empty(big.shape, np.float16)
+    assert halves.store_epilogue(out, big, None, None, "none")
+    assert np.array_equal(_bits16(out), _bits16(_numpy_epilogue(big, None, None, "none")))
+    assert not halves.store_epilogue(view, channels_first, bias, acc, "relu")  # residual: numpy's
+    assert not halves.store_epilogue(view, acc.transpose(0, 2, 1, 3), None, None, "relu")
+    assert not halves.store_epilogue(view, acc, bias[:2], None, "relu")  # a bias to broadcast
+    assert not halves.store_epilogue(view, acc, None, acc[:, :1], "relu")  # a residual to broadcast
+    assert not halves.store_epilogue(view, acc, None, None, "gelu")
+    assert not halves.store_epilogue(np.empty(acc.shape, np.float32), acc, None, None, "relu")
+    assert np.array_equal(_bits32(acc), _bits32(acc_before))
+
+
+@native
+@pytest.mark.parametrize("kernel, strides, pads, dilations", [
+    ((3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    ((3, 3), (2, 2), (0, 1, 1, 0), (1, 1)),  # asymmetric pads
+    ((3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
+    ((5, 5), (1, 2), (2, 3, 2, 1), (1, 1)),
+    ((3, 2), (1, 1), (2, 0, 2, 1), (2, 3)),  # dilated
+    ((3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),
+    ((3, 3), (3, 1), (4, 4, 4, 4), (1, 1)),  # windows wholly in the padding
+])
+def test_windows_and_columns_as_numpy(every_size, kernel, strides, pads, dilations):
+    from stc_mlir import kernels
+    x = _special((2, 3, 9, 10))
+    fast = halves.depthwise_windows(x, kernel, strides, pads, dilations)
+    slow = kernels.depthwise_windows(x, kernel, strides, pads, dilations)
+    assert fast.shape == slow.shape and fast.dtype == slow.dtype
+    assert np.array_equal(_bits32(fast), _bits32(slow))
+    for groups in (1, 3):  # the im2col columns
+        cols = halves.conv2d_columns(x, kernel, strides, pads, dilations, groups)
+        expect = kernels.conv2d_columns(x, kernel, strides, pads, dilations, groups)
+        assert cols.shape == expect.shape and np.array_equal(_bits32(cols), _bits32(expect))
+    w = _special((3, 1, *kernel))  # and the conv made from them
+    assert np.array_equal(_bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3, windows=fast)),
+                          _bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3)))

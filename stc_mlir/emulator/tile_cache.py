@@ -1,0 +1,89 @@
+"""Values derived from tiles (fp32 copies, im2col columns), kept while the tile's bytes are
+unchanged (see `TileCache`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+class TileCache:
+    """Values derived from tiles (their fp32 copies, a conv's im2col columns), kept until a
+    write touches the tile's bytes, so a tile read by many commands (an input tile against
+    every weight chunk, a weight chunk against every input tile) is converted once.
+
+    Entries are keyed by (memory, tile, what) and dropped when a write to that memory
+    overlaps the tile's byte hull; beyond `per_memory` entries of one memory its least
+    recently used goes, beyond `budget` bytes in all that of the fullest memory. The
+    values are read-only arrays: a kernel writing into its input would raise.
+
+    A dense DMA makes its destination bytes an *alias* of its source bytes until either is
+    written again: a tile read in the copy is looked up at its origin, so a weight chunk
+    passed from core to core over the NoC is converted once, not once per core."""
+
+    def __init__(self, budget: int = 256 << 20, per_memory: int = 64):
+        self.budget = budget
+        self.per_memory = per_memory
+        self.nbytes = 0
+        self.memories: dict[Any, dict[tuple, tuple[int, int, np.ndarray]]] = {}  # LRU order
+        # an alias (memory, lo, hi, source memory, source lo), indexed by both memories
+        self.aliases: dict[Any, dict[tuple, None]] = {}
+        self.sources: dict[Any, dict[tuple, None]] = {}
+
+    def origin(self, memory: Any, lo: int, hi: int) -> tuple[Any, int]:
+        """Where bytes [lo, hi) of `memory` were copied from (themselves if not a copy)."""
+        for alias in self.aliases.get(memory, ()):
+            if alias[1] <= lo and hi <= alias[2]:
+                return alias[3], alias[4] + lo - alias[1]
+        return memory, lo
+
+    def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
+        derived), or the value kept for those bytes or the bytes they were copied from."""
+        memory, at = self.origin(memory, lo, hi)
+        lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
+        entries = self.memories.setdefault(memory, {})
+        hit = entries.pop(key, None)
+        if hit is not None:
+            entries[key] = hit  # most recently used
+            return hit[2]
+        value = make()
+        value.flags.writeable = False
+        if value.nbytes > self.budget:
+            return value
+        entries[key] = (lo, hi, value)
+        self.nbytes += value.nbytes
+        if len(entries) > self.per_memory:
+            self._drop(entries, next(iter(entries)))
+        while self.nbytes > self.budget:
+            oldest = max(self.memories.values(), key=len)
+            self._drop(oldest, next(iter(oldest)))
+        return value
+
+    def written(self, memory: Any, lo: int, hi: int) -> None:
+        """Bytes [lo, hi) of `memory` change: forget what was derived from them and the
+        aliases they are part of."""
+        entries = self.memories.get(memory)
+        if entries:
+            for key in [k for k, (a, b, _) in entries.items() if a < hi and lo < b]:
+                self._drop(entries, key)
+        stale = [a for a in self.aliases.get(memory, ()) if a[1] < hi and lo < a[2]]
+        stale += [a for a in self.sources.get(memory, ()) if a[4] < hi and lo < a[4] + a[2] - a[1]]
+        for alias in stale:
+            self.aliases[alias[0]].pop(alias, None)
+            self.sources[alias[3]].pop(alias, None)
+
+    def copied(self, memory: Any, lo: int, hi: int, source: Any, source_lo: int) -> None:
+        """Bytes [lo, hi) of `memory` were just written as a copy of `source` from
+        `source_lo` on (after `written` for them)."""
+        source, source_lo = self.origin(source, source_lo, source_lo + hi - lo)
+        if (source, source_lo) == (memory, lo):
+            return
+        alias = (memory, lo, hi, source, source_lo)
+        self.aliases.setdefault(memory, {})[alias] = None
+        self.sources.setdefault(source, {})[alias] = None
+
+    def _drop(self, entries: dict, key: tuple) -> None:
+        self.nbytes -= entries.pop(key)[2].nbytes

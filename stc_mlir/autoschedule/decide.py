@@ -231,7 +231,7 @@ class Decider:
             taken: list[Choice] = []
             kinds: set[bool] = set()  # the best-estimated unbiased and biased candidates that lower
             for choice, biased in counted(ranked, "search: lower the best candidates"):
-                if choice.estimate >= bar or len(kinds) == 2 or (
+                if choice.estimate > bar or len(kinds) == 2 or (
                         taken and choice.estimate > taken[0].estimate * (1 + JUDGE_WITHIN)):
                     break
                 if biased in kinds:
@@ -243,7 +243,7 @@ class Decider:
                     taken.append(placed)
             if taken:
                 return self._against_below(3, taken)
-            if ranked and ranked[0][0].estimate >= bar:  # nothing to lower: less of L1 only costs more
+            if ranked and ranked[0][0].estimate > bar:  # nothing to lower: less of L1 only costs more
                 break
         return self._against_below(3, [])
 
@@ -287,7 +287,7 @@ class Decider:
             if l1 is None or llb is None:
                 return None
             made = self.trial(choice.segments, 3, l1, llb, sunk=choice.sunk)
-            if made is None or made.estimate >= bar:
+            if made is None or made.estimate > bar:
                 return None
             choice = made
         return None

@@ -115,10 +115,24 @@ class OneHotRule(WholeRule):
 
 
 class GatherElementsRule(WholeRule):
+    """Cut along every axis but the gathered one: an output region reads the same region of
+    the indices and, along the other axes, of the data (a batch cut over core parts gives
+    each part its own samples)."""
+
     command = "gather_elements"
 
+    def __init__(self, op: g.GatherElementsOp, operands, out):
+        self.axis = op.props()["axis"] % len(shape_of(operands[0]))  # type: ignore[operator]
+        self.free = tuple(a for a in range(len(shape_of(operands[0]))) if a != self.axis)
+        super().__init__(op, operands, out)
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        data = list(out)
+        data[self.axis] = bx.full(shape_of(self.operands[0]))[self.axis]
+        return [[tuple(data), out]]
+
     def params(self):
-        return {"axis": self.op.props()["axis"] % len(shape_of(self.operands[0]))}  # type: ignore[attr-defined]
+        return {"axis": self.axis}
 
 
 class GatherNDRule(WholeRule):

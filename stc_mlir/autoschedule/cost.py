@@ -15,7 +15,7 @@ the granularity the search needs, without lowering anything:
   for free; movement ops (transpose, slice, concat, gather...) are DMAs of their result;
 - weights pass down a tree of one-hop links (each core's inbound engine receives all of
   them, in chunks of at most half the weight buffer, moved in pieces): the farthest core
-  starts a piece transfer per hop of the tree's depth after the first; a matmul the
+  starts `chain` of a chunk transfer per hop of the tree's depth after the first; a matmul the
   lowering spreads along N (few output rows) loads only each core's own columns;
 - a phase takes `bound` x max(compute, memory) + `hidden` x min(compute, memory) + `chain`
   x the chain's start-up + `phase_cycles` (+ `first_load` when it loads from DDR or LLB): loads and stores overlap the compute of other
@@ -40,7 +40,7 @@ from stc_mlir import target as targets
 from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
 from stc_mlir.passes.lowering.matmul import SPLIT_N_BELOW
-from stc_mlir.passes.lowering.stage import PIECES, tree
+from stc_mlir.passes.lowering.stage import tree
 from stc_mlir.passes.schedule_verify import VIEW_OPS, nbytes, stripe_fractions
 
 from .graph import is_weight, output_of
@@ -73,7 +73,7 @@ class Calibration:
                 + self.phase_cycles + self.first_load * loads)
 
 
-CALIBRATION = Calibration(bound=1.0, hidden=0.172, chain=1.535, phase_cycles=0.0, first_load=277.089,
+CALIBRATION = Calibration(bound=1.0, hidden=0.172, chain=0.384, phase_cycles=0.0, first_load=277.089,
                           item_cycles=1580.12, item_scale=20000.0)
 """`python -m stc_mlir.autoschedule.calibrate --size both --levels 0,1,3` on the sixth
 session's lowering (weights down a tree of one-hop links in pieces, matmuls spread along N
@@ -84,7 +84,9 @@ waiting on the cores it hands over to) when its phases take 20,000 cycles or mor
 share of it below (the first tile's load and the last one's store are as small as the
 work: the recommenders' one-op items were estimated 2-5x their emulated cycles with a flat
 charge); a phase that loads from DDR or LLB pays ~280 cycles of first load; the weight
-tree's start-up counts 1.5 times the piece transfers down its depth."""
+tree's start-up counts 0.38 of a chunk transfer per hop down its depth (fitted as 1.535
+quarter-chunk pieces when the lowering moved weights in four pieces; it now moves them in
+two, `stage.PIECES`, which the next refit will see)."""
 
 _UNARY_PASSES = {
     g.ReluOp: ["relu"], g.SigmoidOp: ["sigmoid"], g.TanhOp: ["tanh"], g.ErfOp: ["erf"], g.ExpOp: ["exp"],
@@ -216,8 +218,8 @@ class Estimator:
             weights = weights / max(cores, 1)
         memory = max(ddr / self.ddr_bw, llb / min(self.llb_bw, engine * cores),
                      (noc + weights) / engine)
-        piece = min(weights, self.t.memory["wb"].size / 2) / PIECES
-        return work, memory, 0.0 if spread else self._depth(cores) * piece / engine, float(ddr + llb > 0)
+        chunk = min(weights, self.t.memory["wb"].size / 2)
+        return work, memory, 0.0 if spread else self._depth(cores) * chunk / engine, float(ddr + llb > 0)
 
     def _depth(self, cores: int) -> int:
         """Hops from the first core of a stage of `cores` cores to the farthest (its weight tree)."""

@@ -309,12 +309,14 @@ class Decider:
 def _lowering_fails(trial: IRModule, name: str, t: targets.Target, keep: dict | None = None) -> str | None:
     """Why the lowering or the allocator refuses the scheduled copy, or None (then the
     allocated program is `keep["program"]`)."""
+    from stc_mlir.isa.check import check_program
     from stc_mlir.passes.lowering import lower
     from stc_mlir.passes.npu_allocate import allocate
 
     try:
         lowered = lower(trial.module, t, name)
         program = allocate(lowered.program, lowered.live, lowered.phase_items, t)
+        check_program(program, t, require_offsets=True)  # a command the chip refuses rules it out too
     except Exception as e:  # noqa: BLE001 - any refusal (diagnostic or lowering bug) rules the candidate out
         return f"{type(e).__name__}: {e}"
     if keep is not None:
@@ -334,7 +336,7 @@ def _judge(programs: list[Program | None], t: targets.Target) -> int:
 _JUDGED: tuple[list[Program], targets.Target] | None = None
 
 
-def _emulate(programs: list[Program], t: targets.Target) -> list[int]:
+def _emulate(programs: list[Program], t: targets.Target) -> list[float]:
     """The programs' emulated cycles (timing only, no hazard checks: the lowering's programs
     are checked where they are compiled), in a fork pool when they are big."""
     global _JUDGED
@@ -352,15 +354,20 @@ def _emulate(programs: list[Program], t: targets.Target) -> list[int]:
         _JUDGED = None
 
 
-def _emulated(k: int) -> int:
-    """Cycles of the k-th judged program (in a worker: the programs inherited by fork)."""
+def _emulated(k: int) -> float:
+    """Cycles of the k-th judged program (in a worker: the programs inherited by fork);
+    infinity if the emulator stops on it (nothing but a number crosses back from a worker:
+    an exception that does not unpickle would hang the pool)."""
     from stc_mlir.emulator.simulator import run
 
     assert _JUDGED is not None
     programs, t = _JUDGED
     program = programs[k]
     inputs = {io.name: np.zeros(io.shape, DTYPES[io.dtype]) for io in program.inputs}
-    return run(program, inputs, t, check_hazards=False, numerics=False)[1].cycles
+    try:
+        return run(program, inputs, t, check_hazards=False, numerics=False)[1].cycles
+    except Exception:  # noqa: BLE001 - a program the emulator refuses is never the fastest
+        return math.inf
 
 
 def _cores() -> int:

@@ -61,8 +61,8 @@ class AutoSchedule:
 
     def script(self, file: str = "sched.py", title: str | None = None) -> str:
         if self.kept_default:
-            raise AutoScheduleError(f"level {self.level} kept the default schedule (its own was estimated no "
-                                    "faster): nothing to write as a script")
+            raise AutoScheduleError(f"level {self.level} kept the default schedule (its own was no faster, "
+                                    "estimated or emulated): nothing to write as a script")
         if self.built is None:
             raise AutoScheduleError(f"level {self.level} makes no groups of its own: nothing to write as a script "
                                     "(level 0 is the default schedule)")

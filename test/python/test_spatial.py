@@ -139,7 +139,12 @@ def _wide(seed: int = 3):
 def test_emitted_script_with_row_stripes_gives_the_same_schedule(tmp_path, monkeypatch, level):
     from test_autoschedule import assert_script_replays
 
+    import stc_mlir.autoschedule.decide as decide
+
     monkeypatch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path / "cache"))
+    # the estimates rank the levels (the emulator runs this graph's default schedule faster
+    # than level 1's stripes, and a level that keeps it has no script to write)
+    monkeypatch.setattr(decide, "DOUBT", 0.0)
     assert "SplitRows({" in assert_script_replays(_wide, level, tmp_path, batch=1)
 
 

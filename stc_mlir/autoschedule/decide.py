@@ -324,15 +324,6 @@ def _lowering_fails(trial: IRModule, name: str, t: targets.Target, keep: dict | 
     return None
 
 
-def _judge(programs: list[Program | None], t: targets.Target) -> int:
-    """Which of the programs the emulator's cycle model runs in the fewest cycles; the first
-    on a tie or when one is missing (the lowering was not run)."""
-    if len(programs) == 1 or any(program is None for program in programs):
-        return 0
-    cycles = _emulate(programs, t)  # type: ignore[arg-type]
-    return min(range(len(programs)), key=lambda k: (cycles[k], k))
-
-
 _JUDGED: tuple[list[Program], targets.Target] | None = None
 
 

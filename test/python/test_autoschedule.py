@@ -429,9 +429,9 @@ def test_a_graph_the_lowering_never_takes_goes_to_level_0_at_once(monkeypatch):
 
 def test_the_emulator_judges_between_candidates():
     """Level 3 lowers its best-estimated candidate, the best one of its biased searches
-    (towards longer groups) and level 2's choice, and keeps the one the emulator runs in
-    the fewest cycles, whatever order the estimator put them in."""
-    import stc_mlir.autoschedule.decide as autoschedule
+    (towards longer groups) and, where in doubt, level 2's choice, and keeps the one the
+    emulator runs in the fewest cycles, whatever order the estimator put them in."""
+    from stc_mlir.autoschedule.decide import Choice, Decider
     from stc_mlir.emulator import program_from_module, run
     from stc_mlir.pipeline import Pipeline
 
@@ -440,10 +440,10 @@ def test_the_emulator_judges_between_candidates():
     cycles = [run(p, {"x": f16(16, 128, 64)}, numerics=False)[1].cycles for p in programs]
     assert cycles[0] != cycles[1]
     faster = cycles.index(min(cycles))
-    assert autoschedule._judge(programs, t) == faster
-    assert autoschedule._judge(programs[::-1], t) == 1 - faster
-    # without a program (the lowering was not run) the estimator's order stands
-    assert autoschedule._judge([None, programs[faster]], t) == 0
+    choices = [Choice([], 0, program=p) for p in programs]
+    judge = Decider(None, "main", None, t).judge  # the choices are lowered already
+    assert judge(choices) is choices[faster]
+    assert judge(choices[::-1]) is choices[faster]
 
 
 def test_level_3_computes_each_op_as_late_as_it_can():

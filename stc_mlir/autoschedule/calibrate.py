@@ -28,7 +28,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 from stc_mlir import target as targets  # noqa: E402
-from stc_mlir.dialects import schedule as s  # noqa: E402
 
 from .cost import CALIBRATION, Calibration, Estimator  # noqa: E402
 

@@ -6,9 +6,8 @@ Each level N > 0 weighs its own choice against level N - 1's. Where the estimato
 apart from the emulator, as it is on small, latency-bound graphs (DenseNet-121 32 x 32:
 level 3's groups estimated 29% low), a level ranked by estimates alone could run slower
 than the level below; so level N's choice is emulated (timing only) beside level N - 1's
-whenever the two estimates are within `DOUBT` of each other (and at level 3, whose groups
-the estimator is least sure of, whenever it is cheap to: an estimate under
-`JUDGE_ALWAYS_CYCLES`), and the fewer cycles win. Otherwise, where a level is
+whenever the two estimates are within `DOUBT` of each other or it is cheap to (an estimate
+under `JUDGE_ALWAYS_CYCLES`), and the fewer cycles win. Otherwise, where a level is
 estimated far ahead (ResNet-50 224 b16: level 3 19 M against level 2's 24 M), the
 estimate stands and nothing more is lowered.
 """
@@ -55,10 +54,11 @@ DOUBT = 0.15
 this much lower: the estimator's error swings by up to ~20% between the levels' schedules
 of one full-size model (ResNet-50 224 b16: level 0 -16.7%, level 3 +4.8%)."""
 JUDGE_ALWAYS_CYCLES = 5_000_000
-"""Below this estimate level 3's choice is always emulated beside level 2's: such programs
-emulate in about a second, and the estimator is furthest off on small graphs' groups
-(latency more than bandwidth: DenseNet-121 32 x 32's estimated 29% low). Levels 1-2 make
-one-op items, which it estimates within `DOUBT` of each other where it matters."""
+"""Below this estimate a level's choice is always emulated beside the level below's: such
+programs emulate in about a second, and the estimator is furthest off on small graphs
+(latency more than bandwidth: DenseNet-121 32 x 32's level-3 groups estimated 29% low; a
+random 12 x 16 chain's level 2 estimated more than 15% under level 1 and emulated 7%
+over it)."""
 GROUP_BIASES = (0.1, 0.4)
 """Extra searches per boundary guess, each adding this share of the unbiased choice's mean
 cycles per op to every group: the estimator charges a group boundary less than it costs
@@ -249,10 +249,10 @@ class Decider:
 
     def _against_below(self, level: int, own: list[Choice]) -> Choice | None:
         """The best of this level's lowered candidates `own` (the estimator's best first) and
-        level - 1's choice: by the estimates alone when this level's first candidate is
-        `DOUBT` ahead of (or behind) the level below (and, at level 3, its programs are big),
-        else by the fewest emulated cycles; None when neither lowers."""
-        big = bool(own) and (level < 3 or own[0].estimate >= JUDGE_ALWAYS_CYCLES)
+        level - 1's choice: by the estimates alone when this level's first candidate is big
+        and `DOUBT` ahead of (or behind) the level below, else by the fewest emulated cycles;
+        None when neither lowers."""
+        big = bool(own) and own[0].estimate >= JUDGE_ALWAYS_CYCLES
         if big and own[0].estimate < (1 - DOUBT) * self.first_estimate(level - 1):
             return self.judge(own)
         try:

@@ -145,6 +145,7 @@ def test_emitted_script_with_row_stripes_gives_the_same_schedule(tmp_path, monke
     # the estimates rank the levels (the emulator runs this graph's default schedule faster
     # than level 1's stripes, and a level that keeps it has no script to write)
     monkeypatch.setattr(decide, "DOUBT", 0.0)
+    monkeypatch.setattr(decide, "JUDGE_ALWAYS_CYCLES", 0)
     assert "SplitRows({" in assert_script_replays(_wide, level, tmp_path, batch=1)
 
 

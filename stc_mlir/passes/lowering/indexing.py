@@ -5,16 +5,20 @@
   so a model using both sorts twice. Cut along every axis but the sorted one.
 - Resize: `npu.resize`, a separable interpolation; cut along the axes it does not resize.
 - OneHot, GatherElements, GatherND: the vector unit's compare/select and in-L1 gathers
-  (`npu.one_hot`, `npu.gather_elements`, `npu.gather_nd`), one tile on one core: the index
-  pattern is data-dependent, so a cut of the result says nothing about the data it reads.
+  (`npu.one_hot`, `npu.gather_elements`, `npu.gather_nd`), cut only along the axes where an
+  output region reads the same region of the indices (the index pattern is data-dependent,
+  so the indexed axes of the data are read whole): every axis but the depth / gathered
+  one; for GatherND the indices' leading axes (the data too along the batch dims) and
+  the gathered slices' axes. A batch cut over core parts gives each part its own samples.
 - RoiAlign, MaxRoiPool: `npu.roi_align`, `npu.max_roi_pool`, one tile: the boxes decide
   which part of the feature map each result row reads.
 - NonMaxSuppression: `npu.nms` writes the static upper bound of selected rows (batches x
   classes x min(boxes, max per class), padded with -1) or, as a second command, the count
   of valid rows: data-dependent sizes as a bound plus a count (docs/conformance.md).
-- Einsum: `npu.einsum` on the matrix unit, one or two operands (one tile).
+- Einsum: `npu.einsum` on the matrix unit, one or two operands, cut along the output's
+  indices (an explicit `->` without `...`; else one tile).
 
-Ops whose whole result is one tile must fit one core's L1 with their operands; the stage
+Ops whose whole result is one tile (RoiAlign, MaxRoiPool, NonMaxSuppression) must fit one core's L1 with their operands; the stage
 driver says so with the numbers when they do not.
 """
 
@@ -107,11 +111,22 @@ class ResizeRule(WholeRule):
 
 
 class OneHotRule(WholeRule):
+    """Cut along every axis but the depth one: an output region reads the same region of
+    the indices (the depth axis left out) and the (off, on) pair whole."""
+
     command = "one_hot"
 
+    def __init__(self, op: g.OneHotOp, operands, out):
+        p = op.props()
+        self.depth, self.axis = p["depth"], p["axis"] % len(shape_of(out))  # type: ignore[operator]
+        self.free = tuple(a for a in range(len(shape_of(out))) if a != self.axis)
+        super().__init__(op, operands, out)
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        return [[out[:self.axis] + out[self.axis + 1:], bx.full(shape_of(self.operands[1]))]]
+
     def params(self):
-        p = self.op.props()  # type: ignore[attr-defined]
-        return {"depth": p["depth"], "axis": p["axis"] % len(shape_of(self.out))}
+        return {"depth": self.depth, "axis": self.axis}
 
 
 class GatherElementsRule(WholeRule):
@@ -136,15 +151,30 @@ class GatherElementsRule(WholeRule):
 
 
 class GatherNDRule(WholeRule):
+    """Cut along every output axis: the indices' leading axes (an output region reads the
+    same region of the indices, their last axis whole, and along the batch dims the same
+    region of the data) and the axes of the gathered slices (the same region of the
+    data's trailing axes); the indexed axes of the data are read whole."""
+
     command = "gather_nd"
 
     def __init__(self, op: g.GatherNDOp, operands, out):
         if not g.shape_of(out.type):
             raise LoweringError("a gather_nd with a scalar result is not supported")
+        self.batch_dims = op.props()["batch_dims"]
+        self.free = tuple(range(len(shape_of(out))))
         super().__init__(op, operands, out)
 
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        data, idx = shape_of(self.operands[0]), shape_of(self.operands[1])
+        b, q = self.batch_dims, len(idx)  # type: ignore[operator]
+        k = idx[-1]
+        lead = out[:q - 1]
+        data_box = lead[:b] + bx.full(data)[b:b + k] + out[q - 1:]
+        return [[data_box, lead + ((0, k),)]]
+
     def params(self):
-        return {"batch_dims": self.op.props()["batch_dims"]}  # type: ignore[attr-defined]
+        return {"batch_dims": self.batch_dims}
 
 
 class RoiAlignRule(WholeRule):
@@ -180,6 +210,10 @@ class NmsRule(WholeRule):
 
 
 class EinsumRule(WholeRule):
+    """Cut along every index of the output (an explicit `->`, no ellipsis): an output region
+    reads, of each operand, the same range along the axes of the indices it shares with
+    the output (all of an extent-1 axis it broadcasts) and all of the contracted ones."""
+
     command = "einsum"
 
     def __init__(self, op: g.EinsumOp, operands, out):
@@ -189,7 +223,29 @@ class EinsumRule(WholeRule):
         if any(not g.shape_of(v.type) for v in operands):
             raise LoweringError(f"einsum '{op.props()['equation']}' has a rank-0 operand (npu tiles "
                                 "have 1 to 4 dims, and its subscripts name none): reshape it to [1]")
+        eq = str(op.props()["equation"]).replace(" ", "")
+        self.letters: list[str] = []
+        self.result = ""
+        if "->" in eq and "..." not in eq:
+            ins, self.result = eq.split("->")
+            self.letters = ins.split(",")
+        if (self.result and len(set(self.result)) == len(self.result) == len(g.shape_of(out.type))
+                and all(len(t) == len(shape_of(v)) for t, v in zip(self.letters, operands))):
+            self.free = tuple(range(len(self.result)))
         super().__init__(op, operands, out)
+
+    def steps(self, out: Box) -> list[list[Box | None]]:
+        if not self.free:
+            return super().steps(out)
+        size = shape_of(self.out)
+        regions: list[Box | None] = []
+        for letters, v in zip(self.letters, self.operands):
+            region = []
+            for letter, d in zip(letters, shape_of(v)):
+                a = self.result.find(letter)
+                region.append((0, d) if a < 0 or (d == 1 and size[a] != 1) else out[a])
+            regions.append(tuple(region))
+        return [regions]
 
     @property
     def slots(self) -> tuple[str, ...]:

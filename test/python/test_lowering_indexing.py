@@ -94,3 +94,44 @@ def test_einsum_with_an_ellipsis_stays_one_tile_per_part():
     Schedule([ScheduleInfo(op, NPUMemScope.DDR, [list(range(8))])], verify=False)(module)
     _, _, program = lower_and_run(module, data, max_ulps=1)
     assert {core for core, s in program.cores.items() for c in s if c.op == "einsum"} == {0}
+
+
+def table_gather(rows, width, batch, fields):
+    inputs = {"i": ((batch, fields), I64)}
+    table = f16(rows, width)
+    data = {"i": RNG.integers(0, rows, (batch, fields)).astype(I64)}
+
+    def body(b, i):
+        return b(g.ReluOp.make(b(g.GatherOp.make(b.const(table), i, axis=0))))
+    return inputs, data, body, table.nbytes
+
+
+def table_reads(program, nbytes):
+    """(op, destination space) of every command reading the table's DDR buffer."""
+    table = next(n for n, b in program.buffers.items() if b.init is not None and b.size >= nbytes
+                 and b.size - nbytes < 64)
+    return [(c.op, program.buffers[c.tiles[c.spec.outs[0]].buffer].space)
+            for s in program.cores.values() for c in s
+            if any(t.buffer == table for slot, t in c.tiles.items() if slot in c.spec.reads)]
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["ddr", "l1-group"])
+def test_a_small_table_is_copied_to_each_cores_l1_before_the_gather(grouped):
+    """DeepFM's embeddings, smaller: a 640-byte table gathered into 4 KB of rows per core is read from
+    DDR once per core (one DMA), then gathered in L1: every row no longer crosses DDR."""
+    inputs, data, body, nbytes = table_gather(40, 8, 128, 16)
+    module = schedule(function(inputs, body), NPUMemScope.L1 if grouped else NPUMemScope.DDR, grouped)
+    _, _, program = lower_and_run(module, data)
+    reads = table_reads(program, nbytes)
+    assert reads and all(r == ("dma", "l1") for r in reads)
+    gathers = [c for s in program.cores.values() for c in s if c.op == "gather"]
+    assert len(gathers) == 8 and all(program.buffers[c.tiles["data"].buffer].space == "l1" for c in gathers)
+
+
+def test_a_table_large_against_its_rows_is_gathered_from_ddr():
+    """Two samples of a 512-row table (a recommender at batch 2): copying the table would
+    move more than the rows, so the gather picks its rows from DDR as before."""
+    inputs, data, body, nbytes = table_gather(512, 16, 2, 4)
+    module = schedule(function(inputs, body), NPUMemScope.DDR, False)
+    _, _, program = lower_and_run(module, data)
+    assert {op for op, _ in table_reads(program, nbytes)} == {"gather"}

@@ -797,7 +797,8 @@ class GroupLowering:
                     dest_piece = placements[r].on(core)
                     if rule.movement:
                         srcs = [self.value(v) for v in rule.operands]
-                        rule.run(self.em, core, box, srcs, dest_piece.frame)  # type: ignore[attr-defined]
+                        rule.run(self.em, core, box, srcs, dest_piece.frame,  # type: ignore[attr-defined]
+                                 self.l1 - self._live(p, core, k))
                         if final:
                             self._store(core, r, box, dest_piece, out_dest)
                         continue
@@ -873,10 +874,12 @@ class GroupLowering:
                     piece = dest.on(core)
                     if rule.movement:
                         srcs = [self.value(v) for v in rule.operands]
+                        free = self.l1 - self.fl.resident_l1(self.ctx.index, core) - (
+                            self.em.program.buffers[piece.frame.buffer].size if piece else 0)
                         if piece is not None:
-                            rule.run(em, core, box, srcs, piece.frame)  # type: ignore[attr-defined]
+                            rule.run(em, core, box, srcs, piece.frame, free)  # type: ignore[attr-defined]
                         else:
-                            rule.run(em, core, box, srcs, dest.whole)  # type: ignore[attr-defined]
+                            rule.run(em, core, box, srcs, dest.whole, free)  # type: ignore[attr-defined]
                         continue
                     operands = []
                     steps = rule.steps(box)

@@ -60,3 +60,29 @@ def test_two_batch_parts_read_the_weight_from_ddr_once():
                                   max_ulps=2)
     loaded = sum(int(np.prod(c.tiles["src"].shape)) * 2 for _, c in weight_loads(program))
     assert loaded == K * N * 2  # f16, once: the second part copies its columns from the first
+
+
+def test_independent_lookups_on_two_rows_take_turns_over_the_cores():
+    """Four batch-2 embedding lookups, each its own item on all 8 cores (a recommender at
+    level 3): a lookup picks whole rows (two cores, one row each), the next lookup starts
+    on the next two cores, and its tiny LLB result is pinned, so the narrowed barriers let
+    the lookups run side by side; the concat reads them all."""
+    tables = [f16(64, 4) for _ in range(4)]
+
+    def body(b, *ids):
+        rows = [b(g.GatherOp.make(b.const(t), i, axis=0)) for t, i in zip(tables, ids)]
+        return b(g.ConcatOp.make(rows, axis=1))
+    module = function({f"i{k}": ((2,), np.int64) for k in range(4)}, body)
+    f = module.body.block.first_op
+    Schedule([ScheduleInfo(op, NPUMemScope.LLB if isinstance(op, g.GatherOp) else NPUMemScope.DDR,
+                           [list(range(8))]) for op in ListItems(f)], verify=False)(module)
+    inputs = {f"i{k}": np.random.default_rng(k).integers(0, 64, 2).astype(np.int64) for k in range(4)}
+    _, _, program = lower_and_run(module, inputs)
+    cores = {}
+    for core, stream in program.cores.items():
+        for c in stream:
+            if c.op == "gather":
+                cores.setdefault(c.tiles["output"].buffer, set()).add(core)
+    assert sorted(map(sorted, cores.values())) == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert all(c.tiles["output"].shape == (1, 4) for s in program.cores.values() for c in s if c.op == "gather")
+    assert all(n in program.buffers and program.buffers[n].space == "llb" for n in cores)

@@ -96,6 +96,14 @@ class Lowered:
     phase_items: list[str]
 
 
+PIN_SMALL = 1024
+"""DDR/LLB buffers of at most this many bytes are pinned: they share bytes with no other
+buffer (the allocator gives them the whole program), so the narrowed barriers key them by
+themselves instead of by their memory. A small op's tiny DDR/LLB result (a recommender's
+embedding lookups, a few bytes each) then orders only its own writers and readers across
+phases, not every core that touched LLB since (0: off)."""
+
+
 class Emitter:
     def __init__(self, target: Target, name: str = "main", target_ref: str | None = None):
         self.target = target
@@ -148,7 +156,7 @@ class Emitter:
         self.program.buffers[name] = Buffer(name, space, align(max(size, 1)),
                                             core if space in LOCAL_SPACES else None,
                                             None, init, init_dtype)
-        if pinned:
+        if pinned or (PIN_SMALL and space in ("llb", "ddr") and size <= PIN_SMALL):
             self.pinned.add(name)
         if init is not None:
             self.sync.readonly.add(name)

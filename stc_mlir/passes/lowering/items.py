@@ -126,6 +126,8 @@ class ItemCtx:
     cores: list[int]
     parts: list[tuple[int, ...]]
     batch: int | None
+    offset: int = 0  # where a value spread over fewer cores than a part has starts (ROTATE)
+    used: int = 0  # the most cores a value of the item was spread over
 
 
 class FunctionLowering:
@@ -142,6 +144,7 @@ class FunctionLowering:
         self.env: dict[SSAValue, Placement] = {}
         self.consts: dict[Operation, Placement] = {}
         self.analysed = analyse(f)
+        self.rotation: dict[tuple[int, ...], int] = {}  # a core set -> the next items' offset
         self.items = [it.op for it in self.analysed]
         n = len(self.items)
         self.position = {op: i for i, op in enumerate(self.items)}
@@ -243,10 +246,13 @@ class FunctionLowering:
             self.em.set_item(label)
             self.em.set_origin(*item_origin(op, label))
             ctx = ItemCtx(label, i, list(op.core_bind.cores), list(op.core_bind.data),
-                          s.batch_of(op.results[0].type))
+                          s.batch_of(op.results[0].type), self.rotation.get(tuple(op.core_bind.cores), 0))
             try:
                 if isinstance(op, s.GroupOp):
                     GroupLowering(self, op, ctx).run()
+                    if ROTATE and 0 < ctx.used < len(ctx.cores) and len(ctx.parts) == 1:
+                        key = tuple(ctx.cores)
+                        self.rotation[key] = (ctx.offset + ctx.used) % len(ctx.cores)
                 elif isinstance(op, s.SplitOp):
                     self.split(op, ctx)
                 else:
@@ -393,6 +399,14 @@ def split_axes(shape: Sequence[int]) -> list[int]:
     return [0, 2, 1, 3] if rank == 4 else list(range(rank))
 
 
+ROTATE = True
+"""A value of a one-part item spread over fewer cores than the part has (two rows of a
+batch-2 lookup over 8 cores) starts at the core after the last such item's: consecutive
+small items land on different cores, so with the narrowed barriers (and their tiny
+results pinned, `emitter.PIN_SMALL`) independent ones run side by side instead of one
+after the other on cores 0 and 1 (False: the first cores, as before)."""
+
+
 def distribute(shape: Sequence[int], ctx: ItemCtx, axes: Sequence[int],
                carries: bool = True, within: Box | None = None) -> list[tuple[int, Box]]:
     """(core, box) for every core of the item: a batch part per core set (the whole value
@@ -405,7 +419,12 @@ def distribute(shape: Sequence[int], ctx: ItemCtx, axes: Sequence[int],
         if carries and len(parts) > 1:
             nb = shape[0] // len(parts)
             box = bx.with_dim(box, 0, (p * nb, (p + 1) * nb))
-        out += split_box(box, cores, axes)
+        pieces = split_box(box, cores, axes)
+        if ROTATE and len(parts) == 1 and len(pieces) < len(cores):
+            ctx.used = max(ctx.used, len(pieces))
+            shifted = [cores[(ctx.offset + j) % len(cores)] for j in range(len(pieces))]
+            pieces = [(c, b) for c, (_, b) in zip(shifted, pieces)]
+        out += pieces
     return out
 
 

@@ -137,6 +137,12 @@ class ExpandRule(MoveRule):
         return [(0, IndexMap(tuple(dims), len(src)), out)]
 
 
+GATHER_ROWS = True
+"""A gather is spread over cores along its index axes only: a core picks whole rows. (Cut
+along the rows' own axes too, two rows of 4 over 8 cores were 8 gathers paying the DDR
+latency each, and every core took part in every lookup.)"""
+
+
 class GatherRule(MoveRule):
     """ONNX Gather: rows of the data along `axis` picked by the indices."""
 
@@ -146,6 +152,8 @@ class GatherRule(MoveRule):
         if not g.shape_of(operands[1].type):
             raise LoweringError("a gather with a scalar index is not supported")
         self.axis = op.props()["axis"] % len(self.data)
+        if GATHER_ROWS:
+            self.split_axes = self.tile_axes = tuple(range(self.axis + len(self.idx)))
 
     def regions(self, out: Box) -> tuple[Box, Box]:
         a, n = self.axis, len(self.idx)

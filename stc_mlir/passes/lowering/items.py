@@ -145,6 +145,8 @@ class FunctionLowering:
         self.consts: dict[Operation, Placement] = {}
         self.analysed = analyse(f)
         self.rotation: dict[tuple[int, ...], int] = {}  # a core set -> the next items' offset
+        self.small_bytes = 0  # LLB bytes of the small constants' copy (_small_consts)
+        self.small_bufs: list[str] = []
         self.items = [it.op for it in self.analysed]
         n = len(self.items)
         self.position = {op: i for i, op in enumerate(self.items)}
@@ -172,6 +174,8 @@ class FunctionLowering:
         op = constant(v)
         assert op is not None
         staged = self.staging.placement(op) if self.staging.by_op else None
+        if self.small_bufs and self.em.phase >= 2:  # the copy is ordered before the phase a
+            self.em.settled.update(self.small_bufs)  # load would be prefetched in (prefetch.py)
         return staged if staged is not None else self.ddr_const(v)
 
     def ddr_const(self, v: SSAValue) -> Placement:
@@ -189,6 +193,51 @@ class FunctionLowering:
 
     def value(self, v: SSAValue) -> Placement:
         return self.const(v) if constant(v) else self.env[v]
+
+    def _small_consts(self, first: Operation) -> None:
+        """Copy the small constants of small ops (`SMALL_CONST`) into LLB with one DMA per
+        element type at the start of the program, by the first item's last core; their
+        placement is then the LLB copy (40 cycles of latency instead of DDR's 200)."""
+        found: dict[Operation, SSAValue] = {}
+        big: set[Operation] = set()
+        for item in self.items:
+            for o in item.walk():
+                if not isinstance(o, g.GraphOp) or isinstance(o, g.ConstantOp):
+                    continue
+                tiny = all(math.prod(shape_of(r)) * DTYPES[dtype_of(r)].itemsize <= SMALL_RESULT
+                           for r in o.results if isinstance(r.type, g.TensorType))
+                for v in o.operands:
+                    c = constant(v)
+                    if c is None:
+                        continue
+                    if tiny and math.prod(shape_of(v)) * DTYPES[dtype_of(v)].itemsize <= SMALL_CONST:
+                        found.setdefault(c, v)
+                    else:
+                        big.add(c)
+        by_dtype: dict[str, list[tuple[Operation, SSAValue]]] = {}
+        for c, v in found.items():
+            if c not in big and c not in self.consts:
+                by_dtype.setdefault(dtype_of(v), []).append((c, v))
+        core = list(first.core_bind.cores)[-1]  # type: ignore[attr-defined]
+        self.em.set_origin(*item_origin(first, self.analysed[0].label), "small constants to LLB")
+        for dtype, consts in sorted(by_dtype.items()):
+            if len(consts) < 2:
+                continue
+            itemsize = DTYPES[dtype].itemsize
+            blob, offsets = bytearray(), []
+            for c, v in consts:
+                offsets.append(len(blob))
+                data = np.ascontiguousarray(c.numpy()).astype(DTYPES[dtype]).tobytes()  # type: ignore[attr-defined]
+                blob += data + bytes(align(max(len(data), 1)) - len(data))
+            n = len(blob) // itemsize
+            src = self.em.buffer(f"small_{dtype}", "ddr", len(blob), init=bytes(blob), init_dtype=dtype,
+                                 pinned=True)
+            dst = self.em.buffer(f"small_{dtype}_llb", "llb", len(blob), pinned=True)
+            transfer(self.em, whole(src, (n,), dtype), Frame(dst, 0, ((0, n),), dtype), ((0, n),), core)
+            self.small_bytes += len(blob)
+            self.small_bufs.append(dst)
+            for (c, v), off in zip(consts, offsets):
+                self.consts[c] = whole(dst, shape_of(v), dtype, off)
 
     def new_whole(self, v: SSAValue, space: str, hint: str) -> Placement:
         nbytes = math.prod(shape_of(v)) * DTYPES[dtype_of(v)].itemsize
@@ -208,7 +257,7 @@ class FunctionLowering:
         return total
 
     def llb_live(self, index: int) -> int:
-        total, seen = self.staging.bytes, set()  # staged weights: the whole program
+        total, seen = self.staging.bytes + self.small_bytes, set()  # staged weights, small constants: the whole program
         for v, p in self.env.items():
             if self.last_use.get(v, -1) < index:
                 continue
@@ -244,6 +293,8 @@ class FunctionLowering:
             if i:
                 self.em.barrier(label)
             self.em.set_item(label)
+            if not i:
+                self._small_consts(op)
             self.em.set_origin(*item_origin(op, label))
             ctx = ItemCtx(label, i, list(op.core_bind.cores), list(op.core_bind.data),
                           s.batch_of(op.results[0].type), self.rotation.get(tuple(op.core_bind.cores), 0))
@@ -398,6 +449,13 @@ def split_axes(shape: Sequence[int]) -> list[int]:
     rank = len(shape)
     return [0, 2, 1, 3] if rank == 4 else list(range(rank))
 
+
+SMALL_CONST = 256
+SMALL_RESULT = 4 * 1024
+"""Constants of at most SMALL_CONST bytes read only by ops whose results are at most
+SMALL_RESULT bytes (a batch-2 MLP's biases) are copied to LLB at the start of the program
+(`FunctionLowering._small_consts`): each small op then loads them with LLB's latency, not
+DDR's, which is most of what loading a few bytes costs."""
 
 ROTATE = True
 """A value of a one-part item spread over fewer cores than the part has (two rows of a

@@ -7,18 +7,16 @@
 // the tile, and the relu's result is stored once. It is used twice, which ends the chain;
 // exp and the add after it are the second, the add reading the relu's result from the tile
 // the exp read (one outside operand, loaded once). Two phases instead of five, one LLB
-// scratch instead of four. (The two 8-byte constants of these small ops come from one LLB
-// copy made at the start, items.SMALL_CONST.)
+// scratch instead of four.
 
 // CHECK-LABEL: npu.program @bn
 // CHECK-SAME:    npu.phases = ["group 'bn'", "group 'bn'"]
-// CHECK:         npu.buffer @small_f16 : ddr[128]
 // CHECK:         npu.buffer @g0_0_tmp : llb[2048]
 // CHECK-NOT:     _tmp :
 // CHECK:         npu.core 0 {
 // CHECK-NEXT:      npu.dma @in_x[0] : 4x48xf16 strides [256, 1] -> @g0_0_c0_0_s0[0]
-// CHECK-NEXT:      npu.dma @small_f16_llb[0] : 4xf16 -> @g0_0_1_c0_s0[0]
-// CHECK-NEXT:      npu.dma @small_f16_llb[64] : 4xf16 -> @g0_0_2_c0_s0[0]
+// CHECK-NEXT:      npu.dma @s[0] : 4xf16 -> @g0_0_1_c0_s0[0]
+// CHECK-NEXT:      npu.dma @t[0] : 4xf16 -> @g0_0_2_c0_s0[0]
 // CHECK-NEXT:      npu.binary mul @g0_0_c0_0_s0[0] : 1x4x3x16xf16, @g0_0_1_c0_s0[0] : 4x1x1xf16 -> @g0_0_c0_o0[0]
 // CHECK-NEXT:      npu.binary add @g0_0_c0_o0[0] : 1x4x3x16xf16, @g0_0_2_c0_s0[0] : 4x1x1xf16 -> @g0_0_c0_o0[0]
 // CHECK-NEXT:      npu.unary relu @g0_0_c0_o0[0] : 1x4x3x16xf16 -> @g0_0_c0_o0[0]

@@ -221,7 +221,7 @@ class FunctionLowering:
         core = list(first.core_bind.cores)[-1]  # type: ignore[attr-defined]
         self.em.set_origin(*item_origin(first, self.analysed[0].label), "small constants to LLB")
         for dtype, consts in sorted(by_dtype.items()):
-            if len(consts) < 2:
+            if len(consts) < SMALL_COUNT:
                 continue
             itemsize = DTYPES[dtype].itemsize
             blob, offsets = bytearray(), []
@@ -452,10 +452,12 @@ def split_axes(shape: Sequence[int]) -> list[int]:
 
 SMALL_CONST = 256
 SMALL_RESULT = 4 * 1024
+SMALL_COUNT = 4
 """Constants of at most SMALL_CONST bytes read only by ops whose results are at most
-SMALL_RESULT bytes (a batch-2 MLP's biases) are copied to LLB at the start of the program
-(`FunctionLowering._small_consts`): each small op then loads them with LLB's latency, not
-DDR's, which is most of what loading a few bytes costs."""
+SMALL_RESULT bytes (a batch-2 MLP's biases) are copied to LLB at the start of the program,
+if there are at least SMALL_COUNT of an element type (`FunctionLowering._small_consts`):
+each small op then loads them with LLB's latency, not DDR's, which is most of what loading
+a few bytes costs."""
 
 ROTATE = True
 """A value of a one-part item spread over fewer cores than the part has (two rows of a

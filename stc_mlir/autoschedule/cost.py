@@ -205,21 +205,24 @@ class Estimator:
         return _ceil(work, self.t.vector_elements)
 
     def features(self, compute: float, cores: int, imbalance: float, ddr: float = 0, llb: float = 0,
-                 noc: float = 0, weights: float = 0, spread: bool = False) -> tuple[float, float, float, float]:
+                 noc: float = 0, weights: float = 0, spread: bool = False,
+                 parts: int = 1) -> tuple[float, float, float, float]:
         """(compute, memory, chain cycles, whether it loads from DDR/LLB) of one op on `cores` cores: `compute` cycles in
         all, `ddr` / `llb` bytes through the shared ports (`weights` of the DDR bytes are
         weights: every core's inbound engine receives all of them, passed down a tree of
         one-hop links in pieces, so the farthest core starts a piece per hop after the first;
-        `spread`: each core loads only its own share of them), `noc` bytes into each core
-        from other cores' L1."""
+        `spread`: each core of each of the `parts` batch parts loads only its share of them:
+        DDR is read once, and the cores of the other parts copy their columns from the first
+        part's, a hop behind it), `noc` bytes into each core from other cores' L1."""
         work = compute * imbalance / max(cores, 1)
         engine = self.t.dma_bandwidth
-        if spread:
-            weights = weights / max(cores, 1)
+        if spread:  # every part needs all the columns: each of its cores loads its share
+            weights = weights * parts / max(cores, 1)
         memory = max(ddr / self.ddr_bw, llb / min(self.llb_bw, engine * cores),
                      (noc + weights) / engine)
         chunk = min(weights, self.t.memory["wb"].size / 2)
-        return work, memory, 0.0 if spread else self._depth(cores) * chunk / engine, float(ddr + llb > 0)
+        hops = (1 if parts > 1 else 0) if spread else self._depth(cores)
+        return work, memory, hops * chunk / engine, float(ddr + llb > 0)
 
     def _depth(self, cores: int) -> int:
         """Hops from the first core of a stage of `cores` cores to the farthest (its weight tree)."""
@@ -311,7 +314,8 @@ class Estimator:
                     llb += size
             batch = s.batch_of(result.type) or 1
             phases.append(self.features(self.compute(o) * share.get(result, 1), cores, self.imbalance(o, batch, parts, cores // parts),
-                                        ddr=ddr, llb=llb, noc=noc, weights=weights, spread=spread_along_n(o)))
+                                        ddr=ddr, llb=llb, noc=noc, weights=weights, spread=spread_along_n(o),
+                                        parts=parts))
         return phases
 
     def function(self, f: func.FuncOp) -> "Estimate":

@@ -242,10 +242,28 @@ class Decider:
                     kinds.add(biased)
                     taken.append(placed)
             if taken:
-                return self._against_below(3, taken)
+                return self._against_below(3, taken + self._narrowed(view, taken, fill))
             if ranked and ranked[0][0].estimate > bar:  # nothing to lower: less of L1 only costs more
                 break
         return self._against_below(3, [])
+
+    def _narrowed(self, view: GraphView, taken: list[Choice], fill: float) -> list[Choice]:
+        """The taken candidates with their groups too small to spread on one core each
+        (`Search.narrow`), where that changes a group and the programs are small enough that
+        the emulator judges them (the estimates sum the items: they do not see small items
+        on different cores run side by side); those that lower."""
+        if not taken or taken[0].estimate >= JUDGE_ALWAYS_CYCLES:
+            return []
+        search = Search(view, self.t, fill=fill)
+        out = []
+        for choice in taken:
+            segments = [search.narrow(seg) for seg in choice.segments]
+            if segments == choice.segments:
+                continue
+            made = self.trial(segments, 3, choice.fill, choice.llb_fill, sunk=choice.sunk)
+            if made is not None and self.lowers(made) is True:
+                out.append(made)
+        return out
 
     def _against_below(self, level: int, own: list[Choice]) -> Choice | None:
         """The best of this level's lowered candidates `own` (the estimator's best first) and

@@ -319,26 +319,55 @@ class Estimator:
         return phases
 
     def function(self, f: func.FuncOp) -> "Estimate":
-        """Cycles of every item of a scheduled function and their sum."""
+        """Cycles of every item of a scheduled function, and when each ends: an item starts
+        once its cores are free and its inputs ready (the barriers wait only for the cores
+        involved, so items on disjoint cores run side by side); the schedule takes until the
+        last one ends (the sum of the items when each uses all the cores)."""
         where: dict[SSAValue, tuple[s.NPUMemScope, tuple]] = {a: (s.NPUMemScope.DDR, ()) for a in f.body.block.args}
         est = Estimate()
+        free: dict[int, tuple[float, int]] = {}  # core -> (when it is free, the item that ends then)
+        ready: dict[SSAValue, tuple[float, int]] = {}
         for op in f.body.block.ops:
             if not isinstance(op, s.ScheduledItem):
                 continue
             cycles = self.item(op, where)
+            cores = op.core_bind.cores  # type: ignore[union-attr]
+            start, after = max([free.get(c, (0.0, -1)) for c in cores]
+                               + [ready.get(v, (0.0, -1)) for v in op.operands], default=(0.0, -1))
+            k = len(est.items)
             est.items.append((op, cycles))
+            est.ends.append(start + cycles)
+            est.after.append(after)
+            for c in cores:
+                free[c] = (start + cycles, k)
             for r in op.results:
-                where[r] = (op.mem_scope.data, op.core_bind.cores)  # type: ignore[union-attr]
+                where[r] = (op.mem_scope.data, cores)  # type: ignore[union-attr]
+                ready[r] = (start + cycles, k)
         return est
 
 
 @dataclass
 class Estimate:
     items: list[tuple[Operation, float]] = field(default_factory=list)
+    ends: list[float] = field(default_factory=list)
+    """when each item ends"""
+    after: list[int] = field(default_factory=list)
+    """the item each waited for last (-1: none)"""
 
     @property
     def cycles(self) -> int:
-        return int(sum(c for _, c in self.items))
+        return int(max(self.ends, default=0.0))
+
+    def critical(self) -> list[int]:
+        """The items on the longest path (the ones `cycles` adds up), first to last."""
+        if not self.ends:
+            return []
+        k = max(range(len(self.ends)), key=lambda i: (self.ends[i], i))
+        path = []
+        while k >= 0:
+            path.append(k)
+            k = self.after[k]
+        return path[::-1]
 
 
 def _flatten(ops: Iterable[Operation]) -> list[Operation]:

@@ -248,19 +248,27 @@ class Decider:
         return self._against_below(3, [])
 
     def _narrowed(self, view: GraphView, taken: list[Choice], fill: float) -> list[Choice]:
-        """The taken candidates with their groups too small to spread on one core each
-        (`Search.narrow`), where that changes a group and the programs are small enough that
-        the emulator judges them (the estimates sum the items: they do not see small items
-        on different cores run side by side); those that lower."""
+        """Candidates with groups too small to spread on one core each (`Search.narrow`),
+        where the programs are small enough that the emulator judges them: the taken ones
+        with such groups narrowed, and the search's choice when it groups knowing that such
+        groups run beside the other cores' items (`Search.narrowing`: DLRM's 26 embedding
+        lookups, which the plain search folds into the MLPs' group to save group items);
+        those that lower."""
         if not taken or taken[0].estimate >= JUDGE_ALWAYS_CYCLES:
             return []
         search = Search(view, self.t, fill=fill)
+        found = [[search.narrow(seg) for seg in choice.segments] for choice in taken]
+        try:
+            found.append(Search(view, self.t, fill=fill, narrowing=True).search())
+        except AutoScheduleError:
+            pass
+        seen = [choice.segments for choice in taken]
         out = []
-        for choice in taken:
-            segments = [search.narrow(seg) for seg in choice.segments]
-            if segments == choice.segments:
+        for segments in found:
+            if segments in seen or not any(seg.cores for seg in segments):
                 continue
-            made = self.trial(segments, 3, choice.fill, choice.llb_fill, sunk=choice.sunk)
+            seen.append(segments)
+            made = self.trial(segments, 3, taken[0].fill, taken[0].llb_fill, sunk=taken[0].sunk)
             if made is not None and self.lowers(made) is True:
                 out.append(made)
         return out

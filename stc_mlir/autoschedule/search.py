@@ -79,9 +79,12 @@ class Segment:
 
 class Search:
     def __init__(self, view: GraphView, target: targets.Target, estimator: Estimator | None = None,
-                 slices: bool = False, fill: float = FILL, group_cycles: float = 0.0):
+                 slices: bool = False, fill: float = FILL, group_cycles: float = 0.0, narrowing: bool = False):
         self.view, self.t = view, target
         self.fill = fill
+        self.narrowing = narrowing
+        """the dynamic programme puts groups too small to spread on one core each (`narrow`)
+        and counts an eighth of their cycles: they run beside the other cores' items"""
         self.group_cycles = group_cycles
         """added once per group while the dynamic programme compares runs (not to the estimate):
         a bias towards fewer, longer groups (`GROUP_BIASES`)"""
@@ -282,8 +285,14 @@ class Search:
                     if not self.view.single_output(i, j):
                         continue
                 seg = self.best(i, j) or self.stripes(i, j)
-                if seg is not None and best[i] + seg.cycles + bias < best[j]:
-                    best[j] = best[i] + seg.cycles + bias
+                if seg is None:
+                    continue
+                cycles = seg.cycles
+                if self.narrowing:
+                    seg = self.narrow(seg)
+                    cycles = seg.cycles / self.t.cores if seg.cores else cycles
+                if best[i] + cycles + bias < best[j]:
+                    best[j] = best[i] + cycles + bias
                     choice[j] = seg
             if best[j] == math.inf:
                 raise self._too_big(j - 1)

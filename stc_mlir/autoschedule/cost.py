@@ -73,20 +73,20 @@ class Calibration:
                 + self.phase_cycles + self.first_load * loads)
 
 
-CALIBRATION = Calibration(bound=1.0, hidden=0.172, chain=0.384, phase_cycles=0.0, first_load=277.089,
-                          item_cycles=1580.12, item_scale=20000.0)
-"""`python -m stc_mlir.autoschedule.calibrate --size both --levels 0,1,3` on the sixth
-session's lowering (weights down a tree of one-hop links in pieces, matmuls spread along N
-when rows run out, elementwise chains in one pass): 41 schedules, levels 0, 1, 3 and the
-manual ones of the four benchmark models at both sizes and of DLRM, MMoE and Wide & Deep at
-batch 2. A group item pays ~1,580 cycles beyond its phases (its pipeline's fill and drain,
-waiting on the cores it hands over to) when its phases take 20,000 cycles or more, and that
-share of it below (the first tile's load and the last one's store are as small as the
-work: the recommenders' one-op items were estimated 2-5x their emulated cycles with a flat
-charge); a phase that loads from DDR or LLB pays ~280 cycles of first load; the weight
-tree's start-up counts 0.38 of a chunk transfer per hop down its depth (fitted as 1.535
-quarter-chunk pieces when the lowering moved weights in four pieces; it now moves them in
-two, `stage.PIECES`, which the next refit will see)."""
+CALIBRATION = Calibration(bound=1.0, hidden=0.159, chain=0.421, phase_cycles=0.0, first_load=232.045,
+                          item_cycles=2038.456, item_scale=20000.0)
+"""`python -m stc_mlir.autoschedule.calibrate --size both --levels 0,1,3` on the seventh
+session's lowering (weights down a tree of one-hop links in two pieces, `stage.PIECES`;
+matmuls spread along N when rows run out, elementwise chains in one pass) and estimator
+(items on disjoint cores overlap: only the longest path's phases count): 42 schedules,
+levels 0, 1, 3 and the manual ones of the four benchmark models at both sizes and of DLRM,
+MMoE, Wide & Deep and DeepFM at batch 2. A group item pays ~2,040 cycles beyond its phases
+(its pipeline's fill and drain, waiting on the cores it hands over to) when its phases take
+20,000 cycles or more, and that share of it below (the first tile's load and the last one's
+store are as small as the work); a phase that loads from DDR or LLB pays ~230 cycles of
+first load; the weight tree's start-up counts 0.42 of a chunk transfer per hop down its
+depth. (The sixth session's figures, fitted on four weight pieces: hidden 0.172, chain
+0.384, first load 277, item 1,580.)"""
 
 _UNARY_PASSES = {
     g.ReluOp: ["relu"], g.SigmoidOp: ["sigmoid"], g.TanhOp: ["tanh"], g.ErfOp: ["erf"], g.ExpOp: ["exp"],

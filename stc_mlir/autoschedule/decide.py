@@ -265,7 +265,7 @@ class Decider:
         seen = [choice.segments for choice in taken]
         out = []
         for segments in found:
-            if segments in seen or not any(seg.cores for seg in segments):
+            if segments in seen or sum(bool(seg.cores) for seg in segments) < 2:  # none side by side
                 continue
             seen.append(segments)
             made = self.trial(segments, 3, taken[0].fill, taken[0].llb_fill, sunk=taken[0].sunk)

@@ -114,11 +114,13 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
     items = ListItems(f)
     if level == 3:
         items = _ready_order(items)
-    parts = {}
+    parts, narrow = {}, {}
     for grp, seg in zip(groups, segments):
         for sub in grp:
             parts[sub] = seg.parts
-    binds = _binds(items, parts, target) if level == 3 else {op: [list(range(target.cores))] for op in items}
+            narrow[sub] = (seg.cores, seg.cycles / seg.split)
+    binds = (_binds(items, parts, target, narrow) if level == 3
+             else {op: [list(range(target.cores))] for op in items})
     scopes = _scopes(f, items, binds, PREFERENCE[level], target, fill, fill if llb_fill is None else llb_fill)
     infos = [ScheduleInfo(op, scopes[op], binds[op]) for op in items]
     Schedule(infos, target=target, verify=False)(mod)
@@ -169,13 +171,37 @@ def _ready_order(items: list[Operation]) -> list[Operation]:
 # ----------------------------------------------------------------------------- core binds
 
 
-def _binds(items: list[Operation], parts: dict[Operation, int], target: targets.Target) -> dict[Operation, list]:
+def _binds(items: list[Operation], parts: dict[Operation, int], target: targets.Target,
+           narrow: dict[Operation, tuple[int, float]] | None = None) -> dict[Operation, list]:
     """Core binds: each group part on the cores holding its samples, splits/concats as their
-    consumer. Sample locations flow through splits and concats."""
+    consumer. Sample locations flow through splits and concats. A group of `narrow` (its
+    cores, its estimated cycles) on fewer cores than all takes the cores free soonest by the
+    estimates of the items before it, so independent small groups run side by side."""
     cores = target.cores
     holders: dict[SSAValue, list[tuple[int, ...] | None]] = {}  # value -> cores holding each sample
     binds: dict[Operation, list] = {}
+    narrow = narrow or {}
+    clock = [0.0] * cores  # when each core is free, by the estimates
+    done: dict[SSAValue, float] = {}  # when each value is ready
     for op in items:
+        if isinstance(op, s.GroupOp):
+            width, cycles = narrow.get(op, (0, 0.0))
+            ready = max((done.get(v, 0.0) for v in op.operands), default=0.0)
+            if 0 < width < cores:
+                pick = sorted(range(cores), key=lambda c: (max(clock[c], ready), c))[:width]
+                start = max(ready, *(clock[c] for c in pick))
+                for c in pick:
+                    clock[c] = start + cycles
+                binds[op] = [sorted(pick)]
+                holders[op.output] = [tuple(sorted(pick))] * (op.batch or 1)
+                done[op.output] = start + cycles
+                continue
+            start = max(ready, *clock)
+            clock = [start + cycles] * cores
+            done[op.output] = start + cycles
+        else:
+            for r in op.results:
+                done[r] = max((done.get(v, 0.0) for v in op.operands), default=0.0)
         if isinstance(op, s.SplitOp):
             src = holders.get(op.operands[0])
             if src is not None:

@@ -73,20 +73,20 @@ class Calibration:
                 + self.phase_cycles + self.first_load * loads)
 
 
-CALIBRATION = Calibration(bound=1.0, hidden=0.172, chain=0.384, phase_cycles=0.0, first_load=277.089,
-                          item_cycles=1580.12, item_scale=20000.0)
-"""`python -m stc_mlir.autoschedule.calibrate --size both --levels 0,1,3` on the sixth
-session's lowering (weights down a tree of one-hop links in pieces, matmuls spread along N
-when rows run out, elementwise chains in one pass): 41 schedules, levels 0, 1, 3 and the
-manual ones of the four benchmark models at both sizes and of DLRM, MMoE and Wide & Deep at
-batch 2. A group item pays ~1,580 cycles beyond its phases (its pipeline's fill and drain,
-waiting on the cores it hands over to) when its phases take 20,000 cycles or more, and that
-share of it below (the first tile's load and the last one's store are as small as the
-work: the recommenders' one-op items were estimated 2-5x their emulated cycles with a flat
-charge); a phase that loads from DDR or LLB pays ~280 cycles of first load; the weight
-tree's start-up counts 0.38 of a chunk transfer per hop down its depth (fitted as 1.535
-quarter-chunk pieces when the lowering moved weights in four pieces; it now moves them in
-two, `stage.PIECES`, which the next refit will see)."""
+CALIBRATION = Calibration(bound=1.0, hidden=0.159, chain=0.421, phase_cycles=0.0, first_load=232.045,
+                          item_cycles=2038.456, item_scale=20000.0)
+"""`python -m stc_mlir.autoschedule.calibrate --size both --levels 0,1,3` on the seventh
+session's lowering (weights down a tree of one-hop links in two pieces, `stage.PIECES`;
+matmuls spread along N when rows run out, elementwise chains in one pass) and estimator
+(items on disjoint cores overlap: only the longest path's phases count): 42 schedules,
+levels 0, 1, 3 and the manual ones of the four benchmark models at both sizes and of DLRM,
+MMoE, Wide & Deep and DeepFM at batch 2. A group item pays ~2,040 cycles beyond its phases
+(its pipeline's fill and drain, waiting on the cores it hands over to) when its phases take
+20,000 cycles or more, and that share of it below (the first tile's load and the last one's
+store are as small as the work); a phase that loads from DDR or LLB pays ~230 cycles of
+first load; the weight tree's start-up counts 0.42 of a chunk transfer per hop down its
+depth. (The sixth session's figures, fitted on four weight pieces: hidden 0.172, chain
+0.384, first load 277, item 1,580.)"""
 
 _UNARY_PASSES = {
     g.ReluOp: ["relu"], g.SigmoidOp: ["sigmoid"], g.TanhOp: ["tanh"], g.ErfOp: ["erf"], g.ExpOp: ["exp"],
@@ -205,21 +205,24 @@ class Estimator:
         return _ceil(work, self.t.vector_elements)
 
     def features(self, compute: float, cores: int, imbalance: float, ddr: float = 0, llb: float = 0,
-                 noc: float = 0, weights: float = 0, spread: bool = False) -> tuple[float, float, float, float]:
+                 noc: float = 0, weights: float = 0, spread: bool = False,
+                 parts: int = 1) -> tuple[float, float, float, float]:
         """(compute, memory, chain cycles, whether it loads from DDR/LLB) of one op on `cores` cores: `compute` cycles in
         all, `ddr` / `llb` bytes through the shared ports (`weights` of the DDR bytes are
         weights: every core's inbound engine receives all of them, passed down a tree of
         one-hop links in pieces, so the farthest core starts a piece per hop after the first;
-        `spread`: each core loads only its own share of them), `noc` bytes into each core
-        from other cores' L1."""
+        `spread`: each core of each of the `parts` batch parts loads only its share of them:
+        DDR is read once, and the cores of the other parts copy their columns from the first
+        part's, a hop behind it), `noc` bytes into each core from other cores' L1."""
         work = compute * imbalance / max(cores, 1)
         engine = self.t.dma_bandwidth
-        if spread:
-            weights = weights / max(cores, 1)
+        if spread:  # every part needs all the columns: each of its cores loads its share
+            weights = weights * parts / max(cores, 1)
         memory = max(ddr / self.ddr_bw, llb / min(self.llb_bw, engine * cores),
                      (noc + weights) / engine)
         chunk = min(weights, self.t.memory["wb"].size / 2)
-        return work, memory, 0.0 if spread else self._depth(cores) * chunk / engine, float(ddr + llb > 0)
+        hops = (1 if parts > 1 else 0) if spread else self._depth(cores)
+        return work, memory, hops * chunk / engine, float(ddr + llb > 0)
 
     def _depth(self, cores: int) -> int:
         """Hops from the first core of a stage of `cores` cores to the farthest (its weight tree)."""
@@ -311,30 +314,60 @@ class Estimator:
                     llb += size
             batch = s.batch_of(result.type) or 1
             phases.append(self.features(self.compute(o) * share.get(result, 1), cores, self.imbalance(o, batch, parts, cores // parts),
-                                        ddr=ddr, llb=llb, noc=noc, weights=weights, spread=spread_along_n(o)))
+                                        ddr=ddr, llb=llb, noc=noc, weights=weights, spread=spread_along_n(o),
+                                        parts=parts))
         return phases
 
     def function(self, f: func.FuncOp) -> "Estimate":
-        """Cycles of every item of a scheduled function and their sum."""
+        """Cycles of every item of a scheduled function, and when each ends: an item starts
+        once its cores are free and its inputs ready (the barriers wait only for the cores
+        involved, so items on disjoint cores run side by side); the schedule takes until the
+        last one ends (the sum of the items when each uses all the cores)."""
         where: dict[SSAValue, tuple[s.NPUMemScope, tuple]] = {a: (s.NPUMemScope.DDR, ()) for a in f.body.block.args}
         est = Estimate()
+        free: dict[int, tuple[float, int]] = {}  # core -> (when it is free, the item that ends then)
+        ready: dict[SSAValue, tuple[float, int]] = {}
         for op in f.body.block.ops:
             if not isinstance(op, s.ScheduledItem):
                 continue
             cycles = self.item(op, where)
+            cores = op.core_bind.cores  # type: ignore[union-attr]
+            start, after = max([free.get(c, (0.0, -1)) for c in cores]
+                               + [ready.get(v, (0.0, -1)) for v in op.operands], default=(0.0, -1))
+            k = len(est.items)
             est.items.append((op, cycles))
+            est.ends.append(start + cycles)
+            est.after.append(after)
+            for c in cores:
+                free[c] = (start + cycles, k)
             for r in op.results:
-                where[r] = (op.mem_scope.data, op.core_bind.cores)  # type: ignore[union-attr]
+                where[r] = (op.mem_scope.data, cores)  # type: ignore[union-attr]
+                ready[r] = (start + cycles, k)
         return est
 
 
 @dataclass
 class Estimate:
     items: list[tuple[Operation, float]] = field(default_factory=list)
+    ends: list[float] = field(default_factory=list)
+    """when each item ends"""
+    after: list[int] = field(default_factory=list)
+    """the item each waited for last (-1: none)"""
 
     @property
     def cycles(self) -> int:
-        return int(sum(c for _, c in self.items))
+        return int(max(self.ends, default=0.0))
+
+    def critical(self) -> list[int]:
+        """The items on the longest path (the ones `cycles` adds up), first to last."""
+        if not self.ends:
+            return []
+        k = max(range(len(self.ends)), key=lambda i: (self.ends[i], i))
+        path = []
+        while k >= 0:
+            path.append(k)
+            k = self.after[k]
+        return path[::-1]
 
 
 def _flatten(ops: Iterable[Operation]) -> list[Operation]:

@@ -242,10 +242,36 @@ class Decider:
                     kinds.add(biased)
                     taken.append(placed)
             if taken:
-                return self._against_below(3, taken)
+                return self._against_below(3, taken + self._narrowed(view, taken, fill))
             if ranked and ranked[0][0].estimate > bar:  # nothing to lower: less of L1 only costs more
                 break
         return self._against_below(3, [])
+
+    def _narrowed(self, view: GraphView, taken: list[Choice], fill: float) -> list[Choice]:
+        """Candidates with groups too small to spread on one core each (`Search.narrow`),
+        where the programs are small enough that the emulator judges them: the taken ones
+        with such groups narrowed, and the search's choice when it groups knowing that such
+        groups run beside the other cores' items (`Search.narrowing`: DLRM's 26 embedding
+        lookups, which the plain search folds into the MLPs' group to save group items);
+        those that lower."""
+        if not taken or taken[0].estimate >= JUDGE_ALWAYS_CYCLES:
+            return []
+        search = Search(view, self.t, fill=fill)
+        found = [[search.narrow(seg) for seg in choice.segments] for choice in taken]
+        try:
+            found.append(Search(view, self.t, fill=fill, narrowing=True).search())
+        except AutoScheduleError:
+            pass
+        seen = [choice.segments for choice in taken]
+        out = []
+        for segments in found:
+            if segments in seen or sum(bool(seg.cores) for seg in segments) < 2:  # none side by side
+                continue
+            seen.append(segments)
+            made = self.trial(segments, 3, taken[0].fill, taken[0].llb_fill, sunk=taken[0].sunk)
+            if made is not None and self.lowers(made) is True:
+                out.append(made)
+        return out
 
     def _against_below(self, level: int, own: list[Choice]) -> Choice | None:
         """The best of this level's lowered candidates `own` (the estimator's best first) and

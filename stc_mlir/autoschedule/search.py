@@ -43,6 +43,12 @@ STRIPE_FILL = 0.75
 """Share of a group's L1 budget a row stripe plans for: the rest is the lowering's halo
 margins and staging, so that the stripe runs resident (intermediates in L1) instead of
 streaming them through LLB."""
+NARROW_RATIO = 1.25
+"""A group whose estimate on one core is at most this many times its estimate on all the
+cores is offered on one core (`Search.narrow`) ..."""
+NARROW_CYCLES = 2_000
+"""... and that is estimated at most this many cycles on all the cores (a DDR-bound group
+estimated alike on one core and on eight still runs faster spread: DLRM's MLPs)."""
 MAX_STRIPE_OPS = 6
 """Longest run cut into row stripes (a ResNet bottleneck block is 5 ops; at 512 x 512,
 runs of 12 ops made stripes whose tiles the lowering could not fit next to their frames)."""
@@ -63,6 +69,9 @@ class Segment:
     cycles: float = 0.0
     rows: bool = False
     """the split cuts row stripes (H), not the batch"""
+    cores: int = 0
+    """the cores of its one part when it runs on fewer than all of them (0: all): a group too
+    small to spread runs on one core, beside the other cores' items (`Search.narrow`)"""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -70,9 +79,12 @@ class Segment:
 
 class Search:
     def __init__(self, view: GraphView, target: targets.Target, estimator: Estimator | None = None,
-                 slices: bool = False, fill: float = FILL, group_cycles: float = 0.0):
+                 slices: bool = False, fill: float = FILL, group_cycles: float = 0.0, narrowing: bool = False):
         self.view, self.t = view, target
         self.fill = fill
+        self.narrowing = narrowing
+        """the dynamic programme puts groups too small to spread on one core each (`narrow`)
+        and counts an eighth of their cycles: they run beside the other cores' items"""
         self.group_cycles = group_cycles
         """added once per group while the dynamic programme compares runs (not to the estimate):
         a bias towards fewer, longer groups (`GROUP_BIASES`)"""
@@ -144,30 +156,31 @@ class Search:
                                  nbytes(output_of(op).type), isinstance(op, MOVEMENT_OPS), spread_along_n(op))
         return self._op_terms[k]
 
-    def cost(self, i: int, j: int, n: int, p: int) -> float:
-        """Estimated cycles of ops[i:j] as n sub-groups on p parts of the cores."""
+    def cost(self, i: int, j: int, n: int, p: int, cores: int = 0) -> float:
+        """Estimated cycles of ops[i:j] as n sub-groups on p parts of the cores (of `cores`
+        cores, all by default)."""
         self.evaluated += 1
         total = 0.0
         first = self._first_producer
         for k in range(i, j):
             if first[k] >= i and k != j - 1:  # reads nothing from outside, not the output
-                key = (k, n, p)
+                key = (k, n, p, cores)
                 c = self._inner.get(key)
                 if c is None:
-                    c = self._inner[key] = self._op_cost(k, i, j, n, p)
+                    c = self._inner[key] = self._op_cost(k, i, j, n, p, cores)
                 total += c
             else:
-                total += self._op_cost(k, i, j, n, p)
+                total += self._op_cost(k, i, j, n, p, cores)
         return (total + self.est.c.item(total)) * n
 
-    def _op_cost(self, k: int, i: int, j: int, n: int, p: int) -> float:
+    def _op_cost(self, k: int, i: int, j: int, n: int, p: int, cores: int = 0) -> float:
         """One sub-group's cycles of op k inside the group ops[i:j]."""
         view, est = self.view, self.est
         skip, weights, compute, carried, acts, out_bytes, movement, spread = self._terms(k)
         if skip:
             return 0.0
         frac = 1 / n
-        cores = self.t.cores
+        cores = cores or self.t.cores
         traffic = {"ddr": float(weights), "llb": 0.0, "l1": 0.0}
         for v, size in acts:
             at = view.position.get(v.owner)  # type: ignore[arg-type]
@@ -181,7 +194,21 @@ class Search:
         noc = out_bytes * frac / cores if movement and not gather else 0.0
         imbalance = est.imbalance(view.ops[k], self.batch * frac, p, cores // p)
         return est.phase(compute * (frac if carried else 1), cores, imbalance, ddr=traffic["ddr"],
-                         llb=traffic["llb"], noc=noc, weights=weights, spread=spread)
+                         llb=traffic["llb"], noc=noc, weights=weights, spread=spread, parts=p)
+
+    def narrow(self, seg: Segment) -> Segment:
+        """`seg` on one core when its work is too small to spread: estimated on one core at
+        most `NARROW_RATIO` times its cycles on all the cores (its phases are latency, not
+        work: DLRM's 26 embedding lookups of a row or two), so independent small items run
+        side by side on different cores (the barriers wait only for the cores involved);
+        else `seg` unchanged."""
+        if seg.rows or seg.split > 1 or seg.cores:
+            return seg
+        spread = self.cost(seg.start, seg.stop, 1, 1)
+        if spread <= NARROW_CYCLES and self.cost(seg.start, seg.stop, 1, 1, cores=1) <= NARROW_RATIO * spread \
+                and self.share(seg.start, seg.stop, 1, 1) * self.t.cores <= self.l1 * self.fill:
+            return Segment(seg.start, seg.stop, 1, 1, seg.cycles, cores=1)
+        return seg
 
     def best(self, i: int, j: int, one_part: bool = False, fewest: bool = False) -> Segment | None:
         """The cheapest fitting (split, parts) of ops[i:j], or None. `fewest`: the fewest
@@ -258,8 +285,14 @@ class Search:
                     if not self.view.single_output(i, j):
                         continue
                 seg = self.best(i, j) or self.stripes(i, j)
-                if seg is not None and best[i] + seg.cycles + bias < best[j]:
-                    best[j] = best[i] + seg.cycles + bias
+                if seg is None:
+                    continue
+                cycles = seg.cycles
+                if self.narrowing:
+                    seg = self.narrow(seg)
+                    cycles = seg.cycles / self.t.cores if seg.cores else cycles
+                if best[i] + cycles + bias < best[j]:
+                    best[j] = best[i] + cycles + bias
                     choice[j] = seg
             if best[j] == math.inf:
                 raise self._too_big(j - 1)

@@ -471,3 +471,79 @@ def test_level_3_computes_each_op_as_late_as_it_can():
     assert kinds() == ["graph.matmul", "graph.sigmoid", "graph.matmul", "graph.relu", "graph.add"]
     for a, b in zip(reference.run(module, {"x": x}), want):
         np.testing.assert_array_equal(a, b)
+
+
+def _branches(n: int = 8):
+    """n small independent branches (a matmul and a sigmoid on a batch of 2), concatenated
+    and multiplied: DLRM's embedding lookups in miniature."""
+    from stc_mlir.dialects import graph as g
+
+    rng = np.random.default_rng(2)
+
+    def body(b, x):
+        outs = [b(g.SigmoidOp.make(b(g.MatmulOp.make(x, b.const((rng.standard_normal((64, 16)) * 0.1).astype(F))))))
+                for _ in range(n)]
+        z = b(g.ConcatOp.make(outs, axis=1))
+        return b(g.MatmulOp.make(z, b.const((rng.standard_normal((16 * n, 8)) * 0.1).astype(F))))
+
+    return function({"x": ((2, 64), F)}, body)
+
+
+def _built(narrow: bool):
+    """`_branches` with a group per branch (on one core each when `narrow`) and one for the
+    concat and the matmul: (module, the group segments, emulated cycles, estimate)."""
+    from stc_mlir.autoschedule.build import build
+    from stc_mlir.autoschedule.graph import GraphView
+    from stc_mlir.autoschedule.search import Search
+    from stc_mlir.graph_schedule import IRModule
+
+    t = targets.load("stcp920")
+    module = _branches()
+    f = module.body.block.first_op
+    search = Search(GraphView(f), t)
+    segments = [search.best(i, i + 2) for i in range(0, 16, 2)] + [search.best(16, 18)]
+    if narrow:
+        segments = [search.narrow(seg) for seg in segments]
+    x = f16(2, 64)
+    want = reference.run(module, {"x": x})
+    build(IRModule(module), f, segments, 3, t)
+    verify_function(f, t)
+    for a, b in zip(reference.run(module, {"x": x}), want):
+        np.testing.assert_array_equal(a, b)
+    _, report, _ = lower_and_run(module, {"x": x}, max_ulps=2)
+    return module, segments, report.cycles, Estimator(t).function(f)
+
+
+def test_groups_too_small_to_spread_run_on_one_core_each_side_by_side():
+    """A group whose work is too small to spread over the 8 cores (`Search.narrow`) is bound
+    to the one core free soonest: the 8 branches take the 8 cores, run side by side, verify,
+    match the reference, and take fewer cycles than on all the cores one after the other;
+    the estimate sees them overlap (the longest path, not the sum of the items)."""
+    module, segments, cycles, est = _built(narrow=True)
+    assert [seg.cores for seg in segments[:8]] == [1] * 8
+    binds = [op.core_bind.data for op in module.body.block.first_op.body.block.ops
+             if isinstance(op, s.GroupOp) and [o.name for o in op.body_ops() if o.name != "graph.constant"] == ["graph.matmul", "graph.sigmoid"]]
+    assert sorted(tuple(b[0]) for b in binds) == [(c,) for c in range(8)]
+    _, _, spread_cycles, spread_est = _built(narrow=False)
+    assert cycles < spread_cycles
+    assert est.cycles < sum(c for _, c in est.items)
+    assert est.cycles < spread_est.cycles
+    path = est.critical()
+    assert path[-1] == len(est.items) - 1 and est.cycles == int(sum(est.items[k][1] for k in path))
+
+
+def test_a_spread_matmul_on_batch_parts_loads_its_columns_per_part():
+    """A matmul of 2 rows spread along N: on two batch parts of 4 cores each core loads a
+    quarter of the columns, a hop behind the first part; on one part of 8 an eighth (the
+    estimate of the one-part bind is the lower: DLRM's MLPs)."""
+    from stc_mlir.autoschedule.graph import GraphView
+    from stc_mlir.autoschedule.search import Search
+
+    rng = np.random.default_rng(3)
+    from stc_mlir.dialects import graph as g
+
+    module = function({"x": ((2, 1024), F)},
+                      lambda b, x: b(g.MatmulOp.make(x, b.const((rng.standard_normal((1024, 512)) * 0.1).astype(F)))))
+    search = Search(GraphView(module.body.block.first_op), targets.load("stcp920"))
+    assert search.cost(0, 1, 1, 1) < search.cost(0, 1, 1, 2)
+    assert search.best(0, 1).parts == 1

@@ -12,6 +12,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 static PyObject *join(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -132,11 +133,716 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return out;
 }
 
+
+/* ---- command(task, seen, code_of, bytes_read, bytes_written, hooks): `native.python_command`
+   in C, the same steps in the same order; what the writer runs do not settle goes to the
+   same hooks. */
+
+static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
+    *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
+    *S_token;
+
+#define TID_BITS 8
+#define MAX_SEEN 256
+
+static int intern_names(void) {
+#define NAME(var, text) if (!(var = PyUnicode_InternFromString(text))) return -1;
+    NAME(S_reads, "reads") NAME(S_writes, "writes") NAME(S_expect, "expect") NAME(S_tid, "tid")
+    NAME(S_number, "number") NAME(S_starts, "starts") NAME(S_values, "values")
+    NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
+    NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
+    NAME(S_size, "size") NAME(S_token, "token")
+#undef NAME
+    return 0;
+}
+
+/* an int attribute of `obj` (-1 with an exception set on failure: check PyErr_Occurred) */
+static long long int_attr(PyObject *obj, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    long long x = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return x;
+}
+
+static inline long long item_ll(PyObject *seq, Py_ssize_t i) {  /* tuple or list item */
+    PyObject *v = PyTuple_Check(seq) ? PyTuple_GET_ITEM(seq, i) : PyList_GET_ITEM(seq, i);
+    return PyLong_AsLongLong(v);
+}
+
+/* What the writer runs over granules [lo, hi) say (`python_settled`): *i, *k the runs'
+   slice of `values`, *known whether all are known (lo < hi, none negative), *write_ok
+   and *read_ok as its two flags. Returns -1 on error. */
+static int runs_over(PyObject *starts, PyObject *values, long long lo, long long hi,
+                     const long long *seen, Py_ssize_t n_seen, int writers, Py_ssize_t *i,
+                     Py_ssize_t *k, int *known, int *write_ok, int *read_ok) {
+    *known = *write_ok = *read_ok = 0;
+    *i = *k = 0;
+    if (!PyList_Check(starts) || !PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's runs must be lists");
+        return -1;
+    }
+    if (lo >= hi)
+        return 0;
+    int err = 0;
+    Py_ssize_t a = bisect(starts, lo, 1, &err) - 1;
+    Py_ssize_t b = err ? 0 : bisect(starts, hi, 0, &err);
+    if (err)
+        return -1;
+    if (a < 0 || b > PyList_GET_SIZE(values) || a >= b) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    const long long mask = (1LL << TID_BITS) - 1;
+    int any_zero = 0, unseen = 0;
+    for (Py_ssize_t j = a; j < b; j++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (v < 0)
+            return 0;
+        if (v == 0)
+            any_zero = 1;
+        else if (writers && !unseen) {
+            long long t = v & mask;
+            if (t >= n_seen) {
+                PyErr_SetString(PyExc_IndexError, "command: a code's thread is not in the clock");
+                return -1;
+            }
+            if ((v >> TID_BITS) > seen[t])
+                unseen = 1;
+        }
+    }
+    *i = a;
+    *k = b;
+    *known = 1;
+    *write_ok = !unseen;
+    *read_ok = !unseen && !any_zero;
+    return 0;
+}
+
+/* `memory._wrote_since`: whether a thread's accesses after epoch `seen` (its log of (epoch,
+   lo, hi) tuples) may touch [lo, hi) (beyond 32 of them: yes). -1 on error. */
+static int wrote_since(PyObject *log, long long seen, long long lo, long long hi) {
+    if (!PyList_Check(log)) {
+        PyErr_SetString(PyExc_TypeError, "command: an access log must be a list");
+        return -1;
+    }
+    const Py_ssize_t limit = 32, n = PyList_GET_SIZE(log);
+    Py_ssize_t stop = n - 1 - limit;
+    if (stop < -1)
+        stop = -1;
+    for (Py_ssize_t i = n - 1; i > stop; i--) {
+        PyObject *t = PyList_GET_ITEM(log, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+            PyErr_SetString(PyExc_TypeError, "command: an access log holds (epoch, lo, hi)");
+            return -1;
+        }
+        long long e = item_ll(t, 0), wlo = item_ll(t, 1), whi = item_ll(t, 2);
+        if (PyErr_Occurred())
+            return -1;
+        if (e <= seen)
+            return 0;
+        if (wlo < hi && whi > lo)
+            return 1;
+    }
+    if (n > limit) {
+        PyObject *t = PyList_GET_ITEM(log, n - 1 - limit);
+        long long e = item_ll(t, 0);
+        if (PyErr_Occurred())
+            return -1;
+        return e > seen;
+    }
+    return 0;
+}
+
+/* summary[tid] = [epoch, lo, hi] or the existing one updated (`memory._note`). */
+static int note(PyObject *summary, long long tid, long long epoch, long long lo, long long hi) {
+    PyObject *key = PyLong_FromLongLong(tid);
+    if (key == NULL)
+        return -1;
+    PyObject *mine = PyDict_GetItemWithError(summary, key);
+    if (mine == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -1;
+        }
+        PyObject *row = Py_BuildValue("[LLL]", epoch, lo, hi);
+        int rc = row == NULL ? -1 : PyDict_SetItem(summary, key, row);
+        Py_XDECREF(row);
+        Py_DECREF(key);
+        return rc;
+    }
+    Py_DECREF(key);
+    if (!PyList_Check(mine) || PyList_GET_SIZE(mine) != 3) {
+        PyErr_SetString(PyExc_TypeError, "command: a summary is [epoch, lo, hi]");
+        return -1;
+    }
+    long long mlo = item_ll(mine, 1), mhi = item_ll(mine, 2);
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *v = PyLong_FromLongLong(epoch);
+    if (v == NULL || PyList_SetItem(mine, 0, v) < 0)
+        return -1;
+    if (lo < mlo) {
+        if ((v = PyLong_FromLongLong(lo)) == NULL || PyList_SetItem(mine, 1, v) < 0)
+            return -1;
+    }
+    if (hi > mhi) {
+        if ((v = PyLong_FromLongLong(hi)) == NULL || PyList_SetItem(mine, 2, v) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* summary[tid].append(item), the list made if new; steals nothing. */
+static int append_to(PyObject *dict, long long tid, PyObject *item) {
+    PyObject *key = PyLong_FromLongLong(tid);
+    if (key == NULL)
+        return -1;
+    PyObject *mine = PyDict_GetItemWithError(dict, key);
+    int rc;
+    if (mine == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -1;
+        }
+        PyObject *row = PyList_New(1);
+        if (row == NULL) {
+            Py_DECREF(key);
+            return -1;
+        }
+        Py_INCREF(item);
+        PyList_SET_ITEM(row, 0, item);
+        rc = PyDict_SetItem(dict, key, row);
+        Py_DECREF(row);
+    } else {
+        rc = PyList_Append(mine, item);
+    }
+    Py_DECREF(key);
+    return rc;
+}
+
+/* counts[level] += n */
+static int count(PyObject *counts, PyObject *level, PyObject *n) {
+    PyObject *old = PyDict_GetItemWithError(counts, level);
+    if (old == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, level);
+        return -1;
+    }
+    PyObject *sum = PyNumber_Add(old, n);
+    if (sum == NULL)
+        return -1;
+    int rc = PyDict_SetItem(counts, level, sum);
+    Py_DECREF(sum);
+    return rc;
+}
+
+/* `Memory.mark(lo, hi, code)`, code < 0 standing for None (a new unknown token). */
+static int mark(PyObject *mem, PyObject *starts, PyObject *values, long long lo, long long hi,
+                long long code, int unknown) {
+    if (lo >= hi)
+        return 0;
+    if (unknown) {
+        long long token = int_attr(mem, S_token);
+        if (token == -1 && PyErr_Occurred())
+            return -1;
+        code = token - 1;
+        PyObject *t = PyLong_FromLongLong(code);
+        if (t == NULL)
+            return -1;
+        int rc = PyObject_SetAttr(mem, S_token, t);
+        Py_DECREF(t);
+        if (rc < 0)
+            return -1;
+    }
+    long long size = int_attr(mem, S_size);
+    if (size == -1 && PyErr_Occurred())
+        return -1;
+    int err = 0;
+    Py_ssize_t k = bisect(starts, hi, 1, &err);
+    Py_ssize_t i = err ? 0 : bisect(starts, lo, 0, &err);
+    if (err)
+        return -1;
+    if (k < 1 || k > PyList_GET_SIZE(values) || i > k) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    long long tail = PyLong_AsLongLong(PyList_GET_ITEM(values, k - 1));
+    long long before = i > 0 ? PyLong_AsLongLong(PyList_GET_ITEM(values, i - 1)) : 0;
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *new_s = PyList_New(0), *new_v = PyList_New(0);
+    int rc = -1;
+    if (new_s == NULL || new_v == NULL)
+        goto done;
+    if (i == 0 || before != code) {
+        PyObject *a = PyLong_FromLongLong(lo), *b = PyLong_FromLongLong(code);
+        int bad = a == NULL || b == NULL || PyList_Append(new_s, a) < 0 || PyList_Append(new_v, b) < 0;
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        if (bad)
+            goto done;
+    }
+    if (hi < size && tail != code) {
+        PyObject *a = PyLong_FromLongLong(hi), *b = PyLong_FromLongLong(tail);
+        int bad = a == NULL || b == NULL || PyList_Append(new_s, a) < 0 || PyList_Append(new_v, b) < 0;
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        if (bad)
+            goto done;
+    }
+    if (PyList_SetSlice(starts, i, k, new_s) < 0 || PyList_SetSlice(values, i, k, new_v) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_XDECREF(new_s);
+    Py_XDECREF(new_v);
+    return rc;
+}
+
+/* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled. */
+static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, long long hi,
+                    long long tid, long long epoch, PyObject *prune) {
+    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL, *readers = NULL, *by = NULL,
+             *row = NULL, *mine = NULL;
+    int rc = -1;
+    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL
+        || (readers = PyObject_GetAttr(log, S_readers)) == NULL || (by = PyObject_GetAttr(log, S_by)) == NULL)
+        goto done;
+    if (!PyList_Check(rows) || !PyList_Check(where) || !PyDict_Check(readers) || !PyDict_Check(by)) {
+        PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
+        goto done;
+    }
+    if ((row = Py_BuildValue("(LLLL)", lo, hi, tid, epoch)) == NULL || PyList_Append(rows, row) < 0
+        || PyList_Append(where, fp) < 0)
+        goto done;
+    long long n = int_attr(log, S_n);
+    if (n == -1 && PyErr_Occurred())
+        goto done;
+    PyObject *nn = PyLong_FromLongLong(n + 1);
+    if (nn == NULL)
+        goto done;
+    int bad = PyObject_SetAttr(log, S_n, nn);
+    Py_DECREF(nn);
+    if (bad < 0 || note(readers, tid, epoch, lo, hi) < 0)
+        goto done;
+    if ((mine = Py_BuildValue("(LLL)", epoch, lo, hi)) == NULL || append_to(by, tid, mine) < 0)
+        goto done;
+    long long pruned_at = int_attr(log, S_pruned_at);
+    if (pruned_at == -1 && PyErr_Occurred())
+        goto done;
+    if (n + 1 >= 2 * pruned_at) {
+        PyObject *r = PyObject_CallOneArg(prune, mem);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    }
+    rc = 0;
+done:
+    Py_XDECREF(rows);
+    Py_XDECREF(where);
+    Py_XDECREF(readers);
+    Py_XDECREF(by);
+    Py_XDECREF(row);
+    Py_XDECREF(mine);
+    return rc;
+}
+
+/* Whether some thread read [start, stop) of `log` after what `seen` has of it (the
+   summary test of `HazardTracker._check_readers`). -1 on error. */
+static int readers_unseen(PyObject *log, const long long *seen, Py_ssize_t n_seen, long long tid,
+                          long long start, long long stop) {
+    PyObject *readers = PyObject_GetAttr(log, S_readers);
+    if (readers == NULL)
+        return -1;
+    if (!PyDict_Check(readers)) {
+        Py_DECREF(readers);
+        PyErr_SetString(PyExc_TypeError, "command: a read log's readers must be a dict");
+        return -1;
+    }
+    PyObject *key, *summary, *by = NULL;
+    Py_ssize_t pos = 0;
+    int out = 0;
+    while (PyDict_Next(readers, &pos, &key, &summary)) {
+        long long r = PyLong_AsLongLong(key);
+        if (!PyList_Check(summary) || PyList_GET_SIZE(summary) != 3) {
+            PyErr_SetString(PyExc_TypeError, "command: a summary is [epoch, lo, hi]");
+            out = -1;
+            break;
+        }
+        long long e = item_ll(summary, 0), rlo = item_ll(summary, 1), rhi = item_ll(summary, 2);
+        if (PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
+        if (r < 0 || r >= n_seen) {
+            PyErr_SetString(PyExc_IndexError, "command: a reader is not in the clock");
+            out = -1;
+            break;
+        }
+        if (!(e > seen[r] && rlo < stop && rhi > start && r != tid))
+            continue;
+        if (by == NULL && (by = PyObject_GetAttr(log, S_by)) == NULL) {
+            out = -1;
+            break;
+        }
+        PyObject *mine = PyDict_GetItemWithError(by, key);
+        if (mine == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, key);
+            out = -1;
+            break;
+        }
+        int w = wrote_since(mine, seen[r], start, stop);
+        if (w != 0) {
+            out = w;
+            break;
+        }
+    }
+    Py_XDECREF(by);
+    Py_DECREF(readers);
+    return out;
+}
+
+/* The reads' runs, per read: (i, k, known, read_ok) */
+typedef struct {
+    Py_ssize_t i, k;
+    int known, read_ok;
+    PyObject *values;  /* borrowed from the memory for the call */
+} ReadRuns;
+
+static PyObject *call_hook(PyObject *hook, const char *format, ...) {
+    va_list va;
+    va_start(va, format);
+    PyObject *args = Py_VaBuildValue(format, va);
+    va_end(va);
+    if (args == NULL)
+        return NULL;
+    PyObject *r = PyObject_Call(hook, args, NULL);
+    Py_DECREF(args);
+    return r;
+}
+
+static PyObject *runs_list(ReadRuns *rr) {  /* the known codes, or None (new reference) */
+    if (!rr->known)
+        Py_RETURN_NONE;
+    return PyList_GetSlice(rr->values, rr->i, rr->k);
+}
+
+static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "command(task, seen, code_of, bytes_read, bytes_written, hooks) takes 6 arguments");
+        return NULL;
+    }
+    PyObject *task = args[0], *seen_list = args[1], *code_of = args[2], *bytes_read = args[3],
+             *bytes_written = args[4], *hooks = args[5];
+    if (!PyList_Check(seen_list) || !PyList_Check(code_of) || !PyDict_Check(bytes_read)
+        || !PyDict_Check(bytes_written) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 5) {
+        PyErr_SetString(PyExc_TypeError, "command: seen and code_of lists, two count dicts, five hooks");
+        return NULL;
+    }
+    PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
+             *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3),
+             *h_fill = PyTuple_GET_ITEM(hooks, 4);
+    long long seen[MAX_SEEN];
+    Py_ssize_t n_seen = PyList_GET_SIZE(seen_list);
+    if (n_seen > MAX_SEEN) {
+        PyErr_SetString(PyExc_ValueError, "command: too many threads");
+        return NULL;
+    }
+    for (Py_ssize_t t = 0; t < n_seen; t++)
+        seen[t] = PyLong_AsLongLong(PyList_GET_ITEM(seen_list, t));
+    if (PyErr_Occurred())
+        return NULL;
+
+    PyObject *reads = NULL, *writes = NULL, *expect = NULL, *codes = NULL, *result = NULL;
+    ReadRuns *rr = NULL;
+    Py_ssize_t n_reads = 0;
+    long long tid = int_attr(task, S_tid), number = int_attr(task, S_number);
+    if (PyErr_Occurred())
+        return NULL;
+    if (tid < 0 || tid >= n_seen) {
+        PyErr_SetString(PyExc_IndexError, "command: the task's thread is not in the clock");
+        return NULL;
+    }
+    const long long epoch = seen[tid], code = (epoch << TID_BITS) | tid;
+    {  /* 1. the command's code */
+        if (number < 0 || number >= PyList_GET_SIZE(code_of)) {
+            PyErr_SetString(PyExc_IndexError, "command: the task's number is not in code_of");
+            return NULL;
+        }
+        PyObject *c = PyLong_FromLongLong(code);
+        if (c == NULL || PyList_SetItem(code_of, number, c) < 0)
+            return NULL;
+    }
+    if ((reads = PyObject_GetAttr(task, S_reads)) == NULL || (writes = PyObject_GetAttr(task, S_writes)) == NULL
+        || (expect = PyObject_GetAttr(task, S_expect)) == NULL)
+        goto done;
+    if (!PyList_Check(reads) || !PyList_Check(writes) || !PyTuple_Check(expect)) {
+        PyErr_SetString(PyExc_TypeError, "command: a task's reads and writes lists, expect tuple");
+        goto done;
+    }
+    n_reads = PyList_GET_SIZE(reads);
+    rr = PyMem_Calloc(n_reads ? n_reads : 1, sizeof(ReadRuns));
+    if (rr == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* 2. per read, its hull's runs */
+    for (Py_ssize_t i = 0; i < n_reads; i++) {
+        PyObject *a = PyList_GET_ITEM(reads, i);
+        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
+            PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
+            goto done;
+        }
+        PyObject *mem = PyTuple_GET_ITEM(a, 1), *hull = PyTuple_GET_ITEM(a, 5);
+        PyObject *starts = PyObject_GetAttr(mem, S_starts);
+        if (starts == NULL)
+            goto done;
+        rr[i].values = PyObject_GetAttr(mem, S_values);
+        PyObject *wr = PyObject_GetAttr(mem, S_writers);
+        int writers = wr == NULL ? -1 : PyObject_IsTrue(wr);
+        Py_XDECREF(wr);
+        long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
+        int w_ok, rc = -1;
+        if (rr[i].values != NULL && writers >= 0 && !PyErr_Occurred())
+            rc = runs_over(starts, rr[i].values, lo, hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
+                           &rr[i].known, &w_ok, &rr[i].read_ok);
+        Py_DECREF(starts);
+        if (rc < 0)
+            goto done;
+    }
+    if ((codes = PyList_New(n_reads)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n_reads; i++) {
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(codes, i, Py_None);
+    }
+    /* 3. the provenance expectations */
+    for (Py_ssize_t e = 0; e < PyTuple_GET_SIZE(expect); e++) {
+        PyObject *x = PyTuple_GET_ITEM(expect, e);
+        if (!PyTuple_Check(x) || PyTuple_GET_SIZE(x) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(x, 2))) {
+            PyErr_SetString(PyExc_TypeError, "command: an expectation is (i, host, writers)");
+            goto done;
+        }
+        Py_ssize_t i = (Py_ssize_t)PyLong_AsLongLong(PyTuple_GET_ITEM(x, 0));
+        int host = PyObject_IsTrue(PyTuple_GET_ITEM(x, 1));
+        PyObject *wlist = PyTuple_GET_ITEM(x, 2);
+        if (PyErr_Occurred() || host < 0)
+            goto done;
+        if (i < 0 || i >= n_reads) {
+            PyErr_SetString(PyExc_IndexError, "command: an expectation's read is not the task's");
+            goto done;
+        }
+        PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
+        if (host) {
+            long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
+            PyObject *wr = PyObject_GetAttr(mem, S_writers);
+            if (wr == NULL || PyErr_Occurred() || !PyDict_Check(wr)) {
+                if (wr != NULL && !PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
+                Py_XDECREF(wr);
+                goto done;
+            }
+            PyObject *key, *summary;
+            Py_ssize_t pos = 0;
+            int wrote = 0;
+            while (PyDict_Next(wr, &pos, &key, &summary)) {
+                long long wlo = item_ll(summary, 1), whi = item_ll(summary, 2);
+                if (PyErr_Occurred()) {
+                    Py_DECREF(wr);
+                    goto done;
+                }
+                if (wlo < hi && whi > lo) {
+                    wrote = 1;
+                    break;
+                }
+            }
+            Py_DECREF(wr);
+            if (!wrote)
+                continue;
+        }
+        if (rr[i].known) {  /* every run by an expected writer (not started: matches nothing) */
+            long long allowed[16];
+            Py_ssize_t n_allowed = PyTuple_GET_SIZE(wlist);
+            if (n_allowed <= 16) {
+                for (Py_ssize_t q = 0; q < n_allowed; q++) {
+                    long long w = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
+                    if (w == -1 && PyErr_Occurred())
+                        goto done;
+                    if (w < 0)
+                        allowed[q] = 1LL << TID_BITS;
+                    else {
+                        if (w >= PyList_GET_SIZE(code_of)) {
+                            PyErr_SetString(PyExc_IndexError, "command: an expected writer is not in code_of");
+                            goto done;
+                        }
+                        allowed[q] = PyLong_AsLongLong(PyList_GET_ITEM(code_of, w));
+                        if (allowed[q] == 0)
+                            allowed[q] = -1;
+                    }
+                }
+                if (PyErr_Occurred())
+                    goto done;
+                int all = 1;
+                for (Py_ssize_t j = rr[i].i; j < rr[i].k && all; j++) {
+                    long long v = PyLong_AsLongLong(PyList_GET_ITEM(rr[i].values, j));
+                    int found = 0;
+                    for (Py_ssize_t q = 0; q < n_allowed && !found; q++)
+                        found = v == allowed[q];
+                    all = found;
+                }
+                if (PyErr_Occurred())
+                    goto done;
+                if (all)
+                    continue;
+            }
+        }
+        PyObject *runs = runs_list(&rr[i]);
+        if (runs == NULL)
+            goto done;
+        PyObject *r = call_hook(h_prov, "(OnOOOO)", task, i, PyTuple_GET_ITEM(x, 1), wlist, codes, runs);
+        Py_DECREF(runs);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    }
+    /* 4. the reads: logged, or the slow path; counted */
+    for (Py_ssize_t i = 0; i < n_reads; i++) {
+        PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
+        if (rr[i].read_ok) {
+            long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
+            if (PyErr_Occurred())
+                goto done;
+            PyObject *log = PyObject_GetAttr(mem, S_reads);
+            if (log == NULL)
+                goto done;
+            int rc = log_read(mem, log, fp, lo, hi, tid, epoch, h_prune);
+            Py_DECREF(log);
+            if (rc < 0)
+                goto done;
+        } else {
+            PyObject *runs = runs_list(&rr[i]);
+            if (runs == NULL)
+                goto done;
+            PyObject *r = call_hook(h_read, "(OnOOO)", task, i, PyList_GET_ITEM(codes, i), runs, seen_list);
+            Py_DECREF(runs);
+            if (r == NULL)
+                goto done;
+            Py_DECREF(r);
+        }
+        PyObject *level = PyObject_GetAttr(mem, S_level);
+        if (level == NULL)
+            goto done;
+        int rc = count(bytes_read, level, PyTuple_GET_ITEM(a, 4));
+        Py_DECREF(level);
+        if (rc < 0)
+            goto done;
+    }
+    /* 5. the writes, in order */
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(writes); j++) {
+        PyObject *a = PyList_GET_ITEM(writes, j);
+        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
+            PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
+            goto done;
+        }
+        PyObject *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2), *hull = PyTuple_GET_ITEM(a, 5);
+        long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
+        int dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
+        long long start = item_ll(fp, 0), stop = start + item_ll(fp, 4);
+        if (PyErr_Occurred() || dense < 0)
+            goto done;
+        PyObject *starts = PyObject_GetAttr(mem, S_starts), *values = NULL, *wr = NULL, *log = NULL;
+        int ok = 0, rc = -1;
+        if (starts == NULL || (values = PyObject_GetAttr(mem, S_values)) == NULL
+            || (wr = PyObject_GetAttr(mem, S_writers)) == NULL)
+            goto write_done;
+        int writers = PyObject_IsTrue(wr);
+        if (writers < 0)
+            goto write_done;
+        Py_ssize_t i0, k0;
+        int known, r_ok;
+        if (runs_over(starts, values, lo, hi, seen, n_seen, writers, &i0, &k0, &known, &ok, &r_ok) < 0)
+            goto write_done;
+        ok = ok && known;
+        if (ok) {
+            if ((log = PyObject_GetAttr(mem, S_reads)) == NULL)
+                goto write_done;
+            int u = readers_unseen(log, seen, n_seen, tid, start, stop);
+            if (u < 0)
+                goto write_done;
+            ok = !u;
+        }
+        if (ok) {
+            if (!dense) {
+                PyObject *r = call_hook(h_fill, "(OOL)", mem, fp, code);
+                if (r == NULL)
+                    goto write_done;
+                Py_DECREF(r);
+            }
+            if (mark(mem, starts, values, lo, hi, code, !dense) < 0)
+                goto write_done;
+            if (!PyDict_Check(wr)) {
+                PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
+                goto write_done;
+            }
+            if (note(wr, tid, epoch, start, stop) < 0)
+                goto write_done;
+            PyObject *wlog = PyObject_GetAttr(mem, S_writes);
+            PyObject *item = wlog == NULL ? NULL : Py_BuildValue("(LLL)", epoch, start, stop);
+            int bad = item == NULL || !PyDict_Check(wlog) || append_to(wlog, tid, item) < 0;
+            if (bad && !PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
+            Py_XDECREF(item);
+            Py_XDECREF(wlog);
+            if (bad)
+                goto write_done;
+        } else {
+            PyObject *r = call_hook(h_write, "(OnO)", task, j, seen_list);
+            if (r == NULL)
+                goto write_done;
+            Py_DECREF(r);
+        }
+        PyObject *level = PyObject_GetAttr(mem, S_level);
+        if (level == NULL)
+            goto write_done;
+        rc = count(bytes_written, level, PyTuple_GET_ITEM(a, 4));
+        Py_DECREF(level);
+    write_done:
+        Py_XDECREF(starts);
+        Py_XDECREF(values);
+        Py_XDECREF(wr);
+        Py_XDECREF(log);
+        if (rc < 0)
+            goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (rr != NULL) {
+        for (Py_ssize_t i = 0; i < n_reads; i++)
+            Py_XDECREF(rr[i].values);
+        PyMem_Free(rr);
+    }
+    Py_XDECREF(codes);
+    Py_XDECREF(reads);
+    Py_XDECREF(writes);
+    Py_XDECREF(expect);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"join", (PyCFunction)(void (*)(void))join, METH_FASTCALL,
      "join(dst, src): dst = max(dst, src) element-wise, in place (int64, C-contiguous)."},
     {"settled", (PyCFunction)(void (*)(void))settled, METH_FASTCALL,
      "settled(starts, values, lo, hi, seen, writers, bits) -> (known, write settled, read settled)."},
+    {"command", (PyCFunction)(void (*)(void))command, METH_FASTCALL,
+     "command(task, seen, code_of, bytes_read, bytes_written, hooks): a command's hazard checks (native.python_command)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -145,4 +851,8 @@ static struct PyModuleDef module = {
     "Helpers of the emulator's event loop (optional; see stc_mlir/emulator/native.py).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__loop(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__loop(void) {
+    if (intern_names() < 0)
+        return NULL;
+    return PyModule_Create(&module);
+}

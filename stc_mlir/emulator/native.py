@@ -27,6 +27,9 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _loop = None
 
+TID_BITS = 8
+"""The thread bits of a writer code (`HazardTracker.TID_BITS`, which is this)."""
+
 NATIVE = bool(_loop is not None and os.environ.get("STC_LOOP_NATIVE", "1") != "0")
 """Whether the C path is used (tests compare both)."""
 
@@ -62,3 +65,108 @@ join: Callable[[np.ndarray, np.ndarray], None] = _loop.join if NATIVE else numpy
 
 settled: Callable[..., tuple[list[int] | None, bool, bool]] = _loop.settled if NATIVE else python_settled
 """See `python_settled`."""
+
+
+def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int, limit: int = 32) -> bool:
+    """`memory._wrote_since` (repeated here: memory imports this module)."""
+    for i in range(len(log) - 1, max(len(log) - 1 - limit, -1), -1):
+        epoch, wlo, whi = log[i]
+        if epoch <= seen:
+            return False
+        if wlo < hi and whi > lo:
+            return True
+    return len(log) > limit and log[-1 - limit][0] > seen
+
+
+def python_command(task: Any, seen: list[int], code_of: list[int], bytes_read: dict[str, int],
+                   bytes_written: dict[str, int], hooks: tuple) -> None:
+    """The hazard and provenance checks of one command (`task`, a prepared command of the
+    simulator: its `reads`, `writes`, `expect`, `tid`, `number`) by a thread whose clock
+    is `seen`, with its byte counts, in the order the tracker does them; what the writer
+    runs settle is done here, the rest by `hooks` = (provenance, read, write, prune,
+    fill), the simulator's slow paths:
+
+    1. the command's code (its thread's epoch and number) into `code_of[task.number]`;
+    2. per read, its hull's writer runs (`python_settled`);
+    3. per provenance expectation (`Provenance.expectations`), settled if the host is
+       among the writers and no command wrote near the read, or if every run of the hull
+       was written by an expected writer; else `provenance(task, i, host, writers,
+       codes, runs)` (`codes`: one slot per read for the granule codes a slow path looks
+       at, shared with the reads' slow paths; `runs`: the hull's codes or None);
+    4. per read, if its runs settle it, the read is logged (`_ReadLog.add`, then
+       `prune(memory)` when the log has doubled since its last pruning), else `read(task,
+       i, codes[i], runs, seen)`; then its bytes counted;
+    5. per write in order, if its runs settle it (known, none by a thread after what
+       `seen` has of it) and no thread read its range after what `seen` has of that
+       thread (`HazardTracker._check_readers`'s summary test), it is recorded: a strided
+       one's granule codes by `fill(memory, footprint, code)`, the runs marked
+       (`Memory.mark`), the thread's summary and log of writes; else `write(task, j,
+       seen)`; then its bytes counted."""
+    provenance, read, write, prune, fill = hooks
+    tid = task.tid
+    epoch = seen[tid]
+    bits = TID_BITS
+    code = (epoch << bits) | tid
+    code_of[task.number] = code
+    reads = task.reads
+    hulls = [python_settled(mem.starts, mem.values, h[0], h[1], seen, mem.writers, bits)
+             for _, mem, _, _, _, h, _ in reads]
+    codes: list[Any] = [None] * len(reads)
+    for i, host, writers in task.expect:
+        _, mem, fp, _, _, _, _ = reads[i]
+        if host:
+            lo, hi = fp.base, fp.base + fp.span
+            if not any(wlo < hi and whi > lo for _, wlo, whi in mem.writers.values()):
+                continue
+        runs = hulls[i][0]
+        if runs is not None:  # every run by an expected writer (not started: matches nothing)
+            allowed = [(1 << bits) if w < 0 else code_of[w] or -1 for w in writers]
+            if all(r in allowed for r in runs):
+                continue
+        provenance(task, i, host, writers, codes, runs)
+    for i, (_, mem, fp, _, nbytes, _, _) in enumerate(reads):
+        runs, _, fine = hulls[i]
+        if fine:
+            log = mem.reads
+            log.add(fp, tid, epoch)
+            if log.n >= 2 * log.pruned_at:
+                prune(mem)
+        else:
+            read(task, i, codes[i], runs, seen)
+        bytes_read[mem.level] += nbytes
+    for j, (_, mem, fp, _, nbytes, h, _) in enumerate(task.writes):
+        lo, hi, dense = h
+        start, stop = fp.base, fp.base + fp.span
+        ok = python_settled(mem.starts, mem.values, lo, hi, seen, mem.writers, bits)[1]
+        if ok:
+            log = mem.reads
+            for r, (repoch, rlo, rhi) in log.readers.items():
+                if (repoch > seen[r] and rlo < stop and rhi > start and r != tid
+                        and _wrote_since(log.by[r], seen[r], start, stop)):
+                    ok = False
+                    break
+        if ok:
+            if not dense:
+                fill(mem, fp, code)
+            mem.mark(lo, hi, code if dense else None)
+            mine = mem.writers.get(tid)
+            if mine is None:
+                mem.writers[tid] = [epoch, start, stop]
+            else:
+                mine[0] = epoch
+                if start < mine[1]:
+                    mine[1] = start
+                if stop > mine[2]:
+                    mine[2] = stop
+            log = mem.writes.get(tid)
+            if log is None:
+                mem.writes[tid] = [(epoch, start, stop)]
+            else:
+                log.append((epoch, start, stop))
+        else:
+            write(task, j, seen)
+        bytes_written[mem.level] += nbytes
+
+
+command: Callable[..., None] = _loop.command if NATIVE else python_command
+"""See `python_command`."""

@@ -307,6 +307,8 @@ class Simulator:
         self.tracker = HazardTracker(target.cores, program.where)
         self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
+        self._hooks = (self._provenance_read, self._read, self._write, self.tracker._prune,
+                       _fill_codes)
         self.sem_init = prepared.sem_init
         self.sem_names = prepared.sem_names
         self.memories = prepared.memories
@@ -530,23 +532,10 @@ class Simulator:
         assert reads is not None and writes is not None
         bytes_read, bytes_written = self.report.bytes_read, self.report.bytes_written
         if self.check_hazards:  # every memory keeps writer codes
-            tracker, core, index = self.tracker, task.core, task.index
-            seen = tracker.rows[tid].tolist()  # its clock
-            # per read, the writers of its hull and whether they settle the tracker's check
-            settled, bits = native.settled, tracker.TID_BITS
-            hulls = [settled(mem.starts, mem.values, h[0], h[1], seen, mem.writers, bits)
-                     for _, mem, _, _, _, h, _ in reads]
-            known = [k for k, _, _ in hulls]
-            codes: list[np.ndarray | None] = [None] * len(reads)  # granule codes, if needed
-            if self.provenance is not None:
-                self.provenance.check(task, seen[tid], codes, known)
-            # each access counted once checked (a hazard's partial report counts those before it)
-            for (_, mem, fp, _, nbytes, _, _), at, (k, _, fine) in zip(reads, codes, hulls):
-                tracker.read(mem, fp, tid, core, index, seen, at, k, fine)
-                bytes_read[mem.level] += nbytes
-            for _, mem, fp, _, nbytes, h, _ in writes:
-                tracker.write(mem, fp, tid, core, index, seen, h)
-                bytes_written[mem.level] += nbytes
+            assert self.provenance is not None
+            # what the writer runs settle in one call, the rest by the hooks (`native.command`)
+            native.command(task, self.tracker.rows[tid].tolist(), self.provenance.codes,
+                           bytes_read, bytes_written, self._hooks)
         else:
             for _, mem, _, _, nbytes, _, _ in reads:
                 bytes_read[mem.level] += nbytes
@@ -577,6 +566,24 @@ class Simulator:
         if cmd.op == "dma" and task.dense:
             (dst, out), (src, at) = task.places["dst"], task.places["src"]
             self.cache.copied(dst, out.base, out.base + out.span, src, at.base)
+
+    # the slow paths of `native.command`: what the writer runs do not settle
+
+    def _provenance_read(self, task: _Task, i: int, host: bool, writers: tuple[int, ...],
+                         codes: list[np.ndarray | None], runs: list[int] | None) -> None:
+        assert self.provenance is not None
+        self.provenance.check_read(task, i, host, writers, codes, runs)
+
+    def _read(self, task: _Task, i: int, codes: np.ndarray | None, runs: list[int] | None,
+              seen: list[int]) -> None:
+        assert task.reads is not None
+        _, mem, fp, _, _, _, _ = task.reads[i]
+        self.tracker.read(mem, fp, task.tid, task.core, task.index, seen, codes, runs, False)
+
+    def _write(self, task: _Task, j: int, seen: list[int]) -> None:
+        assert task.writes is not None
+        _, mem, fp, _, _, hull, _ = task.writes[j]
+        self.tracker.write(mem, fp, task.tid, task.core, task.index, seen, hull)
 
     def _complete(self, task: _Task) -> None:
         self._command_done()
@@ -658,6 +665,11 @@ class Simulator:
         assert first is not None
         raise HazardError("deadlock", f"no command can start after cycle {self.report.cycles}: "
                           + "; ".join(lines), first.core, first.index)
+
+
+def _fill_codes(mem: Memory, fp: Footprint, code: int) -> None:
+    """A strided write's granule codes (its hull is marked unknown: `Memory.mark`)."""
+    mem.codes(fp)[...] = code
 
 
 def _min_ddr_bytes(program: Program) -> int:

@@ -140,7 +140,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token;
+    *S_token, *S_code, *S_granule;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -151,7 +151,7 @@ static int intern_names(void) {
     NAME(S_number, "number") NAME(S_starts, "starts") NAME(S_values, "values")
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
     NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
-    NAME(S_size, "size") NAME(S_token, "token")
+    NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule")
 #undef NAME
     return 0;
 }
@@ -507,11 +507,238 @@ static int readers_unseen(PyObject *log, const long long *seen, Py_ssize_t n_see
     return out;
 }
 
+
+/* ---- granule codes (`Memory.code`, int32 per granule) */
+
+typedef struct {
+    Py_buffer buf;
+    int32_t *code;
+    Py_ssize_t n;
+    long long g;
+} Codes;
+
+static int codes_open(PyObject *mem, Codes *c) {
+    c->code = NULL;
+    PyObject *arr = PyObject_GetAttr(mem, S_code);
+    if (arr == NULL)
+        return -1;
+    long long g = int_attr(mem, S_granule);
+    if (g == -1 && PyErr_Occurred()) {
+        Py_DECREF(arr);
+        return -1;
+    }
+    int rc = PyObject_GetBuffer(arr, &c->buf, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT);
+    Py_DECREF(arr);
+    if (rc < 0)
+        return -1;
+    if (c->buf.itemsize != 4 || c->buf.format == NULL || !(c->buf.format[0] == 'i' || c->buf.format[0] == 'l')
+        || c->buf.format[1] != 0 || g <= 0) {
+        PyBuffer_Release(&c->buf);
+        PyErr_SetString(PyExc_TypeError, "command: a memory's codes must be int32");
+        return -1;
+    }
+    c->code = (int32_t *)c->buf.buf;
+    c->n = c->buf.len / 4;
+    c->g = g;
+    return 0;
+}
+
+static void codes_close(Codes *c) {
+    if (c->code != NULL)
+        PyBuffer_Release(&c->buf);
+    c->code = NULL;
+}
+
+/* `Memory._fill(lo, hi)`: the code of each known written run over [lo, hi) into `code`. */
+static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
+    if (lo >= hi)
+        return 0;
+    int err = 0;
+    Py_ssize_t k = bisect(starts, hi, 0, &err);
+    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+    if (err)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(starts);
+    if (j < 0 || k > PyList_GET_SIZE(values) || hi > c->n) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    for (; j < k; j++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+        long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
+        long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
+        if (PyErr_Occurred())
+            return -1;
+        if (v <= 0)
+            continue;
+        if (a < lo)
+            a = lo;
+        if (b > hi)
+            b = hi;
+        for (long long q = a; q < b; q++)
+            c->code[q] = (int32_t)v;
+    }
+    return 0;
+}
+
+#define G_ZERO 0  /* whether none is 0 (never written) */
+#define G_SET 1   /* set them all to `value` */
+
+/* Over the granules of footprint `fp` (base, shape, strides, run, span), with `code`
+   brought up to date over its hull first (`Memory.codes`): per `mode`, whether they are
+   fine (1) or not (0); -1 on error. An empty footprint is never fine. */
+static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values, int mode,
+                    long long value) {
+    if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
+        return -1;
+    }
+    long long base = item_ll(fp, 0), run = item_ll(fp, 3), span = item_ll(fp, 4);
+    PyObject *shape = PyTuple_GET_ITEM(fp, 1), *strides = PyTuple_GET_ITEM(fp, 2);
+    if (PyErr_Occurred())
+        return -1;
+    if (span <= 0 || run <= 0)
+        return 0;
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides)
+        || PyTuple_GET_SIZE(shape) > 16) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint's shape and strides");
+        return -1;
+    }
+    int nd = (int)PyTuple_GET_SIZE(shape);
+    long long dims[16], steps[16], idx[16];
+    for (int d = 0; d < nd; d++) {
+        dims[d] = item_ll(shape, d);
+        steps[d] = item_ll(strides, d);
+        idx[d] = 0;
+    }
+    if (PyErr_Occurred())
+        return -1;
+    Codes c;
+    if (codes_open(mem, &c) < 0)
+        return -1;
+    const long long g = c.g;
+    int out = 1;
+    long long lo = base / g, hi = (base + span + g - 1) / g;
+    if (base < 0 || hi > c.n) {
+        PyErr_SetString(PyExc_ValueError, "command: a footprint out of its memory");
+        out = -1;
+        goto end;
+    }
+    if (fill_runs(&c, starts, values, lo, hi) < 0) {
+        out = -1;
+        goto end;
+    }
+    for (int d = 0; d < nd; d++)
+        if (dims[d] <= 0)
+            goto end;  /* no granule at all */
+    const long long per = run / g;
+    const int32_t v32 = (int32_t)value;
+    for (;;) {
+        long long at = base;
+        for (int d = 0; d < nd; d++)
+            at += idx[d] * steps[d];
+        int32_t *p = c.code + at / g;
+        if (mode == G_SET) {
+            for (long long q = 0; q < per; q++)
+                p[q] = v32;
+        } else {
+            int zero = 0;
+            for (long long q = 0; q < per; q++)
+                zero |= p[q] == 0;
+            if (zero) {
+                out = 0;
+                break;
+            }
+        }
+        int d = nd - 1;
+        while (d >= 0 && ++idx[d] == dims[d])
+            idx[d--] = 0;
+        if (d < 0)
+            break;
+    }
+end:
+    codes_close(&c);
+    return out;
+}
+
+/* `_granules_fine`'s second test: whether some thread wrote `mem` after the epoch `seen`
+   has of it near [lo, hi) (`HazardTracker._check_writers`'s candidates). -1 on error. */
+static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi) {
+    PyObject *wr = PyObject_GetAttr(mem, S_writers), *logs = NULL;
+    if (wr == NULL)
+        return -1;
+    int out = 0;
+    if (!PyDict_Check(wr)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
+        out = -1;
+        goto end;
+    }
+    PyObject *key, *summary;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(wr, &pos, &key, &summary)) {
+        long long w = PyLong_AsLongLong(key);
+        if (!PyList_Check(summary) || PyList_GET_SIZE(summary) != 3) {
+            PyErr_SetString(PyExc_TypeError, "command: a summary is [epoch, lo, hi]");
+            out = -1;
+            break;
+        }
+        long long e = item_ll(summary, 0), wlo = item_ll(summary, 1), whi = item_ll(summary, 2);
+        if (PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
+        if (w < 0 || w >= n_seen) {
+            PyErr_SetString(PyExc_IndexError, "command: a writer is not in the clock");
+            out = -1;
+            break;
+        }
+        if (!(e > seen[w] && wlo < hi && whi > lo))
+            continue;
+        if (logs == NULL && (logs = PyObject_GetAttr(mem, S_writes)) == NULL) {
+            out = -1;
+            break;
+        }
+        PyObject *mine = PyDict_GetItemWithError(logs, key);
+        if (mine == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, key);
+            out = -1;
+            break;
+        }
+        int u = wrote_since(mine, seen[w], lo, hi);
+        if (u != 0) {
+            out = u;
+            break;
+        }
+    }
+end:
+    Py_XDECREF(logs);
+    Py_DECREF(wr);
+    return out;
+}
+
+/* `_granules_fine` (1 fine, 0 not, -1 error) */
+static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values,
+                         const long long *seen, Py_ssize_t n_seen, int zero) {
+    long long base = item_ll(fp, 0), run = item_ll(fp, 3), span = item_ll(fp, 4);
+    if (PyErr_Occurred())
+        return -1;
+    if (span <= 0 || run <= 0)
+        return 0;
+    if (zero) {
+        int f = granules(mem, fp, starts, values, G_ZERO, 0);
+        if (f <= 0)
+            return f;
+    }
+    int u = writers_unseen(mem, seen, n_seen, base, base + span);
+    return u < 0 ? -1 : !u;
+}
+
 /* The reads' runs, per read: (i, k, known, read_ok) */
 typedef struct {
     Py_ssize_t i, k;
     int known, read_ok;
-    PyObject *values;  /* borrowed from the memory for the call */
+    PyObject *starts, *values;  /* the memory's, held for the call */
 } ReadRuns;
 
 static PyObject *call_hook(PyObject *hook, const char *format, ...) {
@@ -542,13 +769,12 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     PyObject *task = args[0], *seen_list = args[1], *code_of = args[2], *bytes_read = args[3],
              *bytes_written = args[4], *hooks = args[5];
     if (!PyList_Check(seen_list) || !PyList_Check(code_of) || !PyDict_Check(bytes_read)
-        || !PyDict_Check(bytes_written) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 5) {
-        PyErr_SetString(PyExc_TypeError, "command: seen and code_of lists, two count dicts, five hooks");
+        || !PyDict_Check(bytes_written) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 4) {
+        PyErr_SetString(PyExc_TypeError, "command: seen and code_of lists, two count dicts, four hooks");
         return NULL;
     }
     PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
-             *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3),
-             *h_fill = PyTuple_GET_ITEM(hooks, 4);
+             *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
     long long seen[MAX_SEEN];
     Py_ssize_t n_seen = PyList_GET_SIZE(seen_list);
     if (n_seen > MAX_SEEN) {
@@ -601,7 +827,7 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             goto done;
         }
         PyObject *mem = PyTuple_GET_ITEM(a, 1), *hull = PyTuple_GET_ITEM(a, 5);
-        PyObject *starts = PyObject_GetAttr(mem, S_starts);
+        PyObject *starts = rr[i].starts = PyObject_GetAttr(mem, S_starts);
         if (starts == NULL)
             goto done;
         rr[i].values = PyObject_GetAttr(mem, S_values);
@@ -613,7 +839,6 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         if (rr[i].values != NULL && writers >= 0 && !PyErr_Occurred())
             rc = runs_over(starts, rr[i].values, lo, hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
                            &rr[i].known, &w_ok, &rr[i].read_ok);
-        Py_DECREF(starts);
         if (rc < 0)
             goto done;
     }
@@ -667,41 +892,49 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             if (!wrote)
                 continue;
         }
-        if (rr[i].known) {  /* every run by an expected writer (not started: matches nothing) */
-            long long allowed[16];
+        {  /* every run (else every granule) by an expected writer (not started: matches nothing) */
+            long long stack[16], *allowed = stack;
             Py_ssize_t n_allowed = PyTuple_GET_SIZE(wlist);
-            if (n_allowed <= 16) {
-                for (Py_ssize_t q = 0; q < n_allowed; q++) {
-                    long long w = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
-                    if (w == -1 && PyErr_Occurred())
-                        goto done;
-                    if (w < 0)
-                        allowed[q] = 1LL << TID_BITS;
-                    else {
-                        if (w >= PyList_GET_SIZE(code_of)) {
-                            PyErr_SetString(PyExc_IndexError, "command: an expected writer is not in code_of");
-                            goto done;
-                        }
-                        allowed[q] = PyLong_AsLongLong(PyList_GET_ITEM(code_of, w));
-                        if (allowed[q] == 0)
-                            allowed[q] = -1;
-                    }
+            if (n_allowed > 16 && (allowed = PyMem_Malloc(n_allowed * sizeof(long long))) == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            int fine = 1;
+            for (Py_ssize_t q = 0; q < n_allowed && fine == 1; q++) {
+                long long w = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
+                if (w == -1 && PyErr_Occurred())
+                    fine = -1;
+                else if (w < 0)
+                    allowed[q] = 1LL << TID_BITS;
+                else if (w >= PyList_GET_SIZE(code_of)) {
+                    PyErr_SetString(PyExc_IndexError, "command: an expected writer is not in code_of");
+                    fine = -1;
+                } else {
+                    allowed[q] = PyLong_AsLongLong(PyList_GET_ITEM(code_of, w));
+                    if (allowed[q] == 0)
+                        allowed[q] = -1;
+                    else if (allowed[q] == -1 && PyErr_Occurred())
+                        fine = -1;
                 }
-                if (PyErr_Occurred())
-                    goto done;
-                int all = 1;
-                for (Py_ssize_t j = rr[i].i; j < rr[i].k && all; j++) {
+            }
+            if (fine == 1 && rr[i].known) {
+                for (Py_ssize_t j = rr[i].i; j < rr[i].k && fine == 1; j++) {
                     long long v = PyLong_AsLongLong(PyList_GET_ITEM(rr[i].values, j));
                     int found = 0;
                     for (Py_ssize_t q = 0; q < n_allowed && !found; q++)
                         found = v == allowed[q];
-                    all = found;
+                    fine = found;
                 }
                 if (PyErr_Occurred())
-                    goto done;
-                if (all)
-                    continue;
-            }
+                    fine = -1;
+            } else if (fine == 1)
+                fine = 0;  /* the granules: the hook (its cache of codes found expected first) */
+            if (allowed != stack)
+                PyMem_Free(allowed);
+            if (fine < 0)
+                goto done;
+            if (fine)
+                continue;
         }
         PyObject *runs = runs_list(&rr[i]);
         if (runs == NULL)
@@ -715,7 +948,10 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     /* 4. the reads: logged, or the slow path; counted */
     for (Py_ssize_t i = 0; i < n_reads; i++) {
         PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
-        if (rr[i].read_ok) {
+        int fine = rr[i].read_ok;
+        if (!fine && (fine = granules_fine(mem, fp, rr[i].starts, rr[i].values, seen, n_seen, 1)) < 0)
+            goto done;
+        if (fine) {
             long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
             if (PyErr_Occurred())
                 goto done;
@@ -770,6 +1006,8 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         if (runs_over(starts, values, lo, hi, seen, n_seen, writers, &i0, &k0, &known, &ok, &r_ok) < 0)
             goto write_done;
         ok = ok && known;
+        if (!ok && (ok = granules_fine(mem, fp, starts, values, seen, n_seen, 0)) < 0)
+            goto write_done;
         if (ok) {
             if ((log = PyObject_GetAttr(mem, S_reads)) == NULL)
                 goto write_done;
@@ -779,12 +1017,8 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             ok = !u;
         }
         if (ok) {
-            if (!dense) {
-                PyObject *r = call_hook(h_fill, "(OOL)", mem, fp, code);
-                if (r == NULL)
-                    goto write_done;
-                Py_DECREF(r);
-            }
+            if (!dense && granules(mem, fp, starts, values, G_SET, code) < 0)
+                goto write_done;  /* its hull's codes are kept per granule from now on */
             if (mark(mem, starts, values, lo, hi, code, !dense) < 0)
                 goto write_done;
             if (!PyDict_Check(wr)) {
@@ -825,8 +1059,10 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_INCREF(result);
 done:
     if (rr != NULL) {
-        for (Py_ssize_t i = 0; i < n_reads; i++)
+        for (Py_ssize_t i = 0; i < n_reads; i++) {
+            Py_XDECREF(rr[i].starts);
             Py_XDECREF(rr[i].values);
+        }
         PyMem_Free(rr);
     }
     Py_XDECREF(codes);

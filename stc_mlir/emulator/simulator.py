@@ -307,8 +307,7 @@ class Simulator:
         self.tracker = HazardTracker(target.cores, program.where)
         self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
-        self._hooks = (self._provenance_read, self._read, self._write, self.tracker._prune,
-                       _fill_codes)
+        self._hooks = (self._provenance_read, self._read, self._write, self.tracker._prune)
         self.sem_init = prepared.sem_init
         self.sem_names = prepared.sem_names
         self.memories = prepared.memories
@@ -665,11 +664,6 @@ class Simulator:
         assert first is not None
         raise HazardError("deadlock", f"no command can start after cycle {self.report.cycles}: "
                           + "; ".join(lines), first.core, first.index)
-
-
-def _fill_codes(mem: Memory, fp: Footprint, code: int) -> None:
-    """A strided write's granule codes (its hull is marked unknown: `Memory.mark`)."""
-    mem.codes(fp)[...] = code
 
 
 def _min_ddr_bytes(program: Program) -> int:

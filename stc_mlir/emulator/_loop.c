@@ -14,6 +14,7 @@
 #include <Python.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 
 static PyObject *join(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -134,7 +135,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 }
 
 
-/* ---- command(task, seen, code_of, bytes_read, bytes_written, hooks): `native.python_command`
+/* ---- command(task, clock, code_of, bytes_read, bytes_written, hooks): `native.python_command`
    in C, the same steps in the same order; what the writer runs do not settle goes to the
    same hooks. */
 
@@ -759,32 +760,55 @@ static PyObject *runs_list(ReadRuns *rr) {  /* the known codes, or None (new ref
     return PyList_GetSlice(rr->values, rr->i, rr->k);
 }
 
+static PyObject *clock_list(const long long *seen, Py_ssize_t n) {
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t t = 0; t < n; t++) {
+        PyObject *v = PyLong_FromLongLong(seen[t]);
+        if (v == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, t, v);
+    }
+    return out;
+}
+
 static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 6) {
         PyErr_SetString(PyExc_TypeError,
-                        "command(task, seen, code_of, bytes_read, bytes_written, hooks) takes 6 arguments");
+                        "command(task, clock, code_of, bytes_read, bytes_written, hooks) takes 6 arguments");
         return NULL;
     }
-    PyObject *task = args[0], *seen_list = args[1], *code_of = args[2], *bytes_read = args[3],
+    PyObject *task = args[0], *clock = args[1], *code_of = args[2], *bytes_read = args[3],
              *bytes_written = args[4], *hooks = args[5];
-    if (!PyList_Check(seen_list) || !PyList_Check(code_of) || !PyDict_Check(bytes_read)
+    if (!PyList_Check(code_of) || !PyDict_Check(bytes_read)
         || !PyDict_Check(bytes_written) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 4) {
-        PyErr_SetString(PyExc_TypeError, "command: seen and code_of lists, two count dicts, four hooks");
+        PyErr_SetString(PyExc_TypeError, "command: a code_of list, two count dicts, four hooks");
         return NULL;
     }
     PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
              *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
     long long seen[MAX_SEEN];
-    Py_ssize_t n_seen = PyList_GET_SIZE(seen_list);
-    if (n_seen > MAX_SEEN) {
-        PyErr_SetString(PyExc_ValueError, "command: too many threads");
-        return NULL;
+    Py_ssize_t n_seen;
+    {  /* the thread's clock: an int64 row */
+        Py_buffer b;
+        if (PyObject_GetBuffer(clock, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            return NULL;
+        int ok = b.itemsize == 8 && b.format && (b.format[0] == 'l' || b.format[0] == 'q') && b.format[1] == 0
+                 && b.len / 8 <= MAX_SEEN;
+        n_seen = b.len / 8;
+        if (ok)
+            memcpy(seen, b.buf, (size_t)b.len);
+        PyBuffer_Release(&b);
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "command: the clock must be an int64 row of at most 256");
+            return NULL;
+        }
     }
-    for (Py_ssize_t t = 0; t < n_seen; t++)
-        seen[t] = PyLong_AsLongLong(PyList_GET_ITEM(seen_list, t));
-    if (PyErr_Occurred())
-        return NULL;
+    PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
 
     PyObject *reads = NULL, *writes = NULL, *expect = NULL, *codes = NULL, *result = NULL;
     ReadRuns *rr = NULL;
@@ -966,6 +990,10 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             PyObject *runs = runs_list(&rr[i]);
             if (runs == NULL)
                 goto done;
+            if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL) {
+                Py_DECREF(runs);
+                goto done;
+            }
             PyObject *r = call_hook(h_read, "(OnOOO)", task, i, PyList_GET_ITEM(codes, i), runs, seen_list);
             Py_DECREF(runs);
             if (r == NULL)
@@ -1037,6 +1065,8 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             if (bad)
                 goto write_done;
         } else {
+            if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
+                goto write_done;
             PyObject *r = call_hook(h_write, "(OnO)", task, j, seen_list);
             if (r == NULL)
                 goto write_done;
@@ -1065,6 +1095,7 @@ done:
         }
         PyMem_Free(rr);
     }
+    Py_XDECREF(seen_list);
     Py_XDECREF(codes);
     Py_XDECREF(reads);
     Py_XDECREF(writes);
@@ -1078,7 +1109,7 @@ static PyMethodDef methods[] = {
     {"settled", (PyCFunction)(void (*)(void))settled, METH_FASTCALL,
      "settled(starts, values, lo, hi, seen, writers, bits) -> (known, write settled, read settled)."},
     {"command", (PyCFunction)(void (*)(void))command, METH_FASTCALL,
-     "command(task, seen, code_of, bytes_read, bytes_written, hooks): a command's hazard checks (native.python_command)."},
+     "command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard checks (native.python_command)."},
     {NULL, NULL, 0, NULL},
 };
 

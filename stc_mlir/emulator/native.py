@@ -94,11 +94,11 @@ def _granules_fine(mem: Any, fp: Any, seen: list[int], zero: bool) -> bool:
                    for w, (epoch, wlo, whi) in mem.writers.items())
 
 
-def python_command(task: Any, seen: list[int], code_of: list[int], bytes_read: dict[str, int],
+def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read: dict[str, int],
                    bytes_written: dict[str, int], hooks: tuple) -> None:
     """The hazard and provenance checks of one command (`task`, a prepared command of the
     simulator: its `reads`, `writes`, `expect`, `tid`, `number`) by a thread whose clock
-    is `seen`, with its byte counts, in the order the tracker does them. What the writer
+    is `clock` (an int64 row; `seen` below: it as a list), with its byte counts, in the order the tracker does them. What the writer
     runs settle, or else the granule codes of the access (`_granules_fine`), is done here;
     the rest by `hooks` = (provenance, read, write, prune), the simulator's slow paths,
     which also raise the hazards:
@@ -124,6 +124,7 @@ def python_command(task: Any, seen: list[int], code_of: list[int], bytes_read: d
     The granule codes are brought up to date from the runs where looked at, as
     `Memory.codes` does wherever the tracker looks; only the speed depends on when."""
     provenance, read, write, prune = hooks
+    seen = clock.tolist()
     tid = task.tid
     epoch = seen[tid]
     bits = TID_BITS

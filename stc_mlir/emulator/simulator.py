@@ -537,7 +537,7 @@ class Simulator:
         if self.check_hazards:  # every memory keeps writer codes
             assert self.provenance is not None
             # what the writer runs settle in one call, the rest by the hooks (`native.command`)
-            native.command(task, self.tracker.rows[tid].tolist(), self.provenance.codes,
+            native.command(task, self.tracker.rows[tid], self.provenance.codes,
                            bytes_read, bytes_written, self._hooks)
         else:
             for _, mem, _, _, nbytes, _, _ in reads:

@@ -167,7 +167,7 @@ def test_native_command_matches_python():
                 calls.append(("prune", mem.name))
                 mem.reads.pruned_at = mem.reads.n
 
-            fn(t, list(seen), c, br, bw, (hook("provenance"), hook("read"), hook("write"), prune))
+            fn(t, np.array(seen, dtype=np.int64), c, br, bw, (hook("provenance"), hook("read"), hook("write"), prune))
             m = list({id(a[1]): a[1] for a in t.reads + t.writes}.values())
             results.append(_state(sorted(m, key=lambda x: x.name), c, (br, bw), calls))
             slow_paths += len(calls)

@@ -8,7 +8,10 @@
 
    settled(starts, values, lo, hi, seen, writers, bits): what a read or a write of the
    granules [lo, hi) of a memory learns from its writer runs (`Memory.starts` / `values`)
-   before looking at any granule: `native.settled`'s docstring. */
+   before looking at any granule: `native.settled`'s docstring.
+
+   command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard and
+   provenance checks, `native.python_command` step for step. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

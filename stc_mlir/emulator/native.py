@@ -7,9 +7,12 @@
 - `settled(...)`: what a read or write learns from a memory's writer runs before looking
   at any granule (`Memory.known` and the tracker's unseen-writer test in one call: ~3
   Python calls per access).
+- `command(task, clock, code_of, bytes_read, bytes_written, hooks)`: a command's hazard
+  and provenance checks and byte counts (`python_command`): what the writer runs or the
+  granule codes settle in one call, the rest by the simulator's slow paths.
 
 The optional C module `_loop` (built by setup.py with `_f16`; `python setup.py build_ext
---inplace` in a source tree) provides both; without it the Python versions below are used,
+--inplace` in a source tree) provides all three; without it the Python versions below are used,
 with the same results. `STC_LOOP_NATIVE=0` in the environment turns the C path off.
 """
 

@@ -8,11 +8,16 @@
 
    settled(starts, values, lo, hi, seen, writers, bits): what a read or a write of the
    granules [lo, hi) of a memory learns from its writer runs (`Memory.starts` / `values`)
-   before looking at any granule: `native.settled`'s docstring. */
+   before looking at any granule: `native.settled`'s docstring.
+
+   command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard and
+   provenance checks, `native.python_command` step for step. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 
 static PyObject *join(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -132,11 +137,982 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return out;
 }
 
+
+/* ---- command(task, clock, code_of, bytes_read, bytes_written, hooks): `native.python_command`
+   in C, the same steps in the same order; what the writer runs do not settle goes to the
+   same hooks. */
+
+static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
+    *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
+    *S_token, *S_code, *S_granule;
+
+#define TID_BITS 8
+#define MAX_SEEN 256
+
+static int intern_names(void) {
+#define NAME(var, text) if (!(var = PyUnicode_InternFromString(text))) return -1;
+    NAME(S_reads, "reads") NAME(S_writes, "writes") NAME(S_expect, "expect") NAME(S_tid, "tid")
+    NAME(S_number, "number") NAME(S_starts, "starts") NAME(S_values, "values")
+    NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
+    NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
+    NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule")
+#undef NAME
+    return 0;
+}
+
+/* an int attribute of `obj` (-1 with an exception set on failure: check PyErr_Occurred) */
+static long long int_attr(PyObject *obj, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    long long x = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return x;
+}
+
+static inline long long item_ll(PyObject *seq, Py_ssize_t i) {  /* tuple or list item */
+    PyObject *v = PyTuple_Check(seq) ? PyTuple_GET_ITEM(seq, i) : PyList_GET_ITEM(seq, i);
+    return PyLong_AsLongLong(v);
+}
+
+/* What the writer runs over granules [lo, hi) say (`python_settled`): *i, *k the runs'
+   slice of `values`, *known whether all are known (lo < hi, none negative), *write_ok
+   and *read_ok as its two flags. Returns -1 on error. */
+static int runs_over(PyObject *starts, PyObject *values, long long lo, long long hi,
+                     const long long *seen, Py_ssize_t n_seen, int writers, Py_ssize_t *i,
+                     Py_ssize_t *k, int *known, int *write_ok, int *read_ok) {
+    *known = *write_ok = *read_ok = 0;
+    *i = *k = 0;
+    if (!PyList_Check(starts) || !PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's runs must be lists");
+        return -1;
+    }
+    if (lo >= hi)
+        return 0;
+    int err = 0;
+    Py_ssize_t a = bisect(starts, lo, 1, &err) - 1;
+    Py_ssize_t b = err ? 0 : bisect(starts, hi, 0, &err);
+    if (err)
+        return -1;
+    if (a < 0 || b > PyList_GET_SIZE(values) || a >= b) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    const long long mask = (1LL << TID_BITS) - 1;
+    int any_zero = 0, unseen = 0;
+    for (Py_ssize_t j = a; j < b; j++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (v < 0)
+            return 0;
+        if (v == 0)
+            any_zero = 1;
+        else if (writers && !unseen) {
+            long long t = v & mask;
+            if (t >= n_seen) {
+                PyErr_SetString(PyExc_IndexError, "command: a code's thread is not in the clock");
+                return -1;
+            }
+            if ((v >> TID_BITS) > seen[t])
+                unseen = 1;
+        }
+    }
+    *i = a;
+    *k = b;
+    *known = 1;
+    *write_ok = !unseen;
+    *read_ok = !unseen && !any_zero;
+    return 0;
+}
+
+/* `memory._wrote_since`: whether a thread's accesses after epoch `seen` (its log of (epoch,
+   lo, hi) tuples) may touch [lo, hi) (beyond 32 of them: yes). -1 on error. */
+static int wrote_since(PyObject *log, long long seen, long long lo, long long hi) {
+    if (!PyList_Check(log)) {
+        PyErr_SetString(PyExc_TypeError, "command: an access log must be a list");
+        return -1;
+    }
+    const Py_ssize_t limit = 32, n = PyList_GET_SIZE(log);
+    Py_ssize_t stop = n - 1 - limit;
+    if (stop < -1)
+        stop = -1;
+    for (Py_ssize_t i = n - 1; i > stop; i--) {
+        PyObject *t = PyList_GET_ITEM(log, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+            PyErr_SetString(PyExc_TypeError, "command: an access log holds (epoch, lo, hi)");
+            return -1;
+        }
+        long long e = item_ll(t, 0), wlo = item_ll(t, 1), whi = item_ll(t, 2);
+        if (PyErr_Occurred())
+            return -1;
+        if (e <= seen)
+            return 0;
+        if (wlo < hi && whi > lo)
+            return 1;
+    }
+    if (n > limit) {
+        PyObject *t = PyList_GET_ITEM(log, n - 1 - limit);
+        long long e = item_ll(t, 0);
+        if (PyErr_Occurred())
+            return -1;
+        return e > seen;
+    }
+    return 0;
+}
+
+/* summary[tid] = [epoch, lo, hi] or the existing one updated (`memory._note`). */
+static int note(PyObject *summary, long long tid, long long epoch, long long lo, long long hi) {
+    PyObject *key = PyLong_FromLongLong(tid);
+    if (key == NULL)
+        return -1;
+    PyObject *mine = PyDict_GetItemWithError(summary, key);
+    if (mine == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -1;
+        }
+        PyObject *row = Py_BuildValue("[LLL]", epoch, lo, hi);
+        int rc = row == NULL ? -1 : PyDict_SetItem(summary, key, row);
+        Py_XDECREF(row);
+        Py_DECREF(key);
+        return rc;
+    }
+    Py_DECREF(key);
+    if (!PyList_Check(mine) || PyList_GET_SIZE(mine) != 3) {
+        PyErr_SetString(PyExc_TypeError, "command: a summary is [epoch, lo, hi]");
+        return -1;
+    }
+    long long mlo = item_ll(mine, 1), mhi = item_ll(mine, 2);
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *v = PyLong_FromLongLong(epoch);
+    if (v == NULL || PyList_SetItem(mine, 0, v) < 0)
+        return -1;
+    if (lo < mlo) {
+        if ((v = PyLong_FromLongLong(lo)) == NULL || PyList_SetItem(mine, 1, v) < 0)
+            return -1;
+    }
+    if (hi > mhi) {
+        if ((v = PyLong_FromLongLong(hi)) == NULL || PyList_SetItem(mine, 2, v) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* summary[tid].append(item), the list made if new; steals nothing. */
+static int append_to(PyObject *dict, long long tid, PyObject *item) {
+    PyObject *key = PyLong_FromLongLong(tid);
+    if (key == NULL)
+        return -1;
+    PyObject *mine = PyDict_GetItemWithError(dict, key);
+    int rc;
+    if (mine == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -1;
+        }
+        PyObject *row = PyList_New(1);
+        if (row == NULL) {
+            Py_DECREF(key);
+            return -1;
+        }
+        Py_INCREF(item);
+        PyList_SET_ITEM(row, 0, item);
+        rc = PyDict_SetItem(dict, key, row);
+        Py_DECREF(row);
+    } else {
+        rc = PyList_Append(mine, item);
+    }
+    Py_DECREF(key);
+    return rc;
+}
+
+/* counts[level] += n */
+static int count(PyObject *counts, PyObject *level, PyObject *n) {
+    PyObject *old = PyDict_GetItemWithError(counts, level);
+    if (old == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, level);
+        return -1;
+    }
+    PyObject *sum = PyNumber_Add(old, n);
+    if (sum == NULL)
+        return -1;
+    int rc = PyDict_SetItem(counts, level, sum);
+    Py_DECREF(sum);
+    return rc;
+}
+
+/* `Memory.mark(lo, hi, code)`, code < 0 standing for None (a new unknown token). */
+static int mark(PyObject *mem, PyObject *starts, PyObject *values, long long lo, long long hi,
+                long long code, int unknown) {
+    if (lo >= hi)
+        return 0;
+    if (unknown) {
+        long long token = int_attr(mem, S_token);
+        if (token == -1 && PyErr_Occurred())
+            return -1;
+        code = token - 1;
+        PyObject *t = PyLong_FromLongLong(code);
+        if (t == NULL)
+            return -1;
+        int rc = PyObject_SetAttr(mem, S_token, t);
+        Py_DECREF(t);
+        if (rc < 0)
+            return -1;
+    }
+    long long size = int_attr(mem, S_size);
+    if (size == -1 && PyErr_Occurred())
+        return -1;
+    int err = 0;
+    Py_ssize_t k = bisect(starts, hi, 1, &err);
+    Py_ssize_t i = err ? 0 : bisect(starts, lo, 0, &err);
+    if (err)
+        return -1;
+    if (k < 1 || k > PyList_GET_SIZE(values) || i > k) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    long long tail = PyLong_AsLongLong(PyList_GET_ITEM(values, k - 1));
+    long long before = i > 0 ? PyLong_AsLongLong(PyList_GET_ITEM(values, i - 1)) : 0;
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *new_s = PyList_New(0), *new_v = PyList_New(0);
+    int rc = -1;
+    if (new_s == NULL || new_v == NULL)
+        goto done;
+    if (i == 0 || before != code) {
+        PyObject *a = PyLong_FromLongLong(lo), *b = PyLong_FromLongLong(code);
+        int bad = a == NULL || b == NULL || PyList_Append(new_s, a) < 0 || PyList_Append(new_v, b) < 0;
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        if (bad)
+            goto done;
+    }
+    if (hi < size && tail != code) {
+        PyObject *a = PyLong_FromLongLong(hi), *b = PyLong_FromLongLong(tail);
+        int bad = a == NULL || b == NULL || PyList_Append(new_s, a) < 0 || PyList_Append(new_v, b) < 0;
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        if (bad)
+            goto done;
+    }
+    if (PyList_SetSlice(starts, i, k, new_s) < 0 || PyList_SetSlice(values, i, k, new_v) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_XDECREF(new_s);
+    Py_XDECREF(new_v);
+    return rc;
+}
+
+/* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled. */
+static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, long long hi,
+                    long long tid, long long epoch, PyObject *prune) {
+    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL, *readers = NULL, *by = NULL,
+             *row = NULL, *mine = NULL;
+    int rc = -1;
+    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL
+        || (readers = PyObject_GetAttr(log, S_readers)) == NULL || (by = PyObject_GetAttr(log, S_by)) == NULL)
+        goto done;
+    if (!PyList_Check(rows) || !PyList_Check(where) || !PyDict_Check(readers) || !PyDict_Check(by)) {
+        PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
+        goto done;
+    }
+    if ((row = Py_BuildValue("(LLLL)", lo, hi, tid, epoch)) == NULL || PyList_Append(rows, row) < 0
+        || PyList_Append(where, fp) < 0)
+        goto done;
+    long long n = int_attr(log, S_n);
+    if (n == -1 && PyErr_Occurred())
+        goto done;
+    PyObject *nn = PyLong_FromLongLong(n + 1);
+    if (nn == NULL)
+        goto done;
+    int bad = PyObject_SetAttr(log, S_n, nn);
+    Py_DECREF(nn);
+    if (bad < 0 || note(readers, tid, epoch, lo, hi) < 0)
+        goto done;
+    if ((mine = Py_BuildValue("(LLL)", epoch, lo, hi)) == NULL || append_to(by, tid, mine) < 0)
+        goto done;
+    long long pruned_at = int_attr(log, S_pruned_at);
+    if (pruned_at == -1 && PyErr_Occurred())
+        goto done;
+    if (n + 1 >= 2 * pruned_at) {
+        PyObject *r = PyObject_CallOneArg(prune, mem);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    }
+    rc = 0;
+done:
+    Py_XDECREF(rows);
+    Py_XDECREF(where);
+    Py_XDECREF(readers);
+    Py_XDECREF(by);
+    Py_XDECREF(row);
+    Py_XDECREF(mine);
+    return rc;
+}
+
+/* Whether some thread read [start, stop) of `log` after what `seen` has of it (the
+   summary test of `HazardTracker._check_readers`). -1 on error. */
+static int readers_unseen(PyObject *log, const long long *seen, Py_ssize_t n_seen, long long tid,
+                          long long start, long long stop) {
+    PyObject *readers = PyObject_GetAttr(log, S_readers);
+    if (readers == NULL)
+        return -1;
+    if (!PyDict_Check(readers)) {
+        Py_DECREF(readers);
+        PyErr_SetString(PyExc_TypeError, "command: a read log's readers must be a dict");
+        return -1;
+    }
+    PyObject *key, *summary, *by = NULL;
+    Py_ssize_t pos = 0;
+    int out = 0;
+    while (PyDict_Next(readers, &pos, &key, &summary)) {
+        long long r = PyLong_AsLongLong(key);
+        if (!PyList_Check(summary) || PyList_GET_SIZE(summary) != 3) {
+            PyErr_SetString(PyExc_TypeError, "command: a summary is [epoch, lo, hi]");
+            out = -1;
+            break;
+        }
+        long long e = item_ll(summary, 0), rlo = item_ll(summary, 1), rhi = item_ll(summary, 2);
+        if (PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
+        if (r < 0 || r >= n_seen) {
+            PyErr_SetString(PyExc_IndexError, "command: a reader is not in the clock");
+            out = -1;
+            break;
+        }
+        if (!(e > seen[r] && rlo < stop && rhi > start && r != tid))
+            continue;
+        if (by == NULL && (by = PyObject_GetAttr(log, S_by)) == NULL) {
+            out = -1;
+            break;
+        }
+        PyObject *mine = PyDict_GetItemWithError(by, key);
+        if (mine == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, key);
+            out = -1;
+            break;
+        }
+        int w = wrote_since(mine, seen[r], start, stop);
+        if (w != 0) {
+            out = w;
+            break;
+        }
+    }
+    Py_XDECREF(by);
+    Py_DECREF(readers);
+    return out;
+}
+
+
+/* ---- granule codes (`Memory.code`, int32 per granule) */
+
+typedef struct {
+    Py_buffer buf;
+    int32_t *code;
+    Py_ssize_t n;
+    long long g;
+} Codes;
+
+static int codes_open(PyObject *mem, Codes *c) {
+    c->code = NULL;
+    PyObject *arr = PyObject_GetAttr(mem, S_code);
+    if (arr == NULL)
+        return -1;
+    long long g = int_attr(mem, S_granule);
+    if (g == -1 && PyErr_Occurred()) {
+        Py_DECREF(arr);
+        return -1;
+    }
+    int rc = PyObject_GetBuffer(arr, &c->buf, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT);
+    Py_DECREF(arr);
+    if (rc < 0)
+        return -1;
+    if (c->buf.itemsize != 4 || c->buf.format == NULL || !(c->buf.format[0] == 'i' || c->buf.format[0] == 'l')
+        || c->buf.format[1] != 0 || g <= 0) {
+        PyBuffer_Release(&c->buf);
+        PyErr_SetString(PyExc_TypeError, "command: a memory's codes must be int32");
+        return -1;
+    }
+    c->code = (int32_t *)c->buf.buf;
+    c->n = c->buf.len / 4;
+    c->g = g;
+    return 0;
+}
+
+static void codes_close(Codes *c) {
+    if (c->code != NULL)
+        PyBuffer_Release(&c->buf);
+    c->code = NULL;
+}
+
+/* `Memory._fill(lo, hi)`: the code of each known written run over [lo, hi) into `code`. */
+static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
+    if (lo >= hi)
+        return 0;
+    int err = 0;
+    Py_ssize_t k = bisect(starts, hi, 0, &err);
+    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+    if (err)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(starts);
+    if (j < 0 || k > PyList_GET_SIZE(values) || hi > c->n) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    for (; j < k; j++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+        long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
+        long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
+        if (PyErr_Occurred())
+            return -1;
+        if (v <= 0)
+            continue;
+        if (a < lo)
+            a = lo;
+        if (b > hi)
+            b = hi;
+        for (long long q = a; q < b; q++)
+            c->code[q] = (int32_t)v;
+    }
+    return 0;
+}
+
+#define G_ZERO 0  /* whether none is 0 (never written) */
+#define G_SET 1   /* set them all to `value` */
+
+/* Over the granules of footprint `fp` (base, shape, strides, run, span), with `code`
+   brought up to date over its hull first (`Memory.codes`): per `mode`, whether they are
+   fine (1) or not (0); -1 on error. An empty footprint is never fine. */
+static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values, int mode,
+                    long long value) {
+    if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
+        return -1;
+    }
+    long long base = item_ll(fp, 0), run = item_ll(fp, 3), span = item_ll(fp, 4);
+    PyObject *shape = PyTuple_GET_ITEM(fp, 1), *strides = PyTuple_GET_ITEM(fp, 2);
+    if (PyErr_Occurred())
+        return -1;
+    if (span <= 0 || run <= 0)
+        return 0;
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides)
+        || PyTuple_GET_SIZE(shape) > 16) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint's shape and strides");
+        return -1;
+    }
+    int nd = (int)PyTuple_GET_SIZE(shape);
+    long long dims[16], steps[16], idx[16];
+    for (int d = 0; d < nd; d++) {
+        dims[d] = item_ll(shape, d);
+        steps[d] = item_ll(strides, d);
+        idx[d] = 0;
+    }
+    if (PyErr_Occurred())
+        return -1;
+    Codes c;
+    if (codes_open(mem, &c) < 0)
+        return -1;
+    const long long g = c.g;
+    int out = 1;
+    long long lo = base / g, hi = (base + span + g - 1) / g;
+    if (base < 0 || hi > c.n) {
+        PyErr_SetString(PyExc_ValueError, "command: a footprint out of its memory");
+        out = -1;
+        goto end;
+    }
+    if (fill_runs(&c, starts, values, lo, hi) < 0) {
+        out = -1;
+        goto end;
+    }
+    for (int d = 0; d < nd; d++)
+        if (dims[d] <= 0)
+            goto end;  /* no granule at all */
+    const long long per = run / g;
+    const int32_t v32 = (int32_t)value;
+    for (;;) {
+        long long at = base;
+        for (int d = 0; d < nd; d++)
+            at += idx[d] * steps[d];
+        int32_t *p = c.code + at / g;
+        if (mode == G_SET) {
+            for (long long q = 0; q < per; q++)
+                p[q] = v32;
+        } else {
+            int zero = 0;
+            for (long long q = 0; q < per; q++)
+                zero |= p[q] == 0;
+            if (zero) {
+                out = 0;
+                break;
+            }
+        }
+        int d = nd - 1;
+        while (d >= 0 && ++idx[d] == dims[d])
+            idx[d--] = 0;
+        if (d < 0)
+            break;
+    }
+end:
+    codes_close(&c);
+    return out;
+}
+
+/* `_granules_fine`'s second test: whether some thread wrote `mem` after the epoch `seen`
+   has of it near [lo, hi) (`HazardTracker._check_writers`'s candidates). -1 on error. */
+static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi) {
+    PyObject *wr = PyObject_GetAttr(mem, S_writers), *logs = NULL;
+    if (wr == NULL)
+        return -1;
+    int out = 0;
+    if (!PyDict_Check(wr)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
+        out = -1;
+        goto end;
+    }
+    PyObject *key, *summary;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(wr, &pos, &key, &summary)) {
+        long long w = PyLong_AsLongLong(key);
+        if (!PyList_Check(summary) || PyList_GET_SIZE(summary) != 3) {
+            PyErr_SetString(PyExc_TypeError, "command: a summary is [epoch, lo, hi]");
+            out = -1;
+            break;
+        }
+        long long e = item_ll(summary, 0), wlo = item_ll(summary, 1), whi = item_ll(summary, 2);
+        if (PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
+        if (w < 0 || w >= n_seen) {
+            PyErr_SetString(PyExc_IndexError, "command: a writer is not in the clock");
+            out = -1;
+            break;
+        }
+        if (!(e > seen[w] && wlo < hi && whi > lo))
+            continue;
+        if (logs == NULL && (logs = PyObject_GetAttr(mem, S_writes)) == NULL) {
+            out = -1;
+            break;
+        }
+        PyObject *mine = PyDict_GetItemWithError(logs, key);
+        if (mine == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, key);
+            out = -1;
+            break;
+        }
+        int u = wrote_since(mine, seen[w], lo, hi);
+        if (u != 0) {
+            out = u;
+            break;
+        }
+    }
+end:
+    Py_XDECREF(logs);
+    Py_DECREF(wr);
+    return out;
+}
+
+/* `_granules_fine` (1 fine, 0 not, -1 error) */
+static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values,
+                         const long long *seen, Py_ssize_t n_seen, int zero) {
+    long long base = item_ll(fp, 0), run = item_ll(fp, 3), span = item_ll(fp, 4);
+    if (PyErr_Occurred())
+        return -1;
+    if (span <= 0 || run <= 0)
+        return 0;
+    if (zero) {
+        int f = granules(mem, fp, starts, values, G_ZERO, 0);
+        if (f <= 0)
+            return f;
+    }
+    int u = writers_unseen(mem, seen, n_seen, base, base + span);
+    return u < 0 ? -1 : !u;
+}
+
+/* The reads' runs, per read: (i, k, known, read_ok) */
+typedef struct {
+    Py_ssize_t i, k;
+    int known, read_ok;
+    PyObject *starts, *values;  /* the memory's, held for the call */
+} ReadRuns;
+
+static PyObject *call_hook(PyObject *hook, const char *format, ...) {
+    va_list va;
+    va_start(va, format);
+    PyObject *args = Py_VaBuildValue(format, va);
+    va_end(va);
+    if (args == NULL)
+        return NULL;
+    PyObject *r = PyObject_Call(hook, args, NULL);
+    Py_DECREF(args);
+    return r;
+}
+
+static PyObject *runs_list(ReadRuns *rr) {  /* the known codes, or None (new reference) */
+    if (!rr->known)
+        Py_RETURN_NONE;
+    return PyList_GetSlice(rr->values, rr->i, rr->k);
+}
+
+static PyObject *clock_list(const long long *seen, Py_ssize_t n) {
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t t = 0; t < n; t++) {
+        PyObject *v = PyLong_FromLongLong(seen[t]);
+        if (v == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, t, v);
+    }
+    return out;
+}
+
+static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "command(task, clock, code_of, bytes_read, bytes_written, hooks) takes 6 arguments");
+        return NULL;
+    }
+    PyObject *task = args[0], *clock = args[1], *code_of = args[2], *bytes_read = args[3],
+             *bytes_written = args[4], *hooks = args[5];
+    if (!PyList_Check(code_of) || !PyDict_Check(bytes_read)
+        || !PyDict_Check(bytes_written) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 4) {
+        PyErr_SetString(PyExc_TypeError, "command: a code_of list, two count dicts, four hooks");
+        return NULL;
+    }
+    PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
+             *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
+    long long seen[MAX_SEEN];
+    Py_ssize_t n_seen;
+    {  /* the thread's clock: an int64 row */
+        Py_buffer b;
+        if (PyObject_GetBuffer(clock, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            return NULL;
+        int ok = b.itemsize == 8 && b.format && (b.format[0] == 'l' || b.format[0] == 'q') && b.format[1] == 0
+                 && b.len / 8 <= MAX_SEEN;
+        n_seen = b.len / 8;
+        if (ok)
+            memcpy(seen, b.buf, (size_t)b.len);
+        PyBuffer_Release(&b);
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "command: the clock must be an int64 row of at most 256");
+            return NULL;
+        }
+    }
+    PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
+
+    PyObject *reads = NULL, *writes = NULL, *expect = NULL, *codes = NULL, *result = NULL;
+    ReadRuns *rr = NULL;
+    Py_ssize_t n_reads = 0;
+    long long tid = int_attr(task, S_tid), number = int_attr(task, S_number);
+    if (PyErr_Occurred())
+        return NULL;
+    if (tid < 0 || tid >= n_seen) {
+        PyErr_SetString(PyExc_IndexError, "command: the task's thread is not in the clock");
+        return NULL;
+    }
+    const long long epoch = seen[tid], code = (epoch << TID_BITS) | tid;
+    {  /* 1. the command's code */
+        if (number < 0 || number >= PyList_GET_SIZE(code_of)) {
+            PyErr_SetString(PyExc_IndexError, "command: the task's number is not in code_of");
+            return NULL;
+        }
+        PyObject *c = PyLong_FromLongLong(code);
+        if (c == NULL || PyList_SetItem(code_of, number, c) < 0)
+            return NULL;
+    }
+    if ((reads = PyObject_GetAttr(task, S_reads)) == NULL || (writes = PyObject_GetAttr(task, S_writes)) == NULL
+        || (expect = PyObject_GetAttr(task, S_expect)) == NULL)
+        goto done;
+    if (!PyList_Check(reads) || !PyList_Check(writes) || !PyTuple_Check(expect)) {
+        PyErr_SetString(PyExc_TypeError, "command: a task's reads and writes lists, expect tuple");
+        goto done;
+    }
+    n_reads = PyList_GET_SIZE(reads);
+    rr = PyMem_Calloc(n_reads ? n_reads : 1, sizeof(ReadRuns));
+    if (rr == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* 2. per read, its hull's runs */
+    for (Py_ssize_t i = 0; i < n_reads; i++) {
+        PyObject *a = PyList_GET_ITEM(reads, i);
+        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
+            PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
+            goto done;
+        }
+        PyObject *mem = PyTuple_GET_ITEM(a, 1), *hull = PyTuple_GET_ITEM(a, 5);
+        PyObject *starts = rr[i].starts = PyObject_GetAttr(mem, S_starts);
+        if (starts == NULL)
+            goto done;
+        rr[i].values = PyObject_GetAttr(mem, S_values);
+        PyObject *wr = PyObject_GetAttr(mem, S_writers);
+        int writers = wr == NULL ? -1 : PyObject_IsTrue(wr);
+        Py_XDECREF(wr);
+        long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
+        int w_ok, rc = -1;
+        if (rr[i].values != NULL && writers >= 0 && !PyErr_Occurred())
+            rc = runs_over(starts, rr[i].values, lo, hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
+                           &rr[i].known, &w_ok, &rr[i].read_ok);
+        if (rc < 0)
+            goto done;
+    }
+    if ((codes = PyList_New(n_reads)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n_reads; i++) {
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(codes, i, Py_None);
+    }
+    /* 3. the provenance expectations */
+    for (Py_ssize_t e = 0; e < PyTuple_GET_SIZE(expect); e++) {
+        PyObject *x = PyTuple_GET_ITEM(expect, e);
+        if (!PyTuple_Check(x) || PyTuple_GET_SIZE(x) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(x, 2))) {
+            PyErr_SetString(PyExc_TypeError, "command: an expectation is (i, host, writers)");
+            goto done;
+        }
+        Py_ssize_t i = (Py_ssize_t)PyLong_AsLongLong(PyTuple_GET_ITEM(x, 0));
+        int host = PyObject_IsTrue(PyTuple_GET_ITEM(x, 1));
+        PyObject *wlist = PyTuple_GET_ITEM(x, 2);
+        if (PyErr_Occurred() || host < 0)
+            goto done;
+        if (i < 0 || i >= n_reads) {
+            PyErr_SetString(PyExc_IndexError, "command: an expectation's read is not the task's");
+            goto done;
+        }
+        PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
+        if (host) {
+            long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
+            PyObject *wr = PyObject_GetAttr(mem, S_writers);
+            if (wr == NULL || PyErr_Occurred() || !PyDict_Check(wr)) {
+                if (wr != NULL && !PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
+                Py_XDECREF(wr);
+                goto done;
+            }
+            PyObject *key, *summary;
+            Py_ssize_t pos = 0;
+            int wrote = 0;
+            while (PyDict_Next(wr, &pos, &key, &summary)) {
+                long long wlo = item_ll(summary, 1), whi = item_ll(summary, 2);
+                if (PyErr_Occurred()) {
+                    Py_DECREF(wr);
+                    goto done;
+                }
+                if (wlo < hi && whi > lo) {
+                    wrote = 1;
+                    break;
+                }
+            }
+            Py_DECREF(wr);
+            if (!wrote)
+                continue;
+        }
+        {  /* every run (else every granule) by an expected writer (not started: matches nothing) */
+            long long stack[16], *allowed = stack;
+            Py_ssize_t n_allowed = PyTuple_GET_SIZE(wlist);
+            if (n_allowed > 16 && (allowed = PyMem_Malloc(n_allowed * sizeof(long long))) == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            int fine = 1;
+            for (Py_ssize_t q = 0; q < n_allowed && fine == 1; q++) {
+                long long w = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
+                if (w == -1 && PyErr_Occurred())
+                    fine = -1;
+                else if (w < 0)
+                    allowed[q] = 1LL << TID_BITS;
+                else if (w >= PyList_GET_SIZE(code_of)) {
+                    PyErr_SetString(PyExc_IndexError, "command: an expected writer is not in code_of");
+                    fine = -1;
+                } else {
+                    allowed[q] = PyLong_AsLongLong(PyList_GET_ITEM(code_of, w));
+                    if (allowed[q] == 0)
+                        allowed[q] = -1;
+                    else if (allowed[q] == -1 && PyErr_Occurred())
+                        fine = -1;
+                }
+            }
+            if (fine == 1 && rr[i].known) {
+                for (Py_ssize_t j = rr[i].i; j < rr[i].k && fine == 1; j++) {
+                    long long v = PyLong_AsLongLong(PyList_GET_ITEM(rr[i].values, j));
+                    int found = 0;
+                    for (Py_ssize_t q = 0; q < n_allowed && !found; q++)
+                        found = v == allowed[q];
+                    fine = found;
+                }
+                if (PyErr_Occurred())
+                    fine = -1;
+            } else if (fine == 1)
+                fine = 0;  /* the granules: the hook (its cache of codes found expected first) */
+            if (allowed != stack)
+                PyMem_Free(allowed);
+            if (fine < 0)
+                goto done;
+            if (fine)
+                continue;
+        }
+        PyObject *runs = runs_list(&rr[i]);
+        if (runs == NULL)
+            goto done;
+        PyObject *r = call_hook(h_prov, "(OnOOOO)", task, i, PyTuple_GET_ITEM(x, 1), wlist, codes, runs);
+        Py_DECREF(runs);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    }
+    /* 4. the reads: logged, or the slow path; counted */
+    for (Py_ssize_t i = 0; i < n_reads; i++) {
+        PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
+        int fine = rr[i].read_ok;
+        if (!fine && (fine = granules_fine(mem, fp, rr[i].starts, rr[i].values, seen, n_seen, 1)) < 0)
+            goto done;
+        if (fine) {
+            long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
+            if (PyErr_Occurred())
+                goto done;
+            PyObject *log = PyObject_GetAttr(mem, S_reads);
+            if (log == NULL)
+                goto done;
+            int rc = log_read(mem, log, fp, lo, hi, tid, epoch, h_prune);
+            Py_DECREF(log);
+            if (rc < 0)
+                goto done;
+        } else {
+            PyObject *runs = runs_list(&rr[i]);
+            if (runs == NULL)
+                goto done;
+            if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL) {
+                Py_DECREF(runs);
+                goto done;
+            }
+            PyObject *r = call_hook(h_read, "(OnOOO)", task, i, PyList_GET_ITEM(codes, i), runs, seen_list);
+            Py_DECREF(runs);
+            if (r == NULL)
+                goto done;
+            Py_DECREF(r);
+        }
+        PyObject *level = PyObject_GetAttr(mem, S_level);
+        if (level == NULL)
+            goto done;
+        int rc = count(bytes_read, level, PyTuple_GET_ITEM(a, 4));
+        Py_DECREF(level);
+        if (rc < 0)
+            goto done;
+    }
+    /* 5. the writes, in order */
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(writes); j++) {
+        PyObject *a = PyList_GET_ITEM(writes, j);
+        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
+            PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
+            goto done;
+        }
+        PyObject *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2), *hull = PyTuple_GET_ITEM(a, 5);
+        long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
+        int dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
+        long long start = item_ll(fp, 0), stop = start + item_ll(fp, 4);
+        if (PyErr_Occurred() || dense < 0)
+            goto done;
+        PyObject *starts = PyObject_GetAttr(mem, S_starts), *values = NULL, *wr = NULL, *log = NULL;
+        int ok = 0, rc = -1;
+        if (starts == NULL || (values = PyObject_GetAttr(mem, S_values)) == NULL
+            || (wr = PyObject_GetAttr(mem, S_writers)) == NULL)
+            goto write_done;
+        int writers = PyObject_IsTrue(wr);
+        if (writers < 0)
+            goto write_done;
+        Py_ssize_t i0, k0;
+        int known, r_ok;
+        if (runs_over(starts, values, lo, hi, seen, n_seen, writers, &i0, &k0, &known, &ok, &r_ok) < 0)
+            goto write_done;
+        ok = ok && known;
+        if (!ok && (ok = granules_fine(mem, fp, starts, values, seen, n_seen, 0)) < 0)
+            goto write_done;
+        if (ok) {
+            if ((log = PyObject_GetAttr(mem, S_reads)) == NULL)
+                goto write_done;
+            int u = readers_unseen(log, seen, n_seen, tid, start, stop);
+            if (u < 0)
+                goto write_done;
+            ok = !u;
+        }
+        if (ok) {
+            if (!dense && granules(mem, fp, starts, values, G_SET, code) < 0)
+                goto write_done;  /* its hull's codes are kept per granule from now on */
+            if (mark(mem, starts, values, lo, hi, code, !dense) < 0)
+                goto write_done;
+            if (!PyDict_Check(wr)) {
+                PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
+                goto write_done;
+            }
+            if (note(wr, tid, epoch, start, stop) < 0)
+                goto write_done;
+            PyObject *wlog = PyObject_GetAttr(mem, S_writes);
+            PyObject *item = wlog == NULL ? NULL : Py_BuildValue("(LLL)", epoch, start, stop);
+            int bad = item == NULL || !PyDict_Check(wlog) || append_to(wlog, tid, item) < 0;
+            if (bad && !PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
+            Py_XDECREF(item);
+            Py_XDECREF(wlog);
+            if (bad)
+                goto write_done;
+        } else {
+            if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
+                goto write_done;
+            PyObject *r = call_hook(h_write, "(OnO)", task, j, seen_list);
+            if (r == NULL)
+                goto write_done;
+            Py_DECREF(r);
+        }
+        PyObject *level = PyObject_GetAttr(mem, S_level);
+        if (level == NULL)
+            goto write_done;
+        rc = count(bytes_written, level, PyTuple_GET_ITEM(a, 4));
+        Py_DECREF(level);
+    write_done:
+        Py_XDECREF(starts);
+        Py_XDECREF(values);
+        Py_XDECREF(wr);
+        Py_XDECREF(log);
+        if (rc < 0)
+            goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (rr != NULL) {
+        for (Py_ssize_t i = 0; i < n_reads; i++) {
+            Py_XDECREF(rr[i].starts);
+            Py_XDECREF(rr[i].values);
+        }
+        PyMem_Free(rr);
+    }
+    Py_XDECREF(seen_list);
+    Py_XDECREF(codes);
+    Py_XDECREF(reads);
+    Py_XDECREF(writes);
+    Py_XDECREF(expect);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"join", (PyCFunction)(void (*)(void))join, METH_FASTCALL,
      "join(dst, src): dst = max(dst, src) element-wise, in place (int64, C-contiguous)."},
     {"settled", (PyCFunction)(void (*)(void))settled, METH_FASTCALL,
      "settled(starts, values, lo, hi, seen, writers, bits) -> (known, write settled, read settled)."},
+    {"command", (PyCFunction)(void (*)(void))command, METH_FASTCALL,
+     "command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard checks (native.python_command)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -145,4 +1121,8 @@ static struct PyModuleDef module = {
     "Helpers of the emulator's event loop (optional; see stc_mlir/emulator/native.py).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__loop(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__loop(void) {
+    if (intern_names() < 0)
+        return NULL;
+    return PyModule_Create(&module);
+}

@@ -353,7 +353,7 @@ class HazardTracker:
     """Vector clocks of the engines and the per-byte / per-read shadow state."""
 
     UNITS = ("dma_in", "dma_out", "matrix", "vector")
-    TID_BITS = 8
+    TID_BITS = native.TID_BITS
     HOST_CODE = 1 << TID_BITS  # host writes: thread 0 at epoch 1, which every clock has seen
 
     def __init__(self, cores: int, describe: Callable[[int, int], str]):

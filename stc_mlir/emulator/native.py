@@ -7,9 +7,12 @@
 - `settled(...)`: what a read or write learns from a memory's writer runs before looking
   at any granule (`Memory.known` and the tracker's unseen-writer test in one call: ~3
   Python calls per access).
+- `command(task, clock, code_of, bytes_read, bytes_written, hooks)`: a command's hazard
+  and provenance checks and byte counts (`python_command`): what the writer runs or the
+  granule codes settle in one call, the rest by the simulator's slow paths.
 
 The optional C module `_loop` (built by setup.py with `_f16`; `python setup.py build_ext
---inplace` in a source tree) provides both; without it the Python versions below are used,
+--inplace` in a source tree) provides all three; without it the Python versions below are used,
 with the same results. `STC_LOOP_NATIVE=0` in the environment turns the C path off.
 """
 
@@ -26,6 +29,9 @@ try:
     from . import _loop  # type: ignore[attr-defined]
 except ImportError:  # not built (a plain source tree) or not buildable here
     _loop = None
+
+TID_BITS = 8
+"""The thread bits of a writer code (`HazardTracker.TID_BITS`, which is this)."""
 
 NATIVE = bool(_loop is not None and os.environ.get("STC_LOOP_NATIVE", "1") != "0")
 """Whether the C path is used (tests compare both)."""
@@ -62,3 +68,131 @@ join: Callable[[np.ndarray, np.ndarray], None] = _loop.join if NATIVE else numpy
 
 settled: Callable[..., tuple[list[int] | None, bool, bool]] = _loop.settled if NATIVE else python_settled
 """See `python_settled`."""
+
+
+def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int, limit: int = 32) -> bool:
+    """`memory._wrote_since` (repeated here: memory imports this module)."""
+    for i in range(len(log) - 1, max(len(log) - 1 - limit, -1), -1):
+        epoch, wlo, whi = log[i]
+        if epoch <= seen:
+            return False
+        if wlo < hi and whi > lo:
+            return True
+    return len(log) > limit and log[-1 - limit][0] > seen
+
+
+def _granules_fine(mem: Any, fp: Any, seen: list[int], zero: bool) -> bool:
+    """What a check the writer runs do not settle finds with the tracker's own tests
+    (`HazardTracker.read` / `write`), when they find nothing: with `zero`, no granule code
+    of footprint `fp` of `mem` is 0 (never written; `Memory.codes` brings them up to date
+    over its hull first), and no thread that wrote `mem` after the epoch `seen` has of it
+    wrote near `fp` (`_check_writers`'s candidates: none, so no granule to look at). An
+    empty footprint is never fine (the slow path says what it is)."""
+    if fp.span <= 0 or fp.run <= 0:
+        return False
+    if zero and not mem.codes(fp).all():
+        return False
+    lo, hi = fp.base, fp.base + fp.span
+    return not any(epoch > seen[w] and wlo < hi and whi > lo and _wrote_since(mem.writes[w], seen[w], lo, hi)
+                   for w, (epoch, wlo, whi) in mem.writers.items())
+
+
+def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read: dict[str, int],
+                   bytes_written: dict[str, int], hooks: tuple) -> None:
+    """The hazard and provenance checks of one command (`task`, a prepared command of the
+    simulator: its `reads`, `writes`, `expect`, `tid`, `number`) by a thread whose clock
+    is `clock` (an int64 row; `seen` below: it as a list), with its byte counts, in the order the tracker does them. What the writer
+    runs settle, or else the granule codes of the access (`_granules_fine`), is done here;
+    the rest by `hooks` = (provenance, read, write, prune), the simulator's slow paths,
+    which also raise the hazards:
+
+    1. the command's code (its thread's epoch and number) into `code_of[task.number]`;
+    2. per read, its hull's writer runs (`python_settled`);
+    3. per provenance expectation (`Provenance.expectations`), settled if the host is
+       among the writers and no command wrote near the read, or if every run of the hull
+       (else every granule of the read) was written by an expected writer; else
+       `provenance(task, i, host, writers, codes, runs)` (`codes`: one slot per read for
+       the granule codes a slow path looks at, shared with the reads' slow paths; `runs`:
+       the hull's codes or None);
+    4. per read, if its runs (else its granules) settle it, the read is logged
+       (`_ReadLog.add`, then `prune(memory)` when the log has doubled since its last
+       pruning), else `read(task, i, codes[i], runs, seen)`; then its bytes counted;
+    5. per write in order, if its runs (else its granules) settle it (none written by a
+       thread after what `seen` has of it) and no thread read its range after what `seen`
+       has of that thread (`HazardTracker._check_readers`'s summary test), it is
+       recorded: a strided one's granule codes, the runs marked (`Memory.mark`), the
+       thread's summary and log of writes; else `write(task, j, seen)`; then its bytes
+       counted.
+
+    The granule codes are brought up to date from the runs where looked at, as
+    `Memory.codes` does wherever the tracker looks; only the speed depends on when."""
+    provenance, read, write, prune = hooks
+    seen = clock.tolist()
+    tid = task.tid
+    epoch = seen[tid]
+    bits = TID_BITS
+    code = (epoch << bits) | tid
+    code_of[task.number] = code
+    reads = task.reads
+    hulls = [python_settled(mem.starts, mem.values, h[0], h[1], seen, mem.writers, bits)
+             for _, mem, _, _, _, h, _ in reads]
+    codes: list[Any] = [None] * len(reads)
+    for i, host, writers in task.expect:
+        _, mem, fp, _, _, _, _ = reads[i]
+        if host:
+            lo, hi = fp.base, fp.base + fp.span
+            if not any(wlo < hi and whi > lo for _, wlo, whi in mem.writers.values()):
+                continue
+        runs = hulls[i][0]
+        # every run (else every granule) by an expected writer (not started: matches nothing)
+        allowed = [(1 << bits) if w < 0 else code_of[w] or -1 for w in writers]
+        if runs is not None and all(r in allowed for r in runs):
+            continue
+        provenance(task, i, host, writers, codes, runs)
+    for i, (_, mem, fp, _, nbytes, _, _) in enumerate(reads):
+        runs, _, fine = hulls[i]
+        if fine or _granules_fine(mem, fp, seen, True):
+            log = mem.reads
+            log.add(fp, tid, epoch)
+            if log.n >= 2 * log.pruned_at:
+                prune(mem)
+        else:
+            read(task, i, codes[i], runs, seen)
+        bytes_read[mem.level] += nbytes
+    for j, (_, mem, fp, _, nbytes, h, _) in enumerate(task.writes):
+        lo, hi, dense = h
+        start, stop = fp.base, fp.base + fp.span
+        ok = (python_settled(mem.starts, mem.values, lo, hi, seen, mem.writers, bits)[1]
+              or _granules_fine(mem, fp, seen, False))
+        if ok:
+            log = mem.reads
+            for r, (repoch, rlo, rhi) in log.readers.items():
+                if (repoch > seen[r] and rlo < stop and rhi > start and r != tid
+                        and _wrote_since(log.by[r], seen[r], start, stop)):
+                    ok = False
+                    break
+        if ok:
+            if not dense:  # its hull's codes are kept per granule from now on
+                mem.codes(fp)[...] = code
+            mem.mark(lo, hi, code if dense else None)
+            mine = mem.writers.get(tid)
+            if mine is None:
+                mem.writers[tid] = [epoch, start, stop]
+            else:
+                mine[0] = epoch
+                if start < mine[1]:
+                    mine[1] = start
+                if stop > mine[2]:
+                    mine[2] = stop
+            log = mem.writes.get(tid)
+            if log is None:
+                mem.writes[tid] = [(epoch, start, stop)]
+            else:
+                log.append((epoch, start, stop))
+        else:
+            write(task, j, seen)
+        bytes_written[mem.level] += nbytes
+
+
+command: Callable[..., None] = _loop.command if NATIVE else python_command
+"""See `python_command`."""

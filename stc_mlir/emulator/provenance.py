@@ -59,53 +59,49 @@ class Provenance:
             out.append((i, HOST in writers, tuple(-1 if w == HOST else first[w[0]] + w[1] for w in writers)))
         return tuple(out)
 
-    def check(self, task: _Task, epoch: int, codes: list[np.ndarray | None],
-              known: list[list[int] | None]) -> None:
-        """Note `task`'s writer code (`epoch`: its thread's), then check its reads (before
-        its writes land). Per read, `known` holds the writer codes over its hull (a superset
-        of its own: `Memory.known`, None if unknown): when all are expected the read is fine;
-        else the granule codes (`Memory.codes`, kept in `codes` for the tracker) decide."""
+    def check_read(self, task: _Task, i: int, host: bool, writers: tuple[int, ...],
+                   codes: list[np.ndarray | None], runs: list[int] | None) -> None:
+        """Check read `i` of `task` (its thread's code already noted) against the writers
+        it expects (one entry of `task.expect`); `runs`: the writer codes over its hull
+        (None if unknown, else a superset of its own: `Memory.known`); `codes`: per read of
+        `task`, its granule codes if looked at already (`Memory.codes`, kept there for the
+        tracker). When all runs are expected the read is fine; else the granule codes
+        decide."""
         code_of = self.codes
-        code_of[task.number] = (epoch << HazardTracker.TID_BITS) | task.tid
-        if not task.expect:
-            return
-        reads = task.reads
-        for i, host, writers in task.expect:
-            _, mem, fp, _, _, hull, place = reads[i]
-            if host and not _commands_wrote(mem, fp.base, fp.base + fp.span):
-                continue  # only the host wrote these bytes (or nobody: the tracker's case)
-            runs = known[i]
-            if len(writers) == 1:  # the common case: one comparison
-                w = writers[0]
-                code = HazardTracker.HOST_CODE if w < 0 else code_of[w] or -1  # not started: matches nothing
-                if runs is not None and runs.count(code) == len(runs):
-                    continue
-                key: tuple = (place, code)
-            else:
-                allowed = [HazardTracker.HOST_CODE if w < 0 else code_of[w] or -1 for w in writers]
-                if runs is not None and set(runs) <= set(allowed):
-                    continue
-                key = (place, *allowed)
-            state = mem.state(hull[0], hull[1])
-            if self.passed.get(key) == state:
-                continue  # no write here since these very codes were found expected
-            at = codes[i]
-            if at is None:
-                at = codes[i] = mem.codes(fp)
-            if len(writers) == 1:
-                if not (at != code).any():
-                    self.passed[key] = state
-                    continue
-                bad = at != code
-            else:
-                bad = _outside(at, allowed)
-                if not bad.any():
-                    self.passed[key] = state
-                    continue
-            bad &= at != 0  # never written: the tracker's uninitialised read
-            if bad.any():
-                slot = reads[i][0]
-                self._fail(task, slot, mem, fp, at, bad, task.cmd.expects[slot])
+        _, mem, fp, _, _, hull, place = task.reads[i]
+        if host and not _commands_wrote(mem, fp.base, fp.base + fp.span):
+            return  # only the host wrote these bytes (or nobody: the tracker's case)
+        if len(writers) == 1:  # the common case: one comparison
+            w = writers[0]
+            code = HazardTracker.HOST_CODE if w < 0 else code_of[w] or -1  # not started: matches nothing
+            if runs is not None and runs.count(code) == len(runs):
+                return
+            key: tuple = (place, code)
+        else:
+            allowed = [HazardTracker.HOST_CODE if w < 0 else code_of[w] or -1 for w in writers]
+            if runs is not None and set(runs) <= set(allowed):
+                return
+            key = (place, *allowed)
+        state = mem.state(hull[0], hull[1])
+        if self.passed.get(key) == state:
+            return  # no write here since these very codes were found expected
+        at = codes[i]
+        if at is None:
+            at = codes[i] = mem.codes(fp)
+        if len(writers) == 1:
+            if not (at != code).any():
+                self.passed[key] = state
+                return
+            bad = at != code
+        else:
+            bad = _outside(at, allowed)
+            if not bad.any():
+                self.passed[key] = state
+                return
+        bad &= at != 0  # never written: the tracker's uninitialised read
+        if bad.any():
+            slot = task.reads[i][0]
+            self._fail(task, slot, mem, fp, at, bad, task.cmd.expects[slot])
 
     def _fail(self, task: _Task, slot: str, mem: Memory, fp, codes: np.ndarray,
               bad: np.ndarray, writers: tuple[tuple[int, int], ...]) -> None:

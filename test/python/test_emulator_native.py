@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from stc_mlir.emulator import native
-from stc_mlir.emulator.memory import Memory
+from stc_mlir.emulator.memory import Footprint, Memory
 
 built = pytest.mark.skipif(native._loop is None, reason="the optional C module _loop is not built")
 
@@ -84,3 +84,92 @@ def test_native_settled_matches_python():
             assert mem.known(lo, hi) == want[0]
     with pytest.raises(TypeError):
         native._loop.settled((0,), [0], 0, 1, [1], {}, 8)
+
+
+class _Task:
+    """What `native.command` reads of a prepared command."""
+
+    def __init__(self, tid, number, reads, writes, expect):
+        self.tid, self.number, self.reads, self.writes, self.expect = tid, number, reads, writes, expect
+
+
+def _random_memory(rng: random.Random, name: str) -> Memory:
+    size = rng.randint(4, 48)
+    mem = Memory(name, rng.choice(["l1", "llb", "ddr"]), size, True, 1, numerics=False)
+    for _ in range(rng.randint(0, 8)):  # writer runs: known codes, unknown tokens, never written
+        lo, hi = sorted(rng.sample(range(size + 1), 2))
+        mem.mark(lo, hi, rng.choice([None, (rng.randint(1, 5) << 8) | rng.randint(1, 4), 1 << 8]))
+    mem.code[:] = [rng.choice([0, 1 << 8, (rng.randint(1, 5) << 8) | rng.randint(1, 4)]) for _ in range(size)]
+    for tid in rng.sample(range(1, 5), rng.randint(0, 3)):  # threads that wrote here
+        log = [(e, *sorted(rng.sample(range(size + 1), 2))) for e in sorted(rng.choices(range(1, 6), k=rng.randint(1, 40)))]
+        mem.writes[tid] = log
+        mem.writers[tid] = [log[-1][0], min(lo for _, lo, _ in log), max(hi for _, _, hi in log)]
+    for _ in range(rng.randint(0, 70)):  # reads logged (the log may be due for a pruning)
+        tid = rng.randint(1, 4)
+        base = rng.randrange(size)
+        span = rng.randint(1, size - base)
+        mem.reads.add(Footprint(base, (), (), span, span), tid, rng.randint(1, 5))
+    mem.reads.pruned_at = rng.choice([64, 16])
+    return mem
+
+
+def _random_access(rng: random.Random, mem: Memory):
+    base = rng.randrange(mem.size)
+    if rng.random() < 0.5:
+        span = rng.randint(0, mem.size - base)
+        fp = Footprint(base, (), (), span, span)
+    else:  # strided: two runs
+        run = rng.randint(1, max(1, (mem.size - base) // 3))
+        stride = rng.randint(run, max(run, (mem.size - base - run)))
+        fp = Footprint(base, (2,), (stride,), run, stride + run)
+        if fp.base + fp.span > mem.size:
+            fp = Footprint(base, (), (), run, run)
+    return ("x", mem, fp, None, rng.randint(1, 100), fp.hull(1), None)
+
+
+def _state(mems, code_of, counts, calls):
+    out = [list(code_of), counts, calls]
+    for m in mems:
+        log = m.reads
+        out.append((m.starts, m.values, m.token, m.writers, m.writes, m.code.tolist(), log.rows,
+                    log.where, log.n, log.readers, log.by))
+    return repr(out)
+
+
+@built
+def test_native_command_matches_python():
+    """The C command and its Python version: the same state changes, byte counts and slow
+    paths called (with the same arguments) on random memories, logs, clocks and commands."""
+    import copy
+
+    rng = random.Random(1)
+    slow_paths = 0
+    for case in range(1500):
+        mems = [_random_memory(rng, f"m{i}") for i in range(rng.randint(1, 3))]
+        tid = rng.randint(1, 4)
+        seen = [1] + [rng.randint(0, 6) for _ in range(4)]
+        reads = [_random_access(rng, rng.choice(mems)) for _ in range(rng.randint(0, 3))]
+        writes = [_random_access(rng, rng.choice(mems)) for _ in range(rng.randint(0, 2))]
+        code_of = [rng.choice([0, (rng.randint(1, 5) << 8) | rng.randint(1, 4)]) for _ in range(6)]
+        expect = tuple((i, rng.random() < 0.3, tuple(rng.choice([-1, *range(6)]) for _ in range(rng.randint(1, 3))))
+                       for i in range(len(reads)) if rng.random() < 0.7)
+        task = _Task(tid, rng.randrange(6), reads, writes, expect)
+        levels = {"l1": 0, "llb": 0, "ddr": 0}
+        results = []
+        for fn in (native.python_command, native._loop.command):
+            t, c, br, bw = copy.deepcopy((task, code_of, levels, levels))
+            calls: list = []
+
+            def hook(name):
+                return lambda task, *args: calls.append((name, task is t, repr(args)))
+
+            def prune(mem):
+                calls.append(("prune", mem.name))
+                mem.reads.pruned_at = mem.reads.n
+
+            fn(t, np.array(seen, dtype=np.int64), c, br, bw, (hook("provenance"), hook("read"), hook("write"), prune))
+            m = list({id(a[1]): a[1] for a in t.reads + t.writes}.values())
+            results.append(_state(sorted(m, key=lambda x: x.name), c, (br, bw), calls))
+            slow_paths += len(calls)
+        assert results[0] == results[1], case
+    assert slow_paths > 500  # (the slow paths were exercised)

@@ -353,7 +353,9 @@ def test_a_run_stopped_by_a_hazard_still_compares_what_was_read(fused_program):
     assert not comparison.ok and comparison.first_divergence is None
     assert all(r.status in (EQUAL, SIMILAR) for r in comparison.rows[:gap.index])
     assert {(r.status, r.note) for r in comparison.rows[gap.index:]} == {("not read", "the run stopped before it")}
-    assert "(8 equal, 5 not read)" in comparison.summary()
+    # the 8 values read compare (equal or, by one fp16 ulp of a conv's summation order, similar)
+    assert sum(r.status in (EQUAL, SIMILAR) for r in comparison.rows) == 8
+    assert "5 not read)" in comparison.summary()
     assert "; the run stopped: deadlock: no command can start" in comparison.summary()
 
 

@@ -104,6 +104,14 @@ def _layout(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> tupl
     return tuple(d for d, _ in dims), tuple(s for _, s in dims), run, span
 
 
+@functools.lru_cache(maxsize=65536)
+def _view_layout(strides: tuple[int, ...], dtype: str) -> tuple[np.dtype, tuple[int, ...]]:
+    """(numpy dtype, byte strides) of a tile's view (`Memory.view`: two views per command
+    access in a run with numerics; a program's tiles repeat a few layouts)."""
+    d = DTYPES[dtype]
+    return d, tuple(s * d.itemsize for s in strides)
+
+
 class Memory:
     """One memory instance: `extent` bytes (up to the highest byte its buffers use).
 
@@ -193,9 +201,8 @@ class Memory:
         return (*starts[i:k], *self.values[i - 1:k])  # (the first run clipped to lo)
 
     def view(self, base: int, t: Tile) -> np.ndarray:
-        size = t.itemsize
-        return np.ndarray(t.shape, dtype=DTYPES[t.dtype], buffer=self.data, offset=base,
-                          strides=tuple(s * size for s in t.strides))
+        dtype, strides = _view_layout(t.strides, t.dtype)
+        return np.ndarray(t.shape, dtype=dtype, buffer=self.data, offset=base, strides=strides)
 
     def codes(self, fp: Footprint) -> np.ndarray:
         """The writer codes of `fp`'s granules (a view of `code`, filled in from the runs)."""

@@ -2,7 +2,7 @@
 weights' own element type, not fp16's 2 bytes, so an f32 conv or matmul whose weights do
 not fit the weight buffer is chunked instead of failing to tile. The onnx package's light
 SqueezeNet as shipped (0.02 fills: activations far beyond fp16's range) then matches
-onnxruntime end to end."""
+onnxruntime up to its logits (their softmax is degenerate: all 1,000 are equal)."""
 
 from __future__ import annotations
 
@@ -25,16 +25,24 @@ LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", 
                     reason="this onnx package ships no light SqueezeNet")
 def test_light_squeezenet_as_shipped_in_float32():
     proto = onnx.load(os.path.join(LIGHT, "light_squeezenet.onnx"))
+    # its logits, not the softmax: with the 0.02 fills all 1,000 logits are the same ~9.5e9,
+    # so their softmax turns a one-ulp difference of float32 summation order (the BLAS
+    # build's, which varies with numpy's release) into a different answer
+    softmax = proto.graph.node[-1]
+    assert softmax.op_type == "Softmax"
+    (out,) = proto.graph.output
+    out.name = softmax.input[0]
+    del proto.graph.node[-1]
     (info,) = [i for i in proto.graph.input if i.name not in {t.name for t in proto.graph.initializer}]
     shape = [d.dim_value for d in info.type.tensor_type.shape.dim]
-    x = (np.arange(np.prod(shape), dtype=np.float32) / np.prod(shape)).reshape(shape)
+    x = (np.arange(np.prod(shape), dtype=np.float32) / np.float32(np.prod(shape))).reshape(shape)
     (want,) = compare.onnxruntime_outputs(proto, {info.name: x})
-    assert np.abs(want).max() > 65504 or np.abs(want).max() < 1  # shipped fills: no fp16 model
+    assert np.abs(want).max() > 65504  # shipped fills: no fp16 model
     program = program_from_module(Pipeline(level=0).run(import_onnx(proto, dtype="float32")))
     outputs, report = run(program, {info.name: x})
     (got,) = outputs.values()
     assert not report.hazards
-    assert compare.cosine(want, got) >= 0.999
+    np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
 def test_float32_conv_weights_are_chunked_by_their_own_size():

@@ -326,7 +326,9 @@ class Estimator:
         where: dict[SSAValue, tuple[s.NPUMemScope, tuple]] = {a: (s.NPUMemScope.DDR, ()) for a in f.body.block.args}
         est = Estimate()
         free: dict[int, tuple[float, int]] = {}  # core -> (when it is free, the item that ends then)
+        began: dict[int, float] = {}  # core -> when its last item started
         ready: dict[SSAValue, tuple[float, int]] = {}
+        ddr = 0.0  # when DDR has delivered the weights of the items so far
         for op in f.body.block.ops:
             if not isinstance(op, s.ScheduledItem):
                 continue
@@ -334,15 +336,26 @@ class Estimator:
             cores = op.core_bind.cores  # type: ignore[union-attr]
             start, after = max([free.get(c, (0.0, -1)) for c in cores]
                                + [ready.get(v, (0.0, -1)) for v in op.operands], default=(0.0, -1))
+            # the weights are prefetched under the item before on the same cores, as DDR frees
+            load = (sum(weight_bytes(o) for o in _flatten(op.body_ops())) / self.ddr_bw
+                    if isinstance(op, s.GroupOp) else 0.0)
+            saved = 0.0
+            if load:
+                begin = max(ddr, max((began.get(c, 0.0) for c in cores), default=0.0))
+                ddr = begin + load
+                saved = min(load, max(0.0, start - begin))
+            end = start + cycles - saved
             k = len(est.items)
             est.items.append((op, cycles))
-            est.ends.append(start + cycles)
+            est.saved.append(saved)
+            est.ends.append(end)
             est.after.append(after)
             for c in cores:
-                free[c] = (start + cycles, k)
+                free[c] = (end, k)
+                began[c] = start
             for r in op.results:
                 where[r] = (op.mem_scope.data, cores)  # type: ignore[union-attr]
-                ready[r] = (start + cycles, k)
+                ready[r] = (end, k)
         return est
 
 
@@ -351,6 +364,8 @@ class Estimate:
     items: list[tuple[Operation, float]] = field(default_factory=list)
     ends: list[float] = field(default_factory=list)
     """when each item ends"""
+    saved: list[float] = field(default_factory=list)
+    """cycles of each item's weight loads hidden under the items before it (prefetch)"""
     after: list[int] = field(default_factory=list)
     """the item each waited for last (-1: none)"""
 

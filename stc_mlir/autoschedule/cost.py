@@ -345,6 +345,9 @@ class Estimator:
                 ddr = begin + load
                 saved = min(load, max(0.0, start - begin))
             end = start + cycles - saved
+            if load and ddr > end:  # DDR carries one item's weights at a time: they end it
+                saved -= ddr - end
+                end = ddr
             k = len(est.items)
             est.items.append((op, cycles))
             est.saved.append(saved)
@@ -365,7 +368,8 @@ class Estimate:
     ends: list[float] = field(default_factory=list)
     """when each item ends"""
     saved: list[float] = field(default_factory=list)
-    """cycles of each item's weight loads hidden under the items before it (prefetch)"""
+    """cycles of each item's weight loads hidden under the items before it (prefetch), less
+    those it waits for DDR busy with other items' weights (negative then)"""
     after: list[int] = field(default_factory=list)
     """the item each waited for last (-1: none)"""
 

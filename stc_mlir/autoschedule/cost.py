@@ -337,17 +337,18 @@ class Estimator:
             start, after = max([free.get(c, (0.0, -1)) for c in cores]
                                + [ready.get(v, (0.0, -1)) for v in op.operands], default=(0.0, -1))
             # the weights are prefetched under the item before on the same cores, as DDR frees
-            load = (sum(weight_bytes(o) for o in _flatten(op.body_ops())) / self.ddr_bw
-                    if isinstance(op, s.GroupOp) else 0.0)
+            load, ahead = self._prefetch(op, len(cores))
             saved = 0.0
             if load:
                 begin = max(ddr, max((began.get(c, 0.0) for c in cores), default=0.0))
                 ddr = begin + load
-                saved = min(load, max(0.0, start - begin))
+                saved = min(ahead, max(0.0, start - begin))
             end = start + cycles - saved
             if load and ddr > end:  # DDR carries one item's weights at a time: they end it
                 saved -= ddr - end
                 end = ddr
+            # its activations in DDR keep DDR busy from its start: the next weights wait
+            ddr = max(ddr, start + self._activation_ddr(op, where) / self.ddr_bw)
             k = len(est.items)
             est.items.append((op, cycles))
             est.saved.append(saved)
@@ -360,6 +361,30 @@ class Estimator:
                 where[r] = (op.mem_scope.data, cores)  # type: ignore[union-attr]
                 ready[r] = (end, k)
         return est
+
+
+    def _prefetch(self, op: Operation, cores: int) -> tuple[float, float]:
+        """(DDR cycles of an item's weights, of those that can be loaded before it starts):
+        the prefetch fills half of each core's weight buffer (a matmul spread along N holds
+        only its share of the columns there)."""
+        if not isinstance(op, s.GroupOp):
+            return 0.0, 0.0
+        weighted = [o for o in _flatten(op.body_ops()) if weight_bytes(o)]
+        if not weighted:
+            return 0.0, 0.0
+        total = sum(weight_bytes(o) for o in weighted)
+        room = self.t.memory["wb"].size / 2 * (cores if spread_along_n(weighted[0]) else 1)
+        return total / self.ddr_bw, min(total, room) / self.ddr_bw
+
+    def _activation_ddr(self, op: Operation, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]]) -> float:
+        """Bytes an item reads from and writes to DDR besides weights: its inputs and result
+        there, a gather's rows."""
+        total = sum(nbytes(v.type) for v in op.operands if where.get(v, (s.NPUMemScope.DDR,))[0] == s.NPUMemScope.DDR)
+        if op.mem_scope.data == s.NPUMemScope.DDR:  # type: ignore[attr-defined]
+            total += sum(nbytes(r.type) for r in op.results)
+        if isinstance(op, s.GroupOp):
+            total += sum(nbytes(o.results[0].type) for o in _flatten(op.body_ops()) if isinstance(o, g.GatherOp))
+        return total
 
 
 @dataclass

@@ -326,7 +326,6 @@ class Estimator:
         where: dict[SSAValue, tuple[s.NPUMemScope, tuple]] = {a: (s.NPUMemScope.DDR, ()) for a in f.body.block.args}
         est = Estimate()
         free: dict[int, tuple[float, int]] = {}  # core -> (when it is free, the item that ends then)
-        began: dict[int, float] = {}  # core -> when its last item started
         ready: dict[SSAValue, tuple[float, int]] = {}
         ddr = 0.0  # when DDR has delivered the weights of the items so far
         for op in f.body.block.ops:
@@ -336,55 +335,29 @@ class Estimator:
             cores = op.core_bind.cores  # type: ignore[union-attr]
             start, after = max([free.get(c, (0.0, -1)) for c in cores]
                                + [ready.get(v, (0.0, -1)) for v in op.operands], default=(0.0, -1))
-            # the weights are prefetched under the item before on the same cores, as DDR frees
-            load, ahead = self._prefetch(op, len(cores))
-            saved = 0.0
-            if load:
-                begin = max(ddr, max((began.get(c, 0.0) for c in cores), default=0.0))
-                ddr = begin + load
-                saved = min(ahead, max(0.0, start - begin))
-            end = start + cycles - saved
-            if load and ddr > end:  # DDR carries one item's weights at a time: they end it
-                saved -= ddr - end
-                end = ddr
-            # its activations in DDR keep DDR busy from its start: the next weights wait
-            ddr = max(ddr, start + self._activation_ddr(op, where) / self.ddr_bw)
+            end = start + cycles
+            load = self._weight_ddr(op)
+            if load:  # DDR carries one item's weights at a time: items side by side wait for it
+                ddr = max(ddr, start) + load
+                end = max(end, ddr)
             k = len(est.items)
             est.items.append((op, cycles))
-            est.saved.append(saved)
+            est.waits.append(end - start - cycles)
             est.ends.append(end)
             est.after.append(after)
             for c in cores:
                 free[c] = (end, k)
-                began[c] = start
             for r in op.results:
                 where[r] = (op.mem_scope.data, cores)  # type: ignore[union-attr]
                 ready[r] = (end, k)
         return est
 
 
-    def _prefetch(self, op: Operation, cores: int) -> tuple[float, float]:
-        """(DDR cycles of an item's weights, of those that can be loaded before it starts):
-        the prefetch fills half of each core's weight buffer (a matmul spread along N holds
-        only its share of the columns there)."""
+    def _weight_ddr(self, op: Operation) -> float:
+        """DDR cycles of an item's weights."""
         if not isinstance(op, s.GroupOp):
-            return 0.0, 0.0
-        weighted = [o for o in _flatten(op.body_ops()) if weight_bytes(o)]
-        if not weighted:
-            return 0.0, 0.0
-        total = sum(weight_bytes(o) for o in weighted)
-        room = self.t.memory["wb"].size / 2 * (cores if spread_along_n(weighted[0]) else 1)
-        return total / self.ddr_bw, min(total, room) / self.ddr_bw
-
-    def _activation_ddr(self, op: Operation, where: dict[SSAValue, tuple[s.NPUMemScope, tuple]]) -> float:
-        """Bytes an item reads from and writes to DDR besides weights: its inputs and result
-        there, a gather's rows."""
-        total = sum(nbytes(v.type) for v in op.operands if where.get(v, (s.NPUMemScope.DDR,))[0] == s.NPUMemScope.DDR)
-        if op.mem_scope.data == s.NPUMemScope.DDR:  # type: ignore[attr-defined]
-            total += sum(nbytes(r.type) for r in op.results)
-        if isinstance(op, s.GroupOp):
-            total += sum(nbytes(o.results[0].type) for o in _flatten(op.body_ops()) if isinstance(o, g.GatherOp))
-        return total
+            return 0.0
+        return sum(weight_bytes(o) for o in _flatten(op.body_ops())) / self.ddr_bw
 
 
 @dataclass
@@ -392,9 +365,8 @@ class Estimate:
     items: list[tuple[Operation, float]] = field(default_factory=list)
     ends: list[float] = field(default_factory=list)
     """when each item ends"""
-    saved: list[float] = field(default_factory=list)
-    """cycles of each item's weight loads hidden under the items before it (prefetch), less
-    those it waits for DDR busy with other items' weights (negative then)"""
+    waits: list[float] = field(default_factory=list)
+    """cycles each item waits beyond its own for DDR busy with other items' weights"""
     after: list[int] = field(default_factory=list)
     """the item each waited for last (-1: none)"""
 

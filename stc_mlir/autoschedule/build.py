@@ -112,13 +112,17 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
     SplitRows({grp: seg.split for grp, seg in zip(groups, segments) if seg.split > 1 and seg.rows})(mod)
 
     items = ListItems(f)
-    if level == 3:
-        items = _ready_order(items)
     parts, narrow = {}, {}
     for grp, seg in zip(groups, segments):
         for sub in grp:
             parts[sub] = seg.parts
             narrow[sub] = (seg.cores, seg.cycles / seg.split)
+    if level == 3:
+        # with groups on one core beside the others, the longest way to the end first (the
+        # MLP whose weights stream from DDR before the lookups beside it), else the deepest
+        longest = {op: cycles for op, (cores, cycles) in narrow.items()} if any(
+            seg.cores for seg in segments) else None
+        items = _ready_order(items, longest)
     binds = (_binds(items, parts, target, narrow) if level == 3
              else {op: [list(range(target.cores))] for op in items})
     scopes = _scopes(f, items, binds, PREFERENCE[level], target, fill, fill if llb_fill is None else llb_fill)
@@ -142,11 +146,12 @@ def build(mod: IRModule, f: func.FuncOp, segments: list[Segment], level: int, ta
 # ----------------------------------------------------------------------------- order
 
 
-def _ready_order(items: list[Operation]) -> list[Operation]:
+def _ready_order(items: list[Operation], cycles: dict[Operation, float] | None = None) -> list[Operation]:
     """Run an item once its inputs are ready, the deepest (longest chain of producers) first,
-    then in block order."""
+    then in block order; with `cycles` (estimates per group), the one with the most cycles
+    on its way to the end first."""
     position = {op: i for i, op in enumerate(items)}
-    depth: dict[Operation, int] = {}
+    depth: dict[Operation, float] = {}
     for op in items:
         depth[op] = 1 + max((depth[v.owner] for v in op.operands if v.owner in depth), default=0)  # type: ignore[index]
     waiting = {op: len({v.owner for v in op.operands if v.owner in position}) for op in items}
@@ -154,6 +159,9 @@ def _ready_order(items: list[Operation]) -> list[Operation]:
     for op in items:
         for producer in {v.owner for v in op.operands if v.owner in position}:
             users[producer].append(op)  # type: ignore[index]
+    if cycles is not None:
+        for op in reversed(items):
+            depth[op] = cycles.get(op, 0.0) + max((depth[u] for u in users[op]), default=0.0)
     ready = [(-depth[op], position[op]) for op in items if waiting[op] == 0]
     heapq.heapify(ready)
     out = []

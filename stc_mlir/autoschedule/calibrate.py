@@ -73,6 +73,7 @@ def terms(f, target: targets.Target, item_scale: float | None = None) -> np.ndar
     estimate_ = est.function(f)
     # only the items on the longest path count (items on other cores beside them are hidden)
     phases, items = [], []
+    waits = sum(estimate_.waits[k] for k in estimate_.critical())  # for DDR busy with others' weights
     for k in estimate_.critical():
         a, b, c, d = spans[k]
         phases += rec.log[a:c]
@@ -81,7 +82,7 @@ def terms(f, target: targets.Target, item_scale: float | None = None) -> np.ndar
     groups = sum(min(1.0, t / scale) if scale else 1.0 for t in items)
     p = np.array(phases) if phases else np.zeros((0, 4))
     big, small = np.maximum(p[:, 0], p[:, 1]), np.minimum(p[:, 0], p[:, 1])
-    return np.array([big.sum(), small.sum(), p[:, 2].sum(), len(p), p[:, 3].sum(), groups])
+    return np.array([big.sum() + waits, small.sum(), p[:, 2].sum(), len(p), p[:, 3].sum(), groups])
 
 
 def estimate(row: np.ndarray, c: Calibration) -> float:

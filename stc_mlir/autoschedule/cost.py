@@ -327,6 +327,7 @@ class Estimator:
         est = Estimate()
         free: dict[int, tuple[float, int]] = {}  # core -> (when it is free, the item that ends then)
         ready: dict[SSAValue, tuple[float, int]] = {}
+        ddr = 0.0  # when DDR has delivered the weights of the items so far
         for op in f.body.block.ops:
             if not isinstance(op, s.ScheduledItem):
                 continue
@@ -334,16 +335,29 @@ class Estimator:
             cores = op.core_bind.cores  # type: ignore[union-attr]
             start, after = max([free.get(c, (0.0, -1)) for c in cores]
                                + [ready.get(v, (0.0, -1)) for v in op.operands], default=(0.0, -1))
+            end = start + cycles
+            load = self._weight_ddr(op)
+            if load:  # DDR carries one item's weights at a time: items side by side wait for it
+                ddr = max(ddr, start) + load
+                end = max(end, ddr)
             k = len(est.items)
             est.items.append((op, cycles))
-            est.ends.append(start + cycles)
+            est.waits.append(end - start - cycles)
+            est.ends.append(end)
             est.after.append(after)
             for c in cores:
-                free[c] = (start + cycles, k)
+                free[c] = (end, k)
             for r in op.results:
                 where[r] = (op.mem_scope.data, cores)  # type: ignore[union-attr]
-                ready[r] = (start + cycles, k)
+                ready[r] = (end, k)
         return est
+
+
+    def _weight_ddr(self, op: Operation) -> float:
+        """DDR cycles of an item's weights."""
+        if not isinstance(op, s.GroupOp):
+            return 0.0
+        return sum(weight_bytes(o) for o in _flatten(op.body_ops())) / self.ddr_bw
 
 
 @dataclass
@@ -351,6 +365,8 @@ class Estimate:
     items: list[tuple[Operation, float]] = field(default_factory=list)
     ends: list[float] = field(default_factory=list)
     """when each item ends"""
+    waits: list[float] = field(default_factory=list)
+    """cycles each item waits beyond its own for DDR busy with other items' weights"""
     after: list[int] = field(default_factory=list)
     """the item each waited for last (-1: none)"""
 

@@ -97,6 +97,21 @@ def test_stem_reading_an_l1_result(grouped):
     assert conv_weights(program) == {(16, 12, 4, 4)}
 
 
+def test_one_weight_read_by_two_stems_with_other_pads():
+    """Each conv gets its own rearranged kernel (pads 3 and 2 shift the taps differently)."""
+    w, bias = f16(16, 3, 7, 7, scale=0.3), f16(16)
+
+    def body(b, x):
+        wc, bc = b.const(w), b.const(bias)
+        return [b(g.Conv2DOp.make(x, wc, bc, None, strides=(2, 2), pads=pads, activation="relu"))
+                for pads in ((3, 3, 3, 3), (2, 2, 2, 2))]
+
+    module = default_schedule(function({"x": ((2, 3, 64, 64), F)}, body))
+    _, _, program = lower_and_run(module, {"x": f16(2, 3, 64, 64)}, max_ulps=2)
+    assert conv_weights(program) == {(16, 12, 4, 4)}
+    assert sum(1 for name in program.buffers if name.endswith(("_s2d", "_s2d_1"))) == 2
+
+
 def test_axis_geometry():
     # 224 rows, 7 taps, stride 2, pad 3 (ResNet's stem): 112 rows of phases, 4 taps, pads 2 and 1
     assert s2d_axis(224, 7, 2, 3, 112) == (112, 4, 2, 1)

@@ -160,7 +160,8 @@ class ConvRule(Rule):
         if i != 1 or not self.s2d:
             return value
         op = constant(self.operands[1])
-        key = ("s2d", op)
+        # (one weight read by two convs with other pads maps to two kernels)
+        key = ("s2d", op, self.s2d, tuple(self.orig[5]), tuple(self.pads[:2]), self.kh, self.kw)
         if key not in em.derived:
             dtype = dtype_of(self.operands[1])
             w = np.asarray(op.numpy())  # type: ignore[union-attr]

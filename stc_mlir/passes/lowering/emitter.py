@@ -129,6 +129,7 @@ class Emitter:
         self.settled: set[str] = set()  # written only two or more phases ago (staging.py)
         self.before_barrier = None  # called when a phase ends, before its fences
         self.staged: dict[str, set[int]] = {}  # staged weight buffer -> cores writing it
+        self.derived: dict[object, object] = {}  # constants made by rules (conv.py), by key
         self.hoisted_bytes: dict[int, int] = {}  # core -> their weight-buffer bytes
         self._wb_bufs: dict[int, list[str]] = {}  # core -> its weight-buffer buffers
         self.wb_prev: dict[int, int] = {}  # core -> weight-buffer bytes live in the last phase

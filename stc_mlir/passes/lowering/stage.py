@@ -103,6 +103,24 @@ class Rule(ABC):
         """The element type of the partial sums between steps (None: one step)."""
         return "f32" if len(work.steps) > 1 else None
 
+    # operands loaded in another layout than the value's (conv.py's space-to-depth input):
+    # always through ring slots, each holding `slot_box(i, region)` filled by `load`
+    relaid: frozenset[int] = frozenset()
+
+    def slot_box(self, i: int, region: Box) -> Box:
+        """The box (in the slot's own coordinates) a slot holding `region` of operand `i`
+        holds."""
+        return region
+
+    def load(self, em: Emitter, i: int, value: Placement, frame: Frame, region: Box,
+             core: int) -> None:
+        """Fill `frame` (of box `slot_box(i, region)`) with `region` of operand `i`."""
+        transfer(em, value, frame, region, core)
+
+    def operand_value(self, em: Emitter, i: int, value: Placement) -> Placement:
+        """The placement operand `i` is read from (a weight rearranged at compile time)."""
+        return value
+
 
 def weight_chunks(n: int, k: int, unit: int, budget: int, what: str) -> tuple[int, int]:
     """Chunks (n_chunk, k_chunk) of an n (output channels / columns) x k (reduction)
@@ -170,8 +188,9 @@ class _Slots:
 
 class RingSource:
     def __init__(self, em: Emitter, core: int, value: Placement, space: str, slots: int,
-                 nbytes: int, hint: str):
+                 nbytes: int, hint: str, relaid: tuple[Rule, int] | None = None):
         self.em, self.core, self.value = em, core, value
+        self.relaid = relaid  # (rule, operand): loaded by `rule.load` in its own layout
         self.buffers = _Slots(em, core, space, slots, nbytes, f"{hint}_s")
         self.held: list[Box | None] = [None] * slots
         self.frames: list[Frame | None] = [None] * slots  # the frame of what each slot holds
@@ -184,6 +203,12 @@ class RingSource:
                 return self.frames[i]  # type: ignore[return-value]
         i = self.order[0]
         self.held[i] = region
+        if self.relaid is not None:
+            rule, k = self.relaid
+            frame = self.frames[i] = Frame(self.buffers[i], 0, rule.slot_box(k, region), self.value.dtype)
+            rule.load(self.em, k, self.value, frame, region, self.core)
+            self._use(i)
+            return frame
         frame = self.frames[i] = Frame(self.buffers[i], 0, region, self.value.dtype)
         pool = getattr(self, "pool", None)
         if pool is None:
@@ -332,11 +357,13 @@ def _memory(rule: Rule, works: list[Work], operands: list[Operand], ring_out: bo
     """(L1, weight buffer) bytes the slots of a tiling need."""
     l1 = wb = 0
     for i, op in enumerate(operands):
-        if op.frame is not None:
+        if op.frame is not None and i not in rule.relaid:
             continue
         regions = [s[i] for w in works for s in w.steps if s[i] is not None]
         if not regions:
             continue
+        if i in rule.relaid:
+            regions = [rule.slot_box(i, r) for r in regions]
         size = align(_largest(regions, op.value.dtype))
         slots = 1 if all(r == regions[0] for r in regions) else 2
         if i in rule.weight_slots:
@@ -537,6 +564,9 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
     tiling within it, the next budget is tried. Raises LoweringError when a core's share
     fits no tiling within the last."""
     out_shape, out_dtype = shape_of(rule.out), dtype_of(rule.out)
+    for job in jobs:
+        for i, op in enumerate(job.operands):
+            op.value = rule.operand_value(em, i, op.value)
     for i, wb_free in enumerate(budgets):
         try:
             if i:
@@ -559,6 +589,11 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
                 sources.append(None)
                 continue
             slots = 1 if all(r == regions[0] for r in regions) else 2
+            if i in rule.relaid:
+                sources.append(RingSource(em, core, op.value, "l1", slots,
+                                          _largest([rule.slot_box(i, r) for r in regions], op.value.dtype),
+                                          f"{hint}_c{core}_{i}", (rule, i)))
+                continue
             size = _largest(regions, op.value.dtype)
             if op.frame is not None:
                 sources.append(FrameSource(em, core, op.value, op.frame, op.have))

@@ -39,7 +39,9 @@ from xdsl.ir import Operation, SSAValue
 from stc_mlir import target as targets
 from stc_mlir.dialects import graph as g
 from stc_mlir.dialects import schedule as s
+from stc_mlir.passes.lowering.conv import space_to_depth
 from stc_mlir.passes.lowering.matmul import SPLIT_N_BELOW
+from stc_mlir.passes.lowering.movement import LOCAL_TABLE_RATIO
 from stc_mlir.passes.lowering.stage import tree
 from stc_mlir.passes.schedule_verify import VIEW_OPS, nbytes, stripe_fractions
 
@@ -149,6 +151,16 @@ def weight_bytes(op: Operation) -> int:
     return sum(nbytes(v.type) for v in op.operands if is_weight(v))
 
 
+def gathered_bytes(op: g.GatherOp, cores: int) -> float:
+    """DDR bytes a gather on `cores` cores reads: its rows one by one from the table, or,
+    when the table is small against the rows a core picks (`LOCAL_TABLE_RATIO`), the whole
+    table once per core, copied into its L1 (the lowering's `GatherRule.local_table`)."""
+    rows, table = nbytes(op.results[0].type), nbytes(op.operands[0].type)
+    if table * LOCAL_TABLE_RATIO <= rows / max(cores, 1):
+        return table * cores
+    return rows
+
+
 def spread_along_n(op: Operation) -> bool:
     """Whether the lowering spreads `op` over cores along N (a matmul with a constant weight
     and fewer output rows than `SPLIT_N_BELOW`: each core loads and uses only its own weight
@@ -192,7 +204,15 @@ class Estimator:
             batch, cin = _shape(op.operands[0])[:2]
             cout, cin_g, kh, kw = _shape(op.operands[1])
             ho, wo = _shape(op.results[0])[2:]
-            groups = op.props()["group"]
+            p = op.props()
+            groups = p["group"]
+            form = is_weight(op.operands[1]) and space_to_depth(
+                _shape(op.operands[0]), _shape(op.operands[1]), (ho, wo), p["strides"], p["pads"],
+                p["dilations"], groups)
+            if form:  # the lowering's stem form: s*s times the channels, a smaller kernel
+                s = p["strides"][0]
+                cin = cin_g = cin * s * s
+                kh, kw = form[0][1], form[1][1]
             windows = batch * ho * wo * kh * kw
             if cin_g == 1 and cout == groups:
                 return windows * _ceil(cin, n)
@@ -301,8 +321,8 @@ class Estimator:
                     llb += size
                 elif tuple(src_cores) != tuple(bind.cores):
                     noc += size / cores
-            if isinstance(o, g.GatherOp):  # rows gathered straight from the table in DDR
-                ddr += nbytes(o.results[0].type)
+            if isinstance(o, g.GatherOp):
+                ddr += gathered_bytes(o, cores)
             elif isinstance(o, MOVEMENT_OPS):
                 noc += nbytes(o.results[0].type) / cores
             result = output_of(o)  # a TopK copy hands on its indices or its values

@@ -19,6 +19,8 @@ result is rounded to fp16 once, as the unchunked conv does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from stc_mlir import kernels
@@ -61,6 +63,32 @@ def s2d_axis(size: int, kernel: int, stride: int, pad: int, out: int) -> tuple[i
     return (extent, k, before, after) if extent >= 1 else None
 
 
+def space_to_depth(x: Sequence[int], w: Sequence[int], out: Sequence[int], strides: Sequence[int],
+                   pads: Sequence[int], dilations: Sequence[int], groups: int
+                   ) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]] | None:
+    """The rows' and columns' `s2d_axis` of a conv (input `x` NCHW, weight `w` OIHW, output
+    `out` HW) when `SPACE_TO_DEPTH` computes it in space-to-depth form: a strided conv
+    without groups or dilation whose form takes at least `MIN_SAVED` fewer matrix-unit
+    cycles (the 7 x 7 / 2 stem on 3 channels: 49 passes of 3 of the 16 K lanes per output
+    pixel become 16 of 12). None: the conv stays as it is. The autoschedule estimator
+    counts a conv's passes with the same rule."""
+    s = strides[0]
+    if (not SPACE_TO_DEPTH or groups != 1 or s <= 1 or tuple(strides) != (s, s)
+            or tuple(dilations) != (1, 1)):
+        return None
+    n, c, h, width = x
+    o, _, kh, kw = w
+    ho, wo = out
+    rows = s2d_axis(h, kh, s, pads[0], ho)
+    cols = s2d_axis(width, kw, s, pads[1], wo)
+    if rows is None or cols is None:
+        return None
+    saved = kh * kw * -(-c // K_LANES) - rows[1] * cols[1] * -(-(c * s * s) // K_LANES)
+    if saved * n * ho * wo * -(-o // N_LANES) < MIN_SAVED:
+        return None
+    return rows, cols
+
+
 def window_rows(o0: int, o1: int, size: int, kernel: int, stride: int, pad: int,
                 dilation: int) -> tuple[int, int, int, int]:
     """Input rows [r0, r1) output rows [o0, o1) read, and the padding above and below
@@ -91,29 +119,23 @@ class ConvRule(Rule):
             self._space_to_depth()
 
     def _space_to_depth(self) -> None:
-        """Switch to the space-to-depth form when it takes fewer matrix-unit passes: the
-        input x (N, C, H, W) is read as x'[n, (a*s + b)*C + c, i, j] = x[n, c, s*i + a,
-        s*j + b] (s*s strided DMAs per tile, `load`), the weights are rearranged at
-        compile time into a stride-1 (O, C*s*s, k', k') kernel (zero taps where the
-        original has none, `operand_value`), the pads become pad' = ceil(pad / s). The 7 x 7
-        / 2 stem on 3 channels: 49 passes of 3 of the 16 K lanes per output pixel become
-        16 of 12."""
-        s = self.strides[0]
-        if (self.groups != 1 or s <= 1 or tuple(self.strides) != (s, s)
-                or tuple(self.dilations) != (1, 1) or constant(self.operands[1]) is None):
+        """Switch to the space-to-depth form when it takes fewer matrix-unit passes
+        (`space_to_depth`): the input x (N, C, H, W) is read as x'[n, (a*s + b)*C + c, i, j]
+        = x[n, c, s*i + a, s*j + b] (s*s strided DMAs per tile, `load`), the weights are
+        rearranged at compile time into a stride-1 (O, C*s*s, k', k') kernel (zero taps
+        where the original has none, `operand_value`), the pads become pad' = ceil(pad / s)."""
+        if constant(self.operands[1]) is None:
             return
         ho, wo = shape_of(self.out)[2:]
-        rows = s2d_axis(self.h, self.kh, s, self.pads[0], ho)
-        cols = s2d_axis(self.w, self.kw, s, self.pads[1], wo)
-        if rows is None or cols is None:
+        form = space_to_depth((self.n, self.c, self.h, self.w), (self.o, self.cg, self.kh, self.kw),
+                              (ho, wo), self.strides, self.pads, self.dilations, self.groups)
+        if form is None:
             return
-        c = self.c * s * s
-        saved = self.kh * self.kw * -(-self.c // K_LANES) - rows[1] * cols[1] * -(-c // K_LANES)
-        if saved * self.n * ho * wo * -(-self.o // N_LANES) < MIN_SAVED:
-            return
+        rows, cols = form
+        s = self.strides[0]
         self.orig = (self.c, self.h, self.w, self.kh, self.kw, self.pads)
         self.s2d = s
-        self.c = self.cg = self.kc = c
+        self.c = self.cg = self.kc = self.c * s * s
         self.h, self.kh, top, _ = rows
         self.w, self.kw, left, right = cols
         self.strides, self.pads = (1, 1), (top, left, rows[3], right)

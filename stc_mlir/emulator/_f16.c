@@ -236,13 +236,63 @@ static void conv_windows(const float *x, float *out, int columns, Py_ssize_t n, 
     }
 }
 
-/* windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): see conv_windows */
+#if HAVE_F16C_PATH
+/* The im2col columns (n, c, kh, kw, ho, wo) fp32 of fp16 x (n, c, h, w), C-contiguous: each
+   (image, channel) plane converted once into `plane` (h * w floats, the bits of to_f32),
+   then its windows copied out of it as conv_windows copies them from an fp32 x (the same
+   values, zeros in the padding), the output written in order. */
+F16C static void conv_columns_halves(const uint16_t *x, float *out, float *plane, Py_ssize_t n,
+                                     Py_ssize_t c, Py_ssize_t h, Py_ssize_t w, Py_ssize_t kh,
+                                     Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt,
+                                     Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t ho,
+                                     Py_ssize_t wo) {
+    for (Py_ssize_t nc = 0; nc < n * c; nc++) {
+        halves_to_floats(x + nc * h * w, plane, h * w);
+        float *dst = out + nc * kh * kw * ho * wo;
+        for (Py_ssize_t i = 0; i < kh; i++) {
+            for (Py_ssize_t j = 0; j < kw; j++) {
+                Py_ssize_t first = j * dw - pl, qlo = 0, qhi = wo;
+                while (qlo < wo && qlo * sw + first < 0) {
+                    qlo++;
+                }
+                while (qhi > qlo && (qhi - 1) * sw + first >= w) {
+                    qhi--;
+                }
+                for (Py_ssize_t p = 0; p < ho; p++, dst += wo) {
+                    Py_ssize_t r = p * sh + i * dh - pt;
+                    if (r < 0 || r >= h) {
+                        memset(dst, 0, (size_t)wo * sizeof(float));
+                        continue;
+                    }
+                    const float *src = plane + r * w + first;
+                    for (Py_ssize_t q = 0; q < qlo; q++) {
+                        dst[q] = 0.0f;
+                    }
+                    if (sw == 1) {
+                        memcpy(dst + qlo, src + qlo, (size_t)(qhi - qlo) * sizeof(float));
+                    } else {
+                        for (Py_ssize_t q = qlo; q < qhi; q++) {
+                            dst[q] = src[q * sw];
+                        }
+                    }
+                    for (Py_ssize_t q = qhi; q < wo; q++) {
+                        dst[q] = 0.0f;
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
+/* windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): see conv_windows;
+   columns == 2: x is fp16 (the im2col columns of conv_columns_halves) */
 static PyObject *windows(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *x_obj, *out_obj;
     Py_ssize_t d[14];
     int columns;
-    if (!PyArg_ParseTuple(args, "OOpnnnnnnnnnnnnnn", &x_obj, &out_obj, &columns, d, d + 1, d + 2, d + 3, d + 4,
+    if (!PyArg_ParseTuple(args, "OOinnnnnnnnnnnnnn", &x_obj, &out_obj, &columns, d, d + 1, d + 2, d + 3, d + 4,
                           d + 5, d + 6, d + 7, d + 8, d + 9, d + 10, d + 11, d + 12, d + 13)) {
         return NULL;
     }
@@ -254,20 +304,37 @@ static PyObject *windows(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
     Py_ssize_t pt = d[8], pl = d[9], dh = d[10], dw = d[11], ho = d[12], wo = d[13];
+    if (columns < 0 || columns > 2 || (columns == 2 && !cpu_has_f16c())) {
+        PyErr_Format(PyExc_ValueError, "windows: layout %d (0-2; 2 needs F16C)", columns);
+        return NULL;
+    }
     Py_buffer x, out;
     if (!in_and_out(x_obj, &x, out_obj, &out)) {
         return NULL;
     }
     /* every read is checked against h and w in the loops: only the sizes need checking */
-    int ok = x.len == n * c * h * w * 4 && out.len == c * kh * kw * n * ho * wo * 4;
+    int ok = x.len == n * c * h * w * (columns == 2 ? 2 : 4) && out.len == c * kh * kw * n * ho * wo * 4;
+    float *plane = NULL;
     if (!ok) {
         PyErr_Format(PyExc_ValueError, "windows: buffers of %zd and %zd bytes do not fit the "
                      "shapes given", x.len, out.len);
+    } else if (columns == 2 && (plane = PyMem_RawMalloc((size_t)(h * w) * sizeof(float))) == NULL) {
+        PyErr_NoMemory();
+        ok = 0;
     } else {
         Py_BEGIN_ALLOW_THREADS
-        conv_windows((const float *)x.buf, (float *)out.buf, columns, n, c, h, w, kh, kw, sh, sw, pt,
-                          pl, dh, dw, ho, wo);
+        if (columns < 2) {
+            conv_windows((const float *)x.buf, (float *)out.buf, columns, n, c, h, w, kh, kw, sh, sw,
+                         pt, pl, dh, dw, ho, wo);
+        }
+#if HAVE_F16C_PATH
+        else {
+            conv_columns_halves((const uint16_t *)x.buf, (float *)out.buf, plane, n, c, h, w, kh,
+                                kw, sh, sw, pt, pl, dh, dw, ho, wo);
+        }
+#endif
         Py_END_ALLOW_THREADS
+        PyMem_RawFree(plane);
     }
     PyBuffer_Release(&x);
     PyBuffer_Release(&out);
@@ -394,8 +461,8 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"windows", windows, METH_VARARGS,
      "windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): a conv's "
-     "windows of fp32 x (n, c, h, w), (c, kh, kw, n, ho, wo) (depthwise) or, columns, (n, c, kh, "
-     "kw, ho, wo) (im2col), zeros in the padding."},
+     "windows of fp32 x (n, c, h, w), (c, kh, kw, n, ho, wo) (depthwise) or, columns 1, (n, c, kh, "
+     "kw, ho, wo) (im2col), zeros in the padding; columns 2: the im2col columns of fp16 x."},
     {"epilogue", epilogue, METH_VARARGS,
      "epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: "
      "fp16(act((acc + bias) + residual)) into out in one pass (batch > 0: acc channels "

@@ -111,7 +111,8 @@ def _windows(x: np.ndarray, kernel, strides, pads, dilations, columns: bool) -> 
     ho = kernels.window_output_size(h, kernel[0], strides[0], pads[0], pads[2], dilations[0])
     wo = kernels.window_output_size(w, kernel[1], strides[1], pads[1], pads[3], dilations[1])
     out = np.empty((n, c, *kernel, ho, wo) if columns else (c, *kernel, n, ho, wo), np.float32)
-    _f16.windows(np.ascontiguousarray(x), out, columns, n, c, h, w, *kernel, *strides, pads[0],
+    layout = 2 if x.dtype == np.float16 else int(columns)  # 2: columns of fp16 x
+    _f16.windows(np.ascontiguousarray(x), out, layout, n, c, h, w, *kernel, *strides, pads[0],
                  pads[1], *dilations, ho, wo)
     return out
 
@@ -123,11 +124,20 @@ def depthwise_windows(x: np.ndarray, kernel, strides, pads, dilations) -> np.nda
     return _windows(x, kernel, strides, pads, dilations, columns=False)
 
 
+def columns_of_halves(kernel, strides, pads) -> bool:
+    """Whether `conv2d_columns` of an fp16 input is built straight from its halves (the
+    caller need not convert the input to fp32 first): all but the 1x1 convs without strides
+    or pads, whose columns are a view of the fp32 input."""
+    return NATIVE and not (tuple(kernel) == (1, 1) and tuple(strides) == (1, 1) and not any(pads))
+
+
 def conv2d_columns(x: np.ndarray, kernel, strides, pads, dilations, groups: int) -> np.ndarray:
     """`kernels.conv2d_columns(x, ...)`, the same values, built in C when it can be (not the
-    view a 1x1 conv without strides or pads takes)."""
+    view a 1x1 conv without strides or pads takes); `x` fp32 or fp16 (then converted inside
+    the gather, each element as `to_f32` converts it)."""
     pointwise = tuple(kernel) == (1, 1) and tuple(strides) == (1, 1) and not any(pads)
-    if pointwise or not NATIVE or x.dtype != np.float32 or x.ndim != 4 or x.size < SMALL:
+    if (pointwise or not NATIVE or x.dtype not in (np.float32, np.float16) or x.ndim != 4
+            or x.size < SMALL):
         return kernels.conv2d_columns(x, kernel, strides, pads, dilations, groups)
     cols = _windows(x, kernel, strides, pads, dilations, columns=True)
     n, c = x.shape[:2]

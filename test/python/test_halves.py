@@ -200,6 +200,15 @@ def test_windows_and_columns_as_numpy(every_size, kernel, strides, pads, dilatio
         cols = halves.conv2d_columns(x, kernel, strides, pads, dilations, groups)
         expect = kernels.conv2d_columns(x, kernel, strides, pads, dilations, groups)
         assert cols.shape == expect.shape and np.array_equal(_bits32(cols), _bits32(expect))
+    for groups in (1, 3):  # the columns of an fp16 input, converted inside the gather
+        halves16 = RNG.integers(0, 1 << 16, x.size, dtype=np.uint16).reshape(x.shape)  # NaNs too
+        strided = np.empty((2, 6, 9, 10), np.uint16)[:, ::2]  # a strided tile as well
+        strided[...] = halves16
+        for tile in (halves16.view(np.float16), strided.view(np.float16)):
+            cols = halves.conv2d_columns(tile, kernel, strides, pads, dilations, groups)
+            expect = kernels.conv2d_columns(tile, kernel, strides, pads, dilations, groups)
+            assert cols.dtype == np.float32 and cols.shape == expect.shape
+            assert np.array_equal(_bits32(cols), _bits32(expect))
     w = _special((3, 1, *kernel))  # and the conv made from them
     assert np.array_equal(_bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3, windows=fast)),
                           _bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3)))

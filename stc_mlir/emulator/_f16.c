@@ -104,9 +104,9 @@ F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n)
 #define CHUNK 512
 
 F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t channels,
-                                Py_ssize_t inner, const float *residual, int act, uint16_t *out,
-                                Py_ssize_t n, Py_ssize_t batch) {
-    float v[CHUNK];
+                                Py_ssize_t inner, const void *residual, int res_halves, int act,
+                                uint16_t *out, Py_ssize_t n, Py_ssize_t batch) {
+    float v[CHUNK], rs[CHUNK];
     Py_ssize_t channel = 0, pos = 0;  /* where `start` is: channel plane, place in it */
     Py_ssize_t image = 0;  /* channels first (batch > 0): the plane's image */
     for (Py_ssize_t start = 0; start < n;) {
@@ -136,7 +136,12 @@ F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t 
             }
         }
         if (residual) {
-            const float *r = residual + start;
+            /* an fp16 residual converted first (exactly, the bits of to_f32) */
+            const float *r = (const float *)residual + start;
+            if (res_halves) {
+                halves_to_floats((const uint16_t *)residual + start, rs, len);
+                r = rs;
+            }
             for (Py_ssize_t k = 0; k < len; k++) {
                 v[k] = v[k] + r[k];
             }
@@ -390,18 +395,18 @@ static PyObject *to_f16(PyObject *self, PyObject *args) {
     return convert(args, 4, 2);
 }
 
-/* epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: see
-   epilogue_halves. acc: fp32, n elements laid out (..., channels, inner) or, batch > 0,
+/* epilogue(acc, bias, residual, act, inner, out, channels, batch[, residual_halves]) -> bool:
+   see epilogue_halves. acc: fp32, n elements laid out (..., channels, inner) or, batch > 0,
    (channels, batch, inner), stored as (batch, channels, inner); bias: None or `channels`
-   fp32; residual: None or n fp32 (batch 0 only); act: 0 none, 1 relu, 2 relu6; out: n fp16
+   fp32; residual: None or n fp32 (fp16 with residual_halves; batch 0 only); act: 0 none, 1 relu, 2 relu6; out: n fp16
    (all C-contiguous). False: a NaN was met, out is partly written. */
 static PyObject *epilogue(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *acc_obj, *bias_obj, *res_obj, *out_obj;
-    int act;
+    int act, res_halves = 0;
     Py_ssize_t inner, channels, batch;
-    if (!PyArg_ParseTuple(args, "OOOinOnn", &acc_obj, &bias_obj, &res_obj, &act, &inner, &out_obj,
-                          &channels, &batch)) {
+    if (!PyArg_ParseTuple(args, "OOOinOnn|p", &acc_obj, &bias_obj, &res_obj, &act, &inner, &out_obj,
+                          &channels, &batch, &res_halves)) {
         return NULL;
     }
     if (!cpu_has_f16c()) {
@@ -426,7 +431,7 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
         ok = 0, have_res = 0;
     }
     Py_ssize_t n = acc.len / 4;
-    if (ok && (acc.len % 4 || out.len != n * 2 || (have_res && res.len != acc.len) ||
+    if (ok && (acc.len % 4 || out.len != n * 2 || (have_res && res.len != (res_halves ? acc.len / 2 : acc.len)) ||
                (have_bias && bias.len != channels * 4) || n % (channels * inner) ||
                (batch && n != batch * channels * inner))) {
         PyErr_Format(PyExc_ValueError, "buffers of %zd (acc), %zd (bias), %zd (residual) and "
@@ -439,7 +444,7 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
     if (ok) {
         Py_BEGIN_ALLOW_THREADS
         done = epilogue_halves((const float *)acc.buf, have_bias ? (const float *)bias.buf : NULL,
-                               channels, inner, have_res ? (const float *)res.buf : NULL, act,
+                               channels, inner, have_res ? res.buf : NULL, res_halves, act,
                                (uint16_t *)out.buf, n, batch);
         Py_END_ALLOW_THREADS
     }
@@ -464,7 +469,7 @@ static PyMethodDef methods[] = {
      "windows of fp32 x (n, c, h, w), (c, kh, kw, n, ho, wo) (depthwise) or, columns 1, (n, c, kh, "
      "kw, ho, wo) (im2col), zeros in the padding; columns 2: the im2col columns of fp16 x."},
     {"epilogue", epilogue, METH_VARARGS,
-     "epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: "
+     "epilogue(acc, bias, residual, act, inner, out, channels, batch[, residual_halves]) -> bool: "
      "fp16(act((acc + bias) + residual)) into out in one pass (batch > 0: acc channels "
      "first); False (out partly written) if a NaN was met."},
     {"to_f32", to_f32, METH_VARARGS,

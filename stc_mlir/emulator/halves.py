@@ -73,10 +73,10 @@ def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
     `bias` one value per channel (`kernels.add_channel_bias`, then `kernels.epilogue`), the
     same bits. `acc` is C-contiguous, or without a residual the channels-first transpose of
     a C-contiguous array (a depthwise conv's product). False when it is left to the caller
-    (numpy): no C path, a small or non-fp16 `out`, another `acc` layout or type, a bias or
-    residual that is not fp32 or needs broadcasting, an activation it does not know, or a
+    (numpy): no C path, a small or non-fp16 `out`, another `acc` layout or type, a bias
+    that is not fp32, a residual neither fp32 nor fp16, either needing broadcasting, an activation it does not know, or a
     NaN met (its payloads are numpy's business); `acc` is never changed, `out` may be
-    partly written."""
+    partly written. An fp16 `residual` is converted inside the pass (as `to_f32` does)."""
     if (not NATIVE or out.dtype != np.float16 or acc.dtype != np.float32 or acc.ndim < 2
             or acc.size < SMALL or out.size != acc.size or activation not in ACTIVATIONS):
         return False
@@ -94,11 +94,12 @@ def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
             return False
         bias = np.ascontiguousarray(bias)
     if residual is not None:
-        if residual.dtype != np.float32 or residual.shape != shape:
+        if residual.dtype not in (np.float32, np.float16) or residual.shape != shape:
             return False
         residual = np.ascontiguousarray(residual)
     target = out if out.flags.c_contiguous else np.empty(shape, np.float16)
-    if not _f16.epilogue(acc, bias, residual, ACTIVATIONS[activation], inner, target, channels, batch):
+    if not _f16.epilogue(acc, bias, residual, ACTIVATIONS[activation], inner, target, channels, batch,
+                         residual is not None and residual.dtype == np.float16):
         return False
     if target is not out:
         out[...] = target if shape == out.shape else target.reshape(out.shape)

@@ -42,9 +42,13 @@ class TileCache:
     def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
         """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
         derived), or the value kept for those bytes or the bytes they were copied from."""
-        memory, at = self.origin(memory, lo, hi)
-        lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
-        entries = self.memories.setdefault(memory, {})
+        if self.aliases.get(memory):  # (no copy into this memory: the bytes are their own)
+            memory, at = self.origin(memory, lo, hi)
+            if at != lo:
+                lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
+        entries = self.memories.get(memory)
+        if entries is None:
+            entries = self.memories[memory] = {}
         hit = entries.pop(key, None)
         if hit is not None:
             entries[key] = hit  # most recently used
@@ -67,10 +71,13 @@ class TileCache:
         aliases they are part of."""
         entries = self.memories.get(memory)
         if entries:
-            for key in [k for k, (a, b, _) in entries.items() if a < hi and lo < b]:
-                self._drop(entries, key)
-        stale = [a for a in self.aliases.get(memory, ()) if a[1] < hi and lo < a[2]]
-        stale += [a for a in self.sources.get(memory, ()) if a[4] < hi and lo < a[4] + a[2] - a[1]]
+            for key in [k for k, e in entries.items() if e[0] < hi and lo < e[1]]:
+                self.nbytes -= entries.pop(key)[2].nbytes
+        aliases, sources = self.aliases.get(memory), self.sources.get(memory)
+        if not aliases and not sources:
+            return
+        stale = [a for a in aliases or () if a[1] < hi and lo < a[2]]
+        stale += [a for a in sources or () if a[4] < hi and lo < a[4] + a[2] - a[1]]
         for alias in stale:
             self.aliases[alias[0]].pop(alias, None)
             self.sources[alias[3]].pop(alias, None)

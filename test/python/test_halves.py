@@ -140,6 +140,12 @@ def test_fused_epilogue_gives_numpy_bits(every_size, activation, with_bias, with
     out = np.full(acc.shape, 9, np.float16)
     assert halves.store_epilogue(out, acc, bias, residual, activation)
     assert np.array_equal(_bits16(out), _bits16(_numpy_epilogue(acc, bias, residual, activation)))
+    if with_residual:  # an fp16 residual (signed zeros, ties), converted in the pass, strided
+        halves16 = np.clip(_special(acc.shape), -6e4, 6e4).astype(np.float16)  # finite: acc has infinities
+        out[...] = 9
+        assert halves.store_epilogue(out, acc, bias, halves16[:, :, :, ::-1], activation)
+        assert np.array_equal(_bits16(out), _bits16(_numpy_epilogue(acc, bias, halves16[:, :, :, ::-1],
+                                                                    activation)))
     zeros = np.zeros(acc.shape, np.float32)  # -0. + -0. stays -0.: the activations' zero signs
     out[...] = 9
     assert halves.store_epilogue(out, -zeros, -zeros[0, :, 0, 0], -zeros, activation)

@@ -33,10 +33,25 @@ class TileCache:
         self.sources: dict[Any, dict[tuple, None]] = {}
 
     def origin(self, memory: Any, lo: int, hi: int) -> tuple[Any, int]:
-        """Where bytes [lo, hi) of `memory` were copied from (themselves if not a copy)."""
-        for alias in self.aliases.get(memory, ()):
-            if alias[1] <= lo and hi <= alias[2]:
-                return alias[3], alias[4] + lo - alias[1]
+        """Where bytes [lo, hi) of `memory` were copied from (themselves if not a copy): one
+        copy, or copies one after the other of consecutive bytes of one source (a region
+        moved in pieces)."""
+        aliases = self.aliases.get(memory)
+        if not aliases:
+            return memory, lo
+        for alias in aliases:  # (the copies into one memory do not overlap)
+            if alias[1] <= lo < alias[2]:
+                if hi <= alias[2]:
+                    return alias[3], alias[4] + lo - alias[1]
+                end, source, at = alias[2], alias[3], alias[4] + alias[2] - alias[1]
+                while end < hi:  # the next piece: from where this one ended, to where it ended
+                    for piece in aliases:
+                        if piece[1] == end and piece[4] == at and piece[3] == source:
+                            end, at = piece[2], at + piece[2] - piece[1]
+                            break
+                    else:
+                        return memory, lo
+                return source, alias[4] + lo - alias[1]
         return memory, lo
 
     def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:

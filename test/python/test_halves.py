@@ -218,3 +218,27 @@ def test_windows_and_columns_as_numpy(every_size, kernel, strides, pads, dilatio
     w = _special((3, 1, *kernel))  # and the conv made from them
     assert np.array_equal(_bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3, windows=fast)),
                           _bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3)))
+
+
+def test_tile_cache_follows_a_region_copied_in_pieces():
+    """A tile whose bytes came in two copies of consecutive source bytes (weights moved in
+    pieces) is looked up at the source, so it is converted once; not when the pieces come
+    from elsewhere or a piece is written again."""
+    from stc_mlir.emulator.tile_cache import TileCache
+    cache = TileCache()
+    cache.copied("l1", 0, 8, "ddr", 100)
+    cache.copied("l1", 8, 16, "ddr", 108)
+    cache.copied("l1", 16, 24, "ddr", 200)  # not where the second piece ended
+    assert cache.origin("l1", 4, 12) == ("ddr", 104)
+    assert cache.origin("l1", 0, 16) == ("ddr", 100)
+    assert cache.origin("l1", 4, 20) == ("l1", 4)
+    made = []
+    def make():
+        made.append(1)
+        return np.zeros(4, np.float32)
+    first = cache.get("l1", 0, 16, (0, "what"), make)
+    cache.copied("l2", 32, 48, "ddr", 100)  # the same bytes once more, in one copy
+    assert cache.get("l2", 32, 48, (32, "what"), make) is first and len(made) == 1
+    cache.written("l1", 9, 10)  # the second piece is gone
+    assert cache.origin("l1", 0, 16) == ("l1", 0)
+    assert cache.get("l1", 0, 16, (0, "what"), make) is not first and len(made) == 2

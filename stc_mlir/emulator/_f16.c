@@ -104,9 +104,9 @@ F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n)
 #define CHUNK 512
 
 F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t channels,
-                                Py_ssize_t inner, const float *residual, int act, uint16_t *out,
-                                Py_ssize_t n, Py_ssize_t batch) {
-    float v[CHUNK];
+                                Py_ssize_t inner, const void *residual, int res_halves, int act,
+                                uint16_t *out, Py_ssize_t n, Py_ssize_t batch) {
+    float v[CHUNK], rs[CHUNK];
     Py_ssize_t channel = 0, pos = 0;  /* where `start` is: channel plane, place in it */
     Py_ssize_t image = 0;  /* channels first (batch > 0): the plane's image */
     for (Py_ssize_t start = 0; start < n;) {
@@ -136,7 +136,12 @@ F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t 
             }
         }
         if (residual) {
-            const float *r = residual + start;
+            /* an fp16 residual converted first (exactly, the bits of to_f32) */
+            const float *r = (const float *)residual + start;
+            if (res_halves) {
+                halves_to_floats((const uint16_t *)residual + start, rs, len);
+                r = rs;
+            }
             for (Py_ssize_t k = 0; k < len; k++) {
                 v[k] = v[k] + r[k];
             }
@@ -236,13 +241,63 @@ static void conv_windows(const float *x, float *out, int columns, Py_ssize_t n, 
     }
 }
 
-/* windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): see conv_windows */
+#if HAVE_F16C_PATH
+/* The im2col columns (n, c, kh, kw, ho, wo) fp32 of fp16 x (n, c, h, w), C-contiguous: each
+   (image, channel) plane converted once into `plane` (h * w floats, the bits of to_f32),
+   then its windows copied out of it as conv_windows copies them from an fp32 x (the same
+   values, zeros in the padding), the output written in order. */
+F16C static void conv_columns_halves(const uint16_t *x, float *out, float *plane, Py_ssize_t n,
+                                     Py_ssize_t c, Py_ssize_t h, Py_ssize_t w, Py_ssize_t kh,
+                                     Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt,
+                                     Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t ho,
+                                     Py_ssize_t wo) {
+    for (Py_ssize_t nc = 0; nc < n * c; nc++) {
+        halves_to_floats(x + nc * h * w, plane, h * w);
+        float *dst = out + nc * kh * kw * ho * wo;
+        for (Py_ssize_t i = 0; i < kh; i++) {
+            for (Py_ssize_t j = 0; j < kw; j++) {
+                Py_ssize_t first = j * dw - pl, qlo = 0, qhi = wo;
+                while (qlo < wo && qlo * sw + first < 0) {
+                    qlo++;
+                }
+                while (qhi > qlo && (qhi - 1) * sw + first >= w) {
+                    qhi--;
+                }
+                for (Py_ssize_t p = 0; p < ho; p++, dst += wo) {
+                    Py_ssize_t r = p * sh + i * dh - pt;
+                    if (r < 0 || r >= h) {
+                        memset(dst, 0, (size_t)wo * sizeof(float));
+                        continue;
+                    }
+                    const float *src = plane + r * w + first;
+                    for (Py_ssize_t q = 0; q < qlo; q++) {
+                        dst[q] = 0.0f;
+                    }
+                    if (sw == 1) {
+                        memcpy(dst + qlo, src + qlo, (size_t)(qhi - qlo) * sizeof(float));
+                    } else {
+                        for (Py_ssize_t q = qlo; q < qhi; q++) {
+                            dst[q] = src[q * sw];
+                        }
+                    }
+                    for (Py_ssize_t q = qhi; q < wo; q++) {
+                        dst[q] = 0.0f;
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
+/* windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): see conv_windows;
+   columns == 2: x is fp16 (the im2col columns of conv_columns_halves) */
 static PyObject *windows(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *x_obj, *out_obj;
     Py_ssize_t d[14];
     int columns;
-    if (!PyArg_ParseTuple(args, "OOpnnnnnnnnnnnnnn", &x_obj, &out_obj, &columns, d, d + 1, d + 2, d + 3, d + 4,
+    if (!PyArg_ParseTuple(args, "OOinnnnnnnnnnnnnn", &x_obj, &out_obj, &columns, d, d + 1, d + 2, d + 3, d + 4,
                           d + 5, d + 6, d + 7, d + 8, d + 9, d + 10, d + 11, d + 12, d + 13)) {
         return NULL;
     }
@@ -254,20 +309,37 @@ static PyObject *windows(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
     Py_ssize_t pt = d[8], pl = d[9], dh = d[10], dw = d[11], ho = d[12], wo = d[13];
+    if (columns < 0 || columns > 2 || (columns == 2 && !cpu_has_f16c())) {
+        PyErr_Format(PyExc_ValueError, "windows: layout %d (0-2; 2 needs F16C)", columns);
+        return NULL;
+    }
     Py_buffer x, out;
     if (!in_and_out(x_obj, &x, out_obj, &out)) {
         return NULL;
     }
     /* every read is checked against h and w in the loops: only the sizes need checking */
-    int ok = x.len == n * c * h * w * 4 && out.len == c * kh * kw * n * ho * wo * 4;
+    int ok = x.len == n * c * h * w * (columns == 2 ? 2 : 4) && out.len == c * kh * kw * n * ho * wo * 4;
+    float *plane = NULL;
     if (!ok) {
         PyErr_Format(PyExc_ValueError, "windows: buffers of %zd and %zd bytes do not fit the "
                      "shapes given", x.len, out.len);
+    } else if (columns == 2 && (plane = PyMem_RawMalloc((size_t)(h * w) * sizeof(float))) == NULL) {
+        PyErr_NoMemory();
+        ok = 0;
     } else {
         Py_BEGIN_ALLOW_THREADS
-        conv_windows((const float *)x.buf, (float *)out.buf, columns, n, c, h, w, kh, kw, sh, sw, pt,
-                          pl, dh, dw, ho, wo);
+        if (columns < 2) {
+            conv_windows((const float *)x.buf, (float *)out.buf, columns, n, c, h, w, kh, kw, sh, sw,
+                         pt, pl, dh, dw, ho, wo);
+        }
+#if HAVE_F16C_PATH
+        else {
+            conv_columns_halves((const uint16_t *)x.buf, (float *)out.buf, plane, n, c, h, w, kh,
+                                kw, sh, sw, pt, pl, dh, dw, ho, wo);
+        }
+#endif
         Py_END_ALLOW_THREADS
+        PyMem_RawFree(plane);
     }
     PyBuffer_Release(&x);
     PyBuffer_Release(&out);
@@ -323,18 +395,18 @@ static PyObject *to_f16(PyObject *self, PyObject *args) {
     return convert(args, 4, 2);
 }
 
-/* epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: see
-   epilogue_halves. acc: fp32, n elements laid out (..., channels, inner) or, batch > 0,
+/* epilogue(acc, bias, residual, act, inner, out, channels, batch[, residual_halves]) -> bool:
+   see epilogue_halves. acc: fp32, n elements laid out (..., channels, inner) or, batch > 0,
    (channels, batch, inner), stored as (batch, channels, inner); bias: None or `channels`
-   fp32; residual: None or n fp32 (batch 0 only); act: 0 none, 1 relu, 2 relu6; out: n fp16
+   fp32; residual: None or n fp32 (fp16 with residual_halves; batch 0 only); act: 0 none, 1 relu, 2 relu6; out: n fp16
    (all C-contiguous). False: a NaN was met, out is partly written. */
 static PyObject *epilogue(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *acc_obj, *bias_obj, *res_obj, *out_obj;
-    int act;
+    int act, res_halves = 0;
     Py_ssize_t inner, channels, batch;
-    if (!PyArg_ParseTuple(args, "OOOinOnn", &acc_obj, &bias_obj, &res_obj, &act, &inner, &out_obj,
-                          &channels, &batch)) {
+    if (!PyArg_ParseTuple(args, "OOOinOnn|p", &acc_obj, &bias_obj, &res_obj, &act, &inner, &out_obj,
+                          &channels, &batch, &res_halves)) {
         return NULL;
     }
     if (!cpu_has_f16c()) {
@@ -359,7 +431,7 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
         ok = 0, have_res = 0;
     }
     Py_ssize_t n = acc.len / 4;
-    if (ok && (acc.len % 4 || out.len != n * 2 || (have_res && res.len != acc.len) ||
+    if (ok && (acc.len % 4 || out.len != n * 2 || (have_res && res.len != (res_halves ? acc.len / 2 : acc.len)) ||
                (have_bias && bias.len != channels * 4) || n % (channels * inner) ||
                (batch && n != batch * channels * inner))) {
         PyErr_Format(PyExc_ValueError, "buffers of %zd (acc), %zd (bias), %zd (residual) and "
@@ -372,7 +444,7 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
     if (ok) {
         Py_BEGIN_ALLOW_THREADS
         done = epilogue_halves((const float *)acc.buf, have_bias ? (const float *)bias.buf : NULL,
-                               channels, inner, have_res ? (const float *)res.buf : NULL, act,
+                               channels, inner, have_res ? res.buf : NULL, res_halves, act,
                                (uint16_t *)out.buf, n, batch);
         Py_END_ALLOW_THREADS
     }
@@ -394,10 +466,10 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"windows", windows, METH_VARARGS,
      "windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): a conv's "
-     "windows of fp32 x (n, c, h, w), (c, kh, kw, n, ho, wo) (depthwise) or, columns, (n, c, kh, "
-     "kw, ho, wo) (im2col), zeros in the padding."},
+     "windows of fp32 x (n, c, h, w), (c, kh, kw, n, ho, wo) (depthwise) or, columns 1, (n, c, kh, "
+     "kw, ho, wo) (im2col), zeros in the padding; columns 2: the im2col columns of fp16 x."},
     {"epilogue", epilogue, METH_VARARGS,
-     "epilogue(acc, bias, residual, act, inner, out, channels, batch) -> bool: "
+     "epilogue(acc, bias, residual, act, inner, out, channels, batch[, residual_halves]) -> bool: "
      "fp16(act((acc + bias) + residual)) into out in one pass (batch > 0: acc channels "
      "first); False (out partly written) if a NaN was met."},
     {"to_f32", to_f32, METH_VARARGS,

@@ -46,11 +46,12 @@ def _nothing_kept(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.
     return make()
 
 
-def _upcast(ins: Mapping[str, np.ndarray], derived: Derived) -> dict[str, np.ndarray]:
-    """The inputs as fp32 (the kernels' working type), each fp16 tile converted once."""
+def _upcast(ins: Mapping[str, np.ndarray], derived: Derived, keep: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """The inputs as fp32 (the kernels' working type), each fp16 tile converted once (but
+    those in the slots `keep`, left as they are)."""
     out = {}
     for slot, view in ins.items():
-        if view.dtype == np.float16:
+        if view.dtype == np.float16 and slot not in keep:
             out[slot] = derived(slot, ("f32",), lambda v=view: halves.to_f32(v))
         else:
             out[slot] = view
@@ -62,7 +63,13 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
     """Compute `cmd` from the input views `ins` into the output views `outs` (by slot).
     Raises IndexError for a gather (gather, gather_elements, gather_nd) index out of range."""
     p = cmd.params
-    if cmd.op not in MOVEMENT:
+    if cmd.op == "conv2d":
+        # a conv's fp16 input whose columns are built straight from its halves stays fp16,
+        # and so does its residual (read once: the epilogue converts it, C or numpy)
+        halves_in = (kernels.uses_columns(ins["weight"].shape, p["groups"], p["strides"], p["pads"])
+                     and halves.columns_of_halves(ins["weight"].shape[2:], p["strides"], p["pads"]))
+        ins = _upcast(ins, derived, ("input", "residual") if halves_in else ("residual",))
+    elif cmd.op not in MOVEMENT:
         ins = _upcast(ins, derived)
     match cmd.op:
         case "dma":

@@ -73,10 +73,10 @@ def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
     `bias` one value per channel (`kernels.add_channel_bias`, then `kernels.epilogue`), the
     same bits. `acc` is C-contiguous, or without a residual the channels-first transpose of
     a C-contiguous array (a depthwise conv's product). False when it is left to the caller
-    (numpy): no C path, a small or non-fp16 `out`, another `acc` layout or type, a bias or
-    residual that is not fp32 or needs broadcasting, an activation it does not know, or a
+    (numpy): no C path, a small or non-fp16 `out`, another `acc` layout or type, a bias
+    that is not fp32, a residual neither fp32 nor fp16, either needing broadcasting, an activation it does not know, or a
     NaN met (its payloads are numpy's business); `acc` is never changed, `out` may be
-    partly written."""
+    partly written. An fp16 `residual` is converted inside the pass (as `to_f32` does)."""
     if (not NATIVE or out.dtype != np.float16 or acc.dtype != np.float32 or acc.ndim < 2
             or acc.size < SMALL or out.size != acc.size or activation not in ACTIVATIONS):
         return False
@@ -94,11 +94,12 @@ def store_epilogue(out: np.ndarray, acc: np.ndarray, bias: np.ndarray | None,
             return False
         bias = np.ascontiguousarray(bias)
     if residual is not None:
-        if residual.dtype != np.float32 or residual.shape != shape:
+        if residual.dtype not in (np.float32, np.float16) or residual.shape != shape:
             return False
         residual = np.ascontiguousarray(residual)
     target = out if out.flags.c_contiguous else np.empty(shape, np.float16)
-    if not _f16.epilogue(acc, bias, residual, ACTIVATIONS[activation], inner, target, channels, batch):
+    if not _f16.epilogue(acc, bias, residual, ACTIVATIONS[activation], inner, target, channels, batch,
+                         residual is not None and residual.dtype == np.float16):
         return False
     if target is not out:
         out[...] = target if shape == out.shape else target.reshape(out.shape)
@@ -111,7 +112,8 @@ def _windows(x: np.ndarray, kernel, strides, pads, dilations, columns: bool) -> 
     ho = kernels.window_output_size(h, kernel[0], strides[0], pads[0], pads[2], dilations[0])
     wo = kernels.window_output_size(w, kernel[1], strides[1], pads[1], pads[3], dilations[1])
     out = np.empty((n, c, *kernel, ho, wo) if columns else (c, *kernel, n, ho, wo), np.float32)
-    _f16.windows(np.ascontiguousarray(x), out, columns, n, c, h, w, *kernel, *strides, pads[0],
+    layout = 2 if x.dtype == np.float16 else int(columns)  # 2: columns of fp16 x
+    _f16.windows(np.ascontiguousarray(x), out, layout, n, c, h, w, *kernel, *strides, pads[0],
                  pads[1], *dilations, ho, wo)
     return out
 
@@ -123,11 +125,20 @@ def depthwise_windows(x: np.ndarray, kernel, strides, pads, dilations) -> np.nda
     return _windows(x, kernel, strides, pads, dilations, columns=False)
 
 
+def columns_of_halves(kernel, strides, pads) -> bool:
+    """Whether `conv2d_columns` of an fp16 input is built straight from its halves (the
+    caller need not convert the input to fp32 first): all but the 1x1 convs without strides
+    or pads, whose columns are a view of the fp32 input."""
+    return NATIVE and not (tuple(kernel) == (1, 1) and tuple(strides) == (1, 1) and not any(pads))
+
+
 def conv2d_columns(x: np.ndarray, kernel, strides, pads, dilations, groups: int) -> np.ndarray:
     """`kernels.conv2d_columns(x, ...)`, the same values, built in C when it can be (not the
-    view a 1x1 conv without strides or pads takes)."""
+    view a 1x1 conv without strides or pads takes); `x` fp32 or fp16 (then converted inside
+    the gather, each element as `to_f32` converts it)."""
     pointwise = tuple(kernel) == (1, 1) and tuple(strides) == (1, 1) and not any(pads)
-    if pointwise or not NATIVE or x.dtype != np.float32 or x.ndim != 4 or x.size < SMALL:
+    if (pointwise or not NATIVE or x.dtype not in (np.float32, np.float16) or x.ndim != 4
+            or x.size < SMALL):
         return kernels.conv2d_columns(x, kernel, strides, pads, dilations, groups)
     cols = _windows(x, kernel, strides, pads, dilations, columns=True)
     n, c = x.shape[:2]

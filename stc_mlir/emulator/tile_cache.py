@@ -33,18 +33,37 @@ class TileCache:
         self.sources: dict[Any, dict[tuple, None]] = {}
 
     def origin(self, memory: Any, lo: int, hi: int) -> tuple[Any, int]:
-        """Where bytes [lo, hi) of `memory` were copied from (themselves if not a copy)."""
-        for alias in self.aliases.get(memory, ()):
-            if alias[1] <= lo and hi <= alias[2]:
-                return alias[3], alias[4] + lo - alias[1]
+        """Where bytes [lo, hi) of `memory` were copied from (themselves if not a copy): one
+        copy, or copies one after the other of consecutive bytes of one source (a region
+        moved in pieces)."""
+        aliases = self.aliases.get(memory)
+        if not aliases:
+            return memory, lo
+        for alias in aliases:  # (the copies into one memory do not overlap)
+            if alias[1] <= lo < alias[2]:
+                if hi <= alias[2]:
+                    return alias[3], alias[4] + lo - alias[1]
+                end, source, at = alias[2], alias[3], alias[4] + alias[2] - alias[1]
+                while end < hi:  # the next piece: from where this one ended, to where it ended
+                    for piece in aliases:
+                        if piece[1] == end and piece[4] == at and piece[3] == source:
+                            end, at = piece[2], at + piece[2] - piece[1]
+                            break
+                    else:
+                        return memory, lo
+                return source, alias[4] + lo - alias[1]
         return memory, lo
 
     def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
         """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
         derived), or the value kept for those bytes or the bytes they were copied from."""
-        memory, at = self.origin(memory, lo, hi)
-        lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
-        entries = self.memories.setdefault(memory, {})
+        if self.aliases.get(memory):  # (no copy into this memory: the bytes are their own)
+            memory, at = self.origin(memory, lo, hi)
+            if at != lo:
+                lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
+        entries = self.memories.get(memory)
+        if entries is None:
+            entries = self.memories[memory] = {}
         hit = entries.pop(key, None)
         if hit is not None:
             entries[key] = hit  # most recently used
@@ -67,10 +86,13 @@ class TileCache:
         aliases they are part of."""
         entries = self.memories.get(memory)
         if entries:
-            for key in [k for k, (a, b, _) in entries.items() if a < hi and lo < b]:
-                self._drop(entries, key)
-        stale = [a for a in self.aliases.get(memory, ()) if a[1] < hi and lo < a[2]]
-        stale += [a for a in self.sources.get(memory, ()) if a[4] < hi and lo < a[4] + a[2] - a[1]]
+            for key in [k for k, e in entries.items() if e[0] < hi and lo < e[1]]:
+                self.nbytes -= entries.pop(key)[2].nbytes
+        aliases, sources = self.aliases.get(memory), self.sources.get(memory)
+        if not aliases and not sources:
+            return
+        stale = [a for a in aliases or () if a[1] < hi and lo < a[2]]
+        stale += [a for a in sources or () if a[4] < hi and lo < a[4] + a[2] - a[1]]
         for alias in stale:
             self.aliases[alias[0]].pop(alias, None)
             self.sources[alias[3]].pop(alias, None)

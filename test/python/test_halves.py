@@ -140,6 +140,12 @@ def test_fused_epilogue_gives_numpy_bits(every_size, activation, with_bias, with
     out = np.full(acc.shape, 9, np.float16)
     assert halves.store_epilogue(out, acc, bias, residual, activation)
     assert np.array_equal(_bits16(out), _bits16(_numpy_epilogue(acc, bias, residual, activation)))
+    if with_residual:  # an fp16 residual (signed zeros, ties), converted in the pass, strided
+        halves16 = np.clip(_special(acc.shape), -6e4, 6e4).astype(np.float16)  # finite: acc has infinities
+        out[...] = 9
+        assert halves.store_epilogue(out, acc, bias, halves16[:, :, :, ::-1], activation)
+        assert np.array_equal(_bits16(out), _bits16(_numpy_epilogue(acc, bias, halves16[:, :, :, ::-1],
+                                                                    activation)))
     zeros = np.zeros(acc.shape, np.float32)  # -0. + -0. stays -0.: the activations' zero signs
     out[...] = 9
     assert halves.store_epilogue(out, -zeros, -zeros[0, :, 0, 0], -zeros, activation)
@@ -200,6 +206,39 @@ def test_windows_and_columns_as_numpy(every_size, kernel, strides, pads, dilatio
         cols = halves.conv2d_columns(x, kernel, strides, pads, dilations, groups)
         expect = kernels.conv2d_columns(x, kernel, strides, pads, dilations, groups)
         assert cols.shape == expect.shape and np.array_equal(_bits32(cols), _bits32(expect))
+    for groups in (1, 3):  # the columns of an fp16 input, converted inside the gather
+        halves16 = RNG.integers(0, 1 << 16, x.size, dtype=np.uint16).reshape(x.shape)  # NaNs too
+        strided = np.empty((2, 6, 9, 10), np.uint16)[:, ::2]  # a strided tile as well
+        strided[...] = halves16
+        for tile in (halves16.view(np.float16), strided.view(np.float16)):
+            cols = halves.conv2d_columns(tile, kernel, strides, pads, dilations, groups)
+            expect = kernels.conv2d_columns(tile, kernel, strides, pads, dilations, groups)
+            assert cols.dtype == np.float32 and cols.shape == expect.shape
+            assert np.array_equal(_bits32(cols), _bits32(expect))
     w = _special((3, 1, *kernel))  # and the conv made from them
     assert np.array_equal(_bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3, windows=fast)),
                           _bits32(kernels.conv2d(x, w, None, strides, pads, dilations, 3)))
+
+
+def test_tile_cache_follows_a_region_copied_in_pieces():
+    """A tile whose bytes came in two copies of consecutive source bytes (weights moved in
+    pieces) is looked up at the source, so it is converted once; not when the pieces come
+    from elsewhere or a piece is written again."""
+    from stc_mlir.emulator.tile_cache import TileCache
+    cache = TileCache()
+    cache.copied("l1", 0, 8, "ddr", 100)
+    cache.copied("l1", 8, 16, "ddr", 108)
+    cache.copied("l1", 16, 24, "ddr", 200)  # not where the second piece ended
+    assert cache.origin("l1", 4, 12) == ("ddr", 104)
+    assert cache.origin("l1", 0, 16) == ("ddr", 100)
+    assert cache.origin("l1", 4, 20) == ("l1", 4)
+    made = []
+    def make():
+        made.append(1)
+        return np.zeros(4, np.float32)
+    first = cache.get("l1", 0, 16, (0, "what"), make)
+    cache.copied("l2", 32, 48, "ddr", 100)  # the same bytes once more, in one copy
+    assert cache.get("l2", 32, 48, (32, "what"), make) is first and len(made) == 1
+    cache.written("l1", 9, 10)  # the second piece is gone
+    assert cache.origin("l1", 0, 16) == ("l1", 0)
+    assert cache.get("l1", 0, 16, (0, "what"), make) is not first and len(made) == 2

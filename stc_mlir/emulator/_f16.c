@@ -486,12 +486,18 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
+/* Bumped whenever a function's arguments or meaning change: halves.py uses a build whose
+   INTERFACE is its own and falls back to numpy for any other (an older build in a source
+   tree would otherwise read fp16 columns as fp32). */
+#define F16_INTERFACE 2
+
 PyMODINIT_FUNC PyInit__f16(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) {
         return NULL;
     }
-    if (PyModule_AddIntConstant(m, "available", cpu_has_f16c()) < 0) {
+    if (PyModule_AddIntConstant(m, "available", cpu_has_f16c()) < 0
+        || PyModule_AddIntConstant(m, "INTERFACE", F16_INTERFACE) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1121,8 +1121,17 @@ static struct PyModuleDef module = {
     "Helpers of the emulator's event loop (optional; see stc_mlir/emulator/native.py).", -1, methods,
 };
 
+/* Bumped whenever a function's arguments or meaning change: native.py uses a build whose
+   INTERFACE is its own and falls back to Python for any other. */
+#define LOOP_INTERFACE 2
+
 PyMODINIT_FUNC PyInit__loop(void) {
     if (intern_names() < 0)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", LOOP_INTERFACE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

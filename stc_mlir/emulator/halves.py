@@ -28,10 +28,13 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _f16 = None
 
+INTERFACE = 2
+"""The `_f16.c` interface this file calls (its `F16_INTERFACE`)."""
 NATIVE = bool(_f16 is not None and _f16.available and os.environ.get("STC_F16_NATIVE", "1") != "0"
-              and all(hasattr(_f16, f) for f in ("to_f32", "to_f16", "epilogue", "windows")))
+              and getattr(_f16, "INTERFACE", None) == INTERFACE)
 """Whether the C path is used (tests switch it off to compare; a module built from an older
-`_f16.c` is not: rebuild it with `python setup.py build_ext --inplace`)."""
+`_f16.c` is not, whose functions may take other arguments: rebuild it with `python setup.py
+build_ext --inplace`)."""
 
 SMALL = 2048
 """Tiles of fewer elements are converted by numpy (a call costs more than it saves)."""

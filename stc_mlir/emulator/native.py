@@ -33,8 +33,13 @@ except ImportError:  # not built (a plain source tree) or not buildable here
 TID_BITS = 8
 """The thread bits of a writer code (`HazardTracker.TID_BITS`, which is this)."""
 
-NATIVE = bool(_loop is not None and os.environ.get("STC_LOOP_NATIVE", "1") != "0")
-"""Whether the C path is used (tests compare both)."""
+INTERFACE = 2
+"""The `_loop.c` interface this file calls (its `LOOP_INTERFACE`)."""
+NATIVE = bool(_loop is not None and os.environ.get("STC_LOOP_NATIVE", "1") != "0"
+              and getattr(_loop, "INTERFACE", None) == INTERFACE)
+"""Whether the C path is used (tests compare both; a module built from an older `_loop.c`
+is not, whose functions may be missing or take other arguments: rebuild it with `python
+setup.py build_ext --inplace`)."""
 
 
 def numpy_join(dst: np.ndarray, src: np.ndarray) -> None:

@@ -173,3 +173,11 @@ def test_native_command_matches_python():
             slow_paths += len(calls)
         assert results[0] == results[1], case
     assert slow_paths > 500  # (the slow paths were exercised)
+
+
+@pytest.mark.skipif(native._loop is None, reason="the C module is not built here")
+def test_the_built_module_is_the_interface_native_calls():
+    # a build from an older _loop.c (a source tree pulled, not rebuilt) is not used: its
+    # functions may be missing or take other arguments
+    assert native._loop.INTERFACE == native.INTERFACE
+    assert native.NATIVE or native.os.environ.get("STC_LOOP_NATIVE") == "0"

@@ -242,3 +242,9 @@ def test_tile_cache_follows_a_region_copied_in_pieces():
     cache.written("l1", 9, 10)  # the second piece is gone
     assert cache.origin("l1", 0, 16) == ("l1", 0)
     assert cache.get("l1", 0, 16, (0, "what"), make) is not first and len(made) == 2
+
+
+@pytest.mark.skipif(halves._f16 is None, reason="the C module is not built here")
+def test_the_built_module_is_the_interface_halves_calls():
+    # a build from an older _f16.c would read an fp16 tile's columns as fp32: not used
+    assert halves._f16.INTERFACE == halves.INTERFACE

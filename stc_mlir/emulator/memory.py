@@ -162,6 +162,22 @@ class Memory:
         track, numerics = self._modes
         self.__init__(self.name, self.level, self.extent, track, self.granule, numerics)  # type: ignore[misc]
 
+    def record_write(self, fp: Footprint, hull: tuple[int, int, bool], code: int, tid: int,
+                     epoch: int) -> None:
+        """A checked write of `fp` (`hull`: `fp.hull(self.granule)`) by thread `tid` at
+        `epoch` (writer `code`): its code over the hull, per granule from now on where the
+        hull is not dense, the thread's writer summary and its write log."""
+        lo, hi, dense = hull
+        if not dense:
+            self.codes(fp)[...] = code
+        self.mark(lo, hi, code if dense else None)
+        _note(self.writers, tid, epoch, fp.base, fp.base + fp.span)
+        log = self.writes.get(tid)
+        if log is None:
+            self.writes[tid] = [(epoch, fp.base, fp.base + fp.span)]
+        else:
+            log.append((epoch, fp.base, fp.base + fp.span))
+
     def mark(self, lo: int, hi: int, code: int | None) -> None:
         """Granules [lo, hi) now hold `code` (None: unknown, some of them do)."""
         starts, values = self.starts, self.values
@@ -437,15 +453,7 @@ class HazardTracker:
             self._check_writers(mem, mem.codes(fp), fp, tid, core, index, "writes", seen)
         self._check_readers(mem, fp, tid, core, index, seen)
         epoch = seen[tid]
-        code = (epoch << self.TID_BITS) | tid
-        if not dense:  # its hull's codes are kept per granule from now on
-            mem.codes(fp)[...] = code
-        mem.mark(lo, hi, code if dense else None)
-        _note(mem.writers, tid, epoch, fp.base, fp.base + fp.span)
-        log = mem.writes.get(tid)
-        if log is None:
-            log = mem.writes[tid] = []
-        log.append((epoch, fp.base, fp.base + fp.span))
+        mem.record_write(fp, (lo, hi, dense), (epoch << self.TID_BITS) | tid, tid, epoch)
 
     def _unseen(self, mem: Memory, known: list[int], seen: list[int]) -> bool:
         """Whether some of the codes `known` were written by a thread after the epoch

@@ -165,7 +165,7 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
             read(task, i, codes[i], runs, seen)
         bytes_read[mem.level] += nbytes
     for j, (_, mem, fp, _, nbytes, h, _) in enumerate(task.writes):
-        lo, hi, dense = h
+        lo, hi, _ = h
         start, stop = fp.base, fp.base + fp.span
         ok = (python_settled(mem.starts, mem.values, lo, hi, seen, mem.writers, bits)[1]
               or _granules_fine(mem, fp, seen, False))
@@ -177,23 +177,7 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
                     ok = False
                     break
         if ok:
-            if not dense:  # its hull's codes are kept per granule from now on
-                mem.codes(fp)[...] = code
-            mem.mark(lo, hi, code if dense else None)
-            mine = mem.writers.get(tid)
-            if mine is None:
-                mem.writers[tid] = [epoch, start, stop]
-            else:
-                mine[0] = epoch
-                if start < mine[1]:
-                    mine[1] = start
-                if stop > mine[2]:
-                    mine[2] = stop
-            log = mem.writes.get(tid)
-            if log is None:
-                mem.writes[tid] = [(epoch, start, stop)]
-            else:
-                log.append((epoch, start, stop))
+            mem.record_write(fp, h, code, tid, epoch)
         else:
             write(task, j, seen)
         bytes_written[mem.level] += nbytes

@@ -193,6 +193,46 @@ static int in_and_out(PyObject *in_obj, Py_buffer *in, PyObject *out_obj, Py_buf
     return 1;
 }
 
+/* The outputs q of a window column whose input column q * sw + first is inside [0, w):
+   [*qlo, *qhi). */
+static inline void window_span(Py_ssize_t first, Py_ssize_t sw, Py_ssize_t w, Py_ssize_t wo,
+                               Py_ssize_t *qlo, Py_ssize_t *qhi) {
+    Py_ssize_t lo = 0, hi = wo;
+    while (lo < wo && lo * sw + first < 0) {
+        lo++;
+    }
+    while (hi > lo && (hi - 1) * sw + first >= w) {
+        hi--;
+    }
+    *qlo = lo;
+    *qhi = hi;
+}
+
+/* One output row of windows: dst[q] = plane[r][q * sw + first] for q in [qlo, qhi), +0.0
+   elsewhere, all of it for a row r outside the plane (h x w fp32). */
+static inline void window_row(float *dst, const float *plane, Py_ssize_t r, Py_ssize_t h, Py_ssize_t w,
+                              Py_ssize_t first, Py_ssize_t sw, Py_ssize_t qlo, Py_ssize_t qhi,
+                              Py_ssize_t wo) {
+    if (r < 0 || r >= h) {
+        memset(dst, 0, (size_t)wo * sizeof(float));
+        return;
+    }
+    const float *src = plane + r * w + first;
+    for (Py_ssize_t q = 0; q < qlo; q++) {
+        dst[q] = 0.0f;
+    }
+    if (sw == 1) {
+        memcpy(dst + qlo, src + qlo, (size_t)(qhi - qlo) * sizeof(float));
+    } else {
+        for (Py_ssize_t q = qlo; q < qhi; q++) {
+            dst[q] = src[q * sw];
+        }
+    }
+    for (Py_ssize_t q = qhi; q < wo; q++) {
+        dst[q] = 0.0f;
+    }
+}
+
 /* A conv's windows: out (c, kh, kw, n, ho, wo) (a depthwise conv's) or, `columns`, (n, c, kh,
    kw, ho, wo) (im2col) from x (n, c, h, w), all fp32 C-contiguous, +0.0 where a window sees
    padding (the copy numpy's slices make into zeros). */
@@ -203,37 +243,14 @@ static void conv_windows(const float *x, float *out, int columns, Py_ssize_t n, 
     for (Py_ssize_t ch = 0; ch < c; ch++) {
         for (Py_ssize_t i = 0; i < kh; i++) {
             for (Py_ssize_t j = 0; j < kw; j++) {
-                /* the outputs q whose column q * sw + j * dw - pl is inside [0, w) */
-                Py_ssize_t first = j * dw - pl, qlo = 0, qhi = wo;
-                while (qlo < wo && qlo * sw + first < 0) {
-                    qlo++;
-                }
-                while (qhi > qlo && (qhi - 1) * sw + first >= w) {
-                    qhi--;
-                }
+                Py_ssize_t first = j * dw - pl, qlo, qhi;
+                window_span(first, sw, w, wo, &qlo, &qhi);
                 for (Py_ssize_t ni = 0; ni < n; ni++) {
                     for (Py_ssize_t p = 0; p < ho; p++) {
                         float *dst = out + (columns ? (((ni * c + ch) * kh + i) * kw + j) * ho * wo
                                                     : ((((ch * kh + i) * kw + j) * n + ni) * ho) * wo) + p * wo;
-                        Py_ssize_t r = p * sh + i * dh - pt;
-                        if (r < 0 || r >= h) {
-                            memset(dst, 0, (size_t)wo * sizeof(float));
-                            continue;
-                        }
-                        const float *src = x + ((ni * c + ch) * h + r) * w + first;
-                        for (Py_ssize_t q = 0; q < qlo; q++) {
-                            dst[q] = 0.0f;
-                        }
-                        if (sw == 1) {
-                            memcpy(dst + qlo, src + qlo, (size_t)(qhi - qlo) * sizeof(float));
-                        } else {
-                            for (Py_ssize_t q = qlo; q < qhi; q++) {
-                                dst[q] = src[q * sw];
-                            }
-                        }
-                        for (Py_ssize_t q = qhi; q < wo; q++) {
-                            dst[q] = 0.0f;
-                        }
+                        window_row(dst, x + (ni * c + ch) * h * w, p * sh + i * dh - pt, h, w, first, sw,
+                                   qlo, qhi, wo);
                     }
                 }
             }
@@ -256,33 +273,10 @@ F16C static void conv_columns_halves(const uint16_t *x, float *out, float *plane
         float *dst = out + nc * kh * kw * ho * wo;
         for (Py_ssize_t i = 0; i < kh; i++) {
             for (Py_ssize_t j = 0; j < kw; j++) {
-                Py_ssize_t first = j * dw - pl, qlo = 0, qhi = wo;
-                while (qlo < wo && qlo * sw + first < 0) {
-                    qlo++;
-                }
-                while (qhi > qlo && (qhi - 1) * sw + first >= w) {
-                    qhi--;
-                }
+                Py_ssize_t first = j * dw - pl, qlo, qhi;
+                window_span(first, sw, w, wo, &qlo, &qhi);
                 for (Py_ssize_t p = 0; p < ho; p++, dst += wo) {
-                    Py_ssize_t r = p * sh + i * dh - pt;
-                    if (r < 0 || r >= h) {
-                        memset(dst, 0, (size_t)wo * sizeof(float));
-                        continue;
-                    }
-                    const float *src = plane + r * w + first;
-                    for (Py_ssize_t q = 0; q < qlo; q++) {
-                        dst[q] = 0.0f;
-                    }
-                    if (sw == 1) {
-                        memcpy(dst + qlo, src + qlo, (size_t)(qhi - qlo) * sizeof(float));
-                    } else {
-                        for (Py_ssize_t q = qlo; q < qhi; q++) {
-                            dst[q] = src[q * sw];
-                        }
-                    }
-                    for (Py_ssize_t q = qhi; q < wo; q++) {
-                        dst[q] = 0.0f;
-                    }
+                    window_row(dst, plane, p * sh + i * dh - pt, h, w, first, sw, qlo, qhi, wo);
                 }
             }
         }

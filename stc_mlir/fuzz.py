@@ -733,6 +733,17 @@ def run_case(case: Case, plan: dict | None = None, timeout: float | None = CASE_
             signal.signal(signal.SIGALRM, previous)
 
 
+def _raise_hang(error: BaseException) -> None:
+    """Re-raise the `CaseTimeout` an error was raised while handling, if any: the alarm can land
+    inside a stage that wraps whatever it catches (the importer reading an initializer), and the
+    case is a hang, not that stage's error."""
+    seen = error
+    while seen is not None:
+        if isinstance(seen, CaseTimeout):
+            raise seen
+        seen = seen.__cause__ or seen.__context__
+
+
 def _run_case(case: Case, plan: dict | None) -> Outcome:
     from stc_mlir import reference
     from stc_mlir.compare import onnxruntime_outputs
@@ -808,6 +819,7 @@ def _run_case(case: Case, plan: dict | None) -> Outcome:
         out.status, out.stage, out.message = "mismatch", stage.name, str(e)
         out.reason = reason_of(str(e))
     except StcError as e:
+        _raise_hang(e)
         message = str(e).strip()
         if stage.name in ("schedule", "lowering"):
             out.status = "refused"
@@ -819,6 +831,7 @@ def _run_case(case: Case, plan: dict | None) -> Outcome:
         out.message = f"{type(e).__name__}: {message.splitlines()[0] if message else ''}"
         out.reason = f"{type(e).__name__}: {reason_of(message)}"
     except Exception as e:  # noqa: BLE001 - a traceback from inside the compiler is what we look for
+        _raise_hang(e)
         out.status, out.stage = "crash", stage.name
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         out.message = f"{type(e).__name__}: {first}"

@@ -182,6 +182,19 @@ def test_a_hang_is_a_crash():
     assert outcome.status == "crash" and outcome.message.startswith("CaseTimeout: no result after 0.001 s")
 
 
+def test_a_hang_inside_a_wrapping_stage_is_a_hang(monkeypatch):
+    """The alarm may land inside a stage that wraps what it catches (the importer reading an
+    initializer turns any error into an OnnxImportError): the case is still a hang."""
+    from stc_mlir.frontend import onnx_importer
+
+    def hang(*args, **kwargs):
+        raise fuzz.CaseTimeout("no result after 0.001 s (a hang)")
+
+    monkeypatch.setattr(onnx_importer.numpy_helper, "to_array", hang)
+    outcome = fuzz.run_case(fuzz.make_case(0, 1), timeout=None)
+    assert outcome.status == "crash" and outcome.message.startswith("CaseTimeout: no result after 0.001 s")
+
+
 # ----------------------------------------------------------------------------- bugs it found
 
 

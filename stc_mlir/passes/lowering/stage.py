@@ -251,6 +251,7 @@ cycles in one piece, 2,382,230 in two, 2,330,613 in four)."""
 LATENCIES = 2
 FINE_REUSE = 256
 FINE_PIECES = 8
+FINE_REGIONS = 8
 """The first weight region a core loads in a stage that uses each weight element at fewer
 than `FINE_REUSE` output positions per core (`Rule.reuse`: such a core computes a region
 in less than 16 times what one NoC link takes to copy it; DenseNet-121's dense layers at
@@ -262,7 +263,9 @@ has it four piece-copies after the first piece left DDR, so eighths instead of h
 three quarters off that wait. Later regions arrive while the core computes and keep
 `PIECES`, as do stages reusing their weights more: on ResNet-50 224 b16 (manual) every
 region in 8 pieces took 65,977 -> 110,910 commands (lowering 3.8 -> 5.8 CPU s) for 0.03%
-fewer cycles; first regions of stages under 256 positions take 67,860."""
+fewer cycles; first regions of stages under 256 positions take 67,860. So do stages that
+stream more than `FINE_REGIONS` regions per core (ResNet-34 b2's 3 x 3 convs on 512
+channels, 4.7 MB each: DDR-bound on the stream, where the extra copies cost 568 cycles)."""
 
 
 def _pieces(region: Box, dtype: str, least: int, most: int) -> list[Box]:
@@ -644,7 +647,9 @@ def run_stage(em: Emitter, rule: Rule, jobs: list[Job], budgets: Sequence[int],
         pool.loaders = len(set(first.values())) or 1
         pool.feeding = {p for c, p in parent.items() if c in first and first[c] == first.get(p)}
         reuse = [rule.reuse(job.box) for job, *_ in states]
-        pool.fine = bool(reuse) and all(r is not None and r < FINE_REUSE for r in reuse)
+        regions = max(len({s[i] for w in works for s in w.steps}) for _, works, *_ in states)
+        pool.fine = (bool(reuse) and all(r is not None and r < FINE_REUSE for r in reuse)
+                     and regions <= FINE_REGIONS)
     prefetch(em, rule, states)
     if em.before_barrier is not None:
         em.before_barrier()  # copies that run under this stage (staging.py), after its prefetch

@@ -118,6 +118,9 @@ class ConvRule(Rule):
         if SPACE_TO_DEPTH:
             self._space_to_depth()
 
+    def reuse(self, out: Box) -> float:
+        return bx.numel(out) / max(1, out[1][1] - out[1][0])  # output pixels of the box
+
     def _space_to_depth(self) -> None:
         """Switch to the space-to-depth form when it takes fewer matrix-unit passes
         (`space_to_depth`): the input x (N, C, H, W) is read as x'[n, (a*s + b)*C + c, i, j]

@@ -62,6 +62,11 @@ class MatmulRule(Rule):
         self.k, self.n = self.b[-2], self.b[-1]
         self.nc, self.kc = self.n, self.k
 
+    def reuse(self, out: Box) -> float:
+        if self.column or not out:  # no N dim: every row uses each weight element once
+            return float(bx.numel(out))
+        return bx.numel(out) / max(1, out[-1][1] - out[-1][0])  # rows of the box
+
     def configure(self, wb_budget: int) -> None:
         if 1 not in self.weight_slots:
             lhs_bytes = math.prod(self.a) * DTYPES[dtype_of(self.operands[0])].itemsize

@@ -103,6 +103,8 @@ class ConcatRule(MoveRule):
         super().__init__(op, operands, out)
         rank = len(shape_of(out))
         self.axis = op.props()["axis"] % rank
+        if rank == 4 and self.axis != 2:  # NCHW: spread as its convs and elementwise ops are
+            self.split_axes = self.tile_axes = (0, 2, 1, 3)
         self.offsets = []
         start = 0
         for v in operands:

@@ -42,7 +42,7 @@ from stc_mlir.dialects import schedule as s
 from stc_mlir.passes.lowering.conv import space_to_depth
 from stc_mlir.passes.lowering.matmul import SPLIT_N_BELOW
 from stc_mlir.passes.lowering.movement import LOCAL_TABLE_RATIO
-from stc_mlir.passes.lowering.stage import tree
+from stc_mlir.passes.lowering.stage import FINE_PIECES, FINE_REGIONS, FINE_REUSE, PIECES, tree
 from stc_mlir.passes.schedule_verify import VIEW_OPS, nbytes, stripe_fractions
 
 from .graph import is_weight, output_of
@@ -175,6 +175,17 @@ def spread_along_n(op: Operation) -> bool:
     return len(shape) > 1 and len(_shape(op.operands[1])) > 1 and math.prod(shape[:-1]) < SPLIT_N_BELOW
 
 
+def positions_per_core(op: Operation, cores: int) -> float:
+    """Output positions at which a core uses each of its weight elements (the lowering's
+    `Rule.reuse`): a conv's output pixels, a matmul's rows (all of them when it is spread
+    along N), shared by the cores."""
+    shape = _shape(op.results[0])
+    if isinstance(op, g.MatmulOp):
+        positions = math.prod(shape[:-1]) if len(shape) > 1 else 1
+        return positions if spread_along_n(op) else positions / max(cores, 1)
+    return math.prod(shape) / max(shape[1] if len(shape) > 1 else 1, 1) / max(cores, 1)
+
+
 def rows(op: Operation) -> int:
     """Units of work one sample gives the cores to share (output rows)."""
     shape = _shape(op.results[0])
@@ -230,14 +241,17 @@ class Estimator:
 
     def features(self, compute: float, cores: int, imbalance: float, ddr: float = 0, llb: float = 0,
                  noc: float = 0, weights: float = 0, spread: bool = False,
-                 parts: int = 1) -> tuple[float, float, float, float]:
+                 parts: int = 1, reuse: float | None = None) -> tuple[float, float, float, float]:
         """(compute, memory, chain cycles, whether it loads from DDR/LLB) of one op on `cores` cores: `compute` cycles in
         all, `ddr` / `llb` bytes through the shared ports (`weights` of the DDR bytes are
         weights: every core's inbound engine receives all of them, passed down a tree of
         one-hop links in pieces, so the farthest core starts a piece per hop after the first;
         `spread`: each core of each of the `parts` batch parts loads only its share of them:
         DDR is read once, and the cores of the other parts copy their columns from the first
-        part's, a hop behind it), `noc` bytes into each core from other cores' L1."""
+        part's, a hop behind it), `noc` bytes into each core from other cores' L1; `reuse`: the
+        output positions per core each weight element is used at (`positions_per_core`): a
+        stage using them at few and streaming few chunks gets its first chunk down the tree
+        in `stage.FINE_PIECES` pieces, not `stage.PIECES`, as the lowering does)."""
         work = compute * imbalance / max(cores, 1)
         engine = self.t.dma_bandwidth
         if spread:  # every part needs all the columns: each of its cores loads its share
@@ -245,6 +259,9 @@ class Estimator:
         memory = max(ddr / self.ddr_bw, llb / min(self.llb_bw, engine * cores),
                      (noc + weights) / engine)
         chunk = min(weights, self.t.memory["wb"].size / 2)
+        if (reuse is not None and reuse < FINE_REUSE and chunk > 0
+                and math.ceil(weights / chunk) <= FINE_REGIONS):
+            chunk *= PIECES / FINE_PIECES
         hops = (1 if parts > 1 else 0) if spread else self._depth(cores)
         return work, memory, hops * chunk / engine, float(ddr + llb > 0)
 
@@ -339,7 +356,7 @@ class Estimator:
             batch = s.batch_of(result.type) or 1
             phases.append(self.features(self.compute(o) * share.get(result, 1), cores, self.imbalance(o, batch, parts, cores // parts),
                                         ddr=ddr, llb=llb, noc=noc, weights=weights, spread=spread_along_n(o),
-                                        parts=parts))
+                                        parts=parts, reuse=positions_per_core(o, cores) if weights else None))
         return phases
 
     def function(self, f: func.FuncOp) -> "Estimate":

@@ -177,6 +177,29 @@ def test_estimator_counts_weights_once_per_sub_group():
     assert all(c >= 0 for _, c in est.items) and not any(est.waits)
 
 
+def test_estimator_follows_the_lowerings_fine_first_pieces():
+    """A stage using each weight element at few output positions per core, streaming few
+    chunks, gets its first chunk down the cores' tree in stage.FINE_PIECES pieces (as the
+    lowering does): its chain start-up is PIECES / FINE_PIECES of the coarse one's."""
+    from stc_mlir.autoschedule.cost import positions_per_core
+    from stc_mlir.dialects import graph as g
+    from stc_mlir.passes.lowering.stage import FINE_PIECES, FINE_REGIONS, FINE_REUSE, PIECES
+
+    est = Estimator(targets.load("stcp920"))
+    chunk = est.t.memory["wb"].size / 2
+    coarse = est.features(1000, 8, 1, ddr=chunk, weights=chunk)[2]
+    assert coarse > 0
+    assert est.features(1000, 8, 1, ddr=chunk, weights=chunk, reuse=FINE_REUSE - 1)[2] == \
+        pytest.approx(coarse * PIECES / FINE_PIECES)
+    assert est.features(1000, 8, 1, ddr=chunk, weights=chunk, reuse=FINE_REUSE)[2] == coarse
+    many = chunk * (FINE_REGIONS + 1)  # a long stream: DDR-bound, the lowering keeps PIECES
+    assert est.features(1000, 8, 1, ddr=many, weights=many, reuse=1)[2] == \
+        est.features(1000, 8, 1, ddr=many, weights=many)[2]
+    for batch, positions in ((2, 2 * 128 / 8), (16, 16 * 128 / 8)):
+        matmul = next(o for o in _chain(batch).walk() if isinstance(o, g.MatmulOp))
+        assert positions_per_core(matmul, 8) == positions
+
+
 def test_pipeline_and_model_compile_take_levels(tmp_path):
     from stc_mlir import models
     from stc_mlir.model import from_onnx

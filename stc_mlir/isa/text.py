@@ -22,8 +22,8 @@ tiles, 9.5 MB; it was 16.6 MB), and stays readable:
 
 - aliases at the top: a tile's layout (`#lN = SHAPExTYPE (strides [...])?`) and a command's
   waits and signals together (`#sN = {waits = [...], signals = [...]}`, used as
-  `sync = #sN`). The printer aliases what is used often enough for the alias to save more
-  than its definition line, the most used first; any text may use them or write things out;
+  `sync = #sN`). The printer aliases what is used often enough for the alias to save twice
+  its definition line, the most used first; any text may use them or write things out;
 - a tile's byte offset 0 is left out (`@t : 4xf16`), as are row-major strides;
 - origins (`Program.origins`, what each command lowers: schedule item, sub-group, graph op,
   phase) are a table, `npu.origin N item "..." (subgroup "...")? (op "...")? (phase P)?` with
@@ -39,8 +39,8 @@ every buffer, semaphore, input/output, core and command starts (`Locations`), so
 (`TextError`, with the offset: a bad or undefined alias among them) and verifier errors point
 at the right line. A big program is tens of thousands of commands: both run over plain strings
 and regular expressions (a command in the printer's form is one match; a tile or an `expects`
-string seen before is not parsed again) with the cyclic garbage collector paused, ~50x faster
-than xDSL parsing one op per command.
+string seen before is not parsed again) with the cyclic garbage collector paused; xDSL's
+parser, one op per command, took ~1 ms per command.
 
 Buffer contents: a splat or a constant of at most `weights.INLINE_LIMIT` bytes prints inline
 (`dense<...>`); a larger one goes to the active `weights.WeightWriter` and prints as
@@ -219,7 +219,7 @@ def _expects_form(text: str, slots: tuple[str, ...] | None) -> tuple[tuple[str, 
                              f"operands{reads}; or name them ('slot: writers; ...')")
         if _POSITIONAL.fullmatch(text) is None:  # say which entry is wrong
             for slot, refs in zip(slots, text.split(";")):
-                _references(slot, refs)
+                _references(slot, refs.strip())
         form, refs, i = [], [], 0
         for sep, *ref in _REF_ITEM.findall(text):
             if sep:
@@ -307,9 +307,10 @@ class _Printer:
         self._params: dict[tuple[Any, ...], list[str]] = {}
 
     def choose_aliases(self, program: Program, indent: str) -> None:
-        """Alias the layouts and (waits, signals) pairs whose uses save more text than the
-        alias's definition line costs, the most used first: `#l0` is the most used layout,
-        `#s0` the most used pair (ties in the order of their text)."""
+        """Alias the layouts and (waits, signals) pairs whose uses save more than twice the
+        text the alias's definition line costs (what a small program uses a few times stays
+        in place), the most used first: `#l0` is the most used layout, `#s0` the most used
+        pair (ties in the order of their text)."""
         tiles: dict[int, tuple[Tile, int]] = {}
         sync_uses: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
         for stream in program.cores.values():
@@ -327,12 +328,12 @@ class _Printer:
         line = len(indent) + len(" = \n")
         for n, text, layout in sorted((-n, layout_text(*k), k) for k, n in layout_uses.items()):
             name = f"#l{len(self.layouts)}"
-            if -n * (len(text) - len(name)) > line + len(name) + len(text):
+            if -n * (len(text) - len(name)) > 2 * (line + len(name) + len(text)):
                 self.layouts[layout] = name
                 self.definitions.append(f"{name} = {text}")
         for n, text, sync in sorted((-n, sync_text(*k), k) for k, n in sync_uses.items()):
             name = f"#s{len(self.syncs)}"
-            if -n * (len(text) - len(name) - len("sync = ")) > line + len(name) + len(text) + len("{}"):
+            if -n * (len(text) - len(name) - len("sync = ")) > 2 * (line + len(name) + len(text) + len("{}")):
                 self.syncs[sync] = name
                 self.definitions.append(f"{name} = {{{text}}}")
 
@@ -1143,6 +1144,8 @@ def _fast_command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int, 
         text = text[:e.start()] or None
     if text is not None and (tail := _ORIGIN_TAIL.search(text)) is not None:
         text, origin = text[:tail.start()] or None, int(tail.group(1))  # the rest repeats: cached
+        if origin < -1:
+            return None  # the general path reports it
     if text is not None and (tail := _SYNC_TAIL.search(text)) is not None:
         sync = s.syncs.get(tail.group(1))
         if sync is None:

@@ -983,12 +983,17 @@ def _core(s: _Scanner, program: Program, where: Locations, start: int) -> None:
     stream: list[Command] = []
     positions: list[int] = []
     origin = -1  # a command without `origin` has the one of the command before it
-    while not s.punct("}"):
-        at = s.skip()
-        if at >= len(s.text):
+    text, space = s.text, _WS.match
+    while True:
+        w = space(text, s.pos)
+        at = s.pos = w.end() if w else s.pos
+        if text.startswith("}", at):
+            s.pos = at + 1
+            break
+        if at >= len(text):
             raise s.error(f"Expected '}}' to close npu.core {core}")
-        m = _KEYWORD.match(s.text, at)
-        spec = OPS.get(m.group()[4:]) if m is not None and m.group().startswith("npu.") else None
+        m = _KEYWORD.match(text, at)
+        spec = _COMMANDS.get(m.group()) if m is not None else None
         if spec is None:
             what = m.group() if m is not None else s.text[at:at + 1]
             if what in _STATEMENTS:
@@ -1004,6 +1009,9 @@ def _core(s: _Scanner, program: Program, where: Locations, start: int) -> None:
     program.cores[core] = stream
     where.cores[core] = start
     where.commands[core] = positions
+
+
+_COMMANDS = {"npu." + op: spec for op, spec in OPS.items()}
 
 
 def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int, origin: int) -> Command:
@@ -1125,9 +1133,10 @@ def _fast_command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int, 
     groups = m.groups()
     i = 1 if "kind" in spec.params else 0
     tiles: dict[str, Tile] = {}
+    known = s.tiles
     for slot in spec.slots:
         if groups[i] is not None:
-            t = _tile_of(s, groups[i])
+            t = known.get(groups[i]) or _tile_of(s, groups[i])
             if t is None:
                 return None
             tiles[slot] = t
@@ -1138,15 +1147,16 @@ def _fast_command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int, 
         if e is None:
             return None
         try:
-            expects = parse_expects(e.group(1), core, index, tuple(r for r in spec.reads if r in tiles))
+            expects = parse_expects(e.group(1), core, index, spec.reads if len(tiles) == len(spec.slots)
+                                    else tuple(r for r in spec.reads if r in tiles))
         except ValueError:
             return None  # the general path reports it
         text = text[:e.start()] or None
-    if text is not None and (tail := _ORIGIN_TAIL.search(text)) is not None:
+    if text is not None and "origin = " in text and (tail := _ORIGIN_TAIL.search(text)) is not None:
         text, origin = text[:tail.start()] or None, int(tail.group(1))  # the rest repeats: cached
         if origin < -1:
             return None  # the general path reports it
-    if text is not None and (tail := _SYNC_TAIL.search(text)) is not None:
+    if text is not None and "sync = " in text and (tail := _SYNC_TAIL.search(text)) is not None:
         sync = s.syncs.get(tail.group(1))
         if sync is None:
             return None

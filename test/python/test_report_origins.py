@@ -95,6 +95,19 @@ def test_text_round_trip_keeps_origins(program):
     assert body.count(", origin = ") + body.count("{origin = ") == changes
     parsed, _, _ = text.parse_body(body, program.name, program.target, 0, program.phases)
     assert parsed == program
+    assert text.format_body(parsed) == body  # printing is stable: same aliases, same numbers
+
+
+def test_dense_text_reads_the_same_by_the_general_parser(program):
+    """The printer's form is read one regular expression per command; any other spacing
+    takes the general path, which must give the same program: layout aliases, origins
+    carried from the command before and positional `expects` included (sync aliases:
+    test/dialects/npu/aliases.mlir)."""
+    body = text.format_body(program)
+    assert "\n  #l0 = " in body and ', expects = "' in body and "origin = " in body
+    spaced = body.replace(" : ", " :  ").replace(", ", " ,  ")  # no command in the printer's form
+    parsed, _, _ = text.parse_body(spaced, program.name, program.target, 0, program.phases)
+    assert parsed == program
 
 
 def test_stcobj_keeps_origins_and_loads_files_without_them(program, tmp_path):

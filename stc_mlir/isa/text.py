@@ -175,15 +175,16 @@ def parse_expects(text: str, core: int, index: int,
                 writers += pairs[index - lo:index - hi + 1]
             elif on == -1:
                 writers.append(HOST)
-            else:
-                writers += _writers_of(on, hi + 1)[lo:hi + 1]
+            else:  # another core's: any index (the verifier checks it exists)
+                writers += [(on, i) for i in range(lo, hi + 1)]
         expects[slot] = tuple(writers)
     return expects
 
 
 def _writers_of(core: int, count: int) -> list[Writer]:
-    """[(core, 0), (core, 1), ...], at least `count` long (shared: writers are built by
-    slicing it)."""
+    """[(core, 0), (core, 1), ...], at least `count` long (shared: writers of earlier
+    commands on the same core are slices of it; `count` is at most the parsed command's
+    index)."""
     pairs = _WRITERS.get(core)
     if pairs is None:
         pairs = _WRITERS[core] = []

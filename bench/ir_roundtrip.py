@@ -9,6 +9,11 @@ compiled one. Prints seconds per step and the text and weight-file sizes, one ro
 and level, side by side in one run:
 
     python bench/ir_roundtrip.py [--size small|full] [--models resnet50,bert-base] [--json rows.json]
+                                 [--breakdown]
+
+`--breakdown` also prints where the npu level's text goes (MB per part: the aliases, the
+origins table, buffers, and in the commands the buffer names and offsets, layouts, sync,
+origin, expects, parameters and the rest).
 
 Targets (issue 11): npu level of ResNet-50 b16 print + parse + verify <= 5 s, text <= 10 MB;
 graph level kilobytes. Wall times on a shared machine are noisy: the CPU seconds column
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -68,7 +74,42 @@ def round_trip(module, path: str) -> dict:
     }
 
 
-def measure(name: str, batch: int, options: dict, directory: str) -> list[dict]:
+_PARTS = {  # part of a command line -> what matches it, taken out in this order (the rest: "other")
+    "expects": r'(?:, )?expects = "[^"]*"',
+    "sync": r"(?:, )?(?:sync = #\w+|(?:waits|signals) = \[[^\]]*\])",
+    "origin": r"(?:, )?origin = -?\d+",
+    "tile names": r"@(?:[A-Za-z_][\w$.\-]*|\"(?:[^\"\\]|\\.)*\")(?=\[| :)",
+    "tile offsets": r"\[\d+\](?= :)",
+    "tile layouts": r" : (?:#\w+|(?:\d+x)*\w+(?: strides \[[^\]]*\])?)(?=,| ->| \{| [a-z]+ @|\n|$)",
+    "parameters": r"(?:, )?[a-z_]+ = (?:array<[^>]*>|\"[^\"]*\"|-?[\d.e+-]+ : [if]64|true|false)",
+}
+_PART_RES = {part: re.compile(pattern) for part, pattern in _PARTS.items()}
+
+
+def breakdown(path: str) -> dict[str, float]:
+    """MB of the npu text at `path` per part (see `--breakdown`)."""
+    parts = dict.fromkeys(["aliases", "origins table", "buffers", "other statements", *_PARTS, "other"], 0)
+    with open(path) as f:
+        for line in f:
+            stripped = line.lstrip()
+            if stripped.startswith("#"):
+                parts["aliases"] += len(line)
+            elif stripped.startswith("npu.origin "):
+                parts["origins table"] += len(line)
+            elif stripped.startswith("npu.buffer "):
+                parts["buffers"] += len(line)
+            elif not stripped.startswith("npu.") or stripped.startswith(("npu.core", "npu.program", "npu.input",
+                                                                         "npu.output", "npu.semaphore")):
+                parts["other statements"] += len(line)
+            else:
+                for part, regex in _PART_RES.items():
+                    line, before = regex.sub("", line), len(line)
+                    parts[part] += before - len(line)
+                parts["other"] += len(line)  # the op, its kind, ` -> `, braces, indentation
+    return {k: v / 1e6 for k, v in parts.items()}
+
+
+def measure(name: str, batch: int, options: dict, directory: str, show_breakdown: bool = False) -> list[dict]:
     proto = models.build(name, batch=batch, **options)
     module = import_onnx(proto)
     rows = []
@@ -82,6 +123,9 @@ def measure(name: str, batch: int, options: dict, directory: str) -> list[dict]:
         rows.append({"model": name, "batch": batch, "level": label, **row})
         print(f"{name:10} {batch:5} {label:9} {row['print_s']:8.2f} {row['parse_s']:8.2f} {row['verify_s']:9.2f} "
               f"{row['total_s']:8.2f} {row['cpu_s']:8.2f} {row['text_mb']:10.3f} {row['weights_mb']:11.1f}", flush=True)
+        if label == "npu" and show_breakdown:
+            rows[-1]["breakdown_mb"] = parts = breakdown(os.path.join(directory, f"{name}.{label}.mlir"))
+            print("  npu text, MB: " + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()), flush=True)
 
     level("graph", module)
     with _Clock() as to_schedule:
@@ -99,6 +143,7 @@ def main() -> None:
     p.add_argument("--size", choices=("small", "full"), default="full")
     p.add_argument("--models", default=",".join(CONFIGS))
     p.add_argument("--json", help="also write the rows as JSON")
+    p.add_argument("--breakdown", action="store_true", help="also print where the npu text's bytes go")
     args = p.parse_args()
     print(f"{'model':10} {'batch':>5} {'level':9} {'print s':>8} {'parse s':>8} {'verify s':>9} {'total s':>8} "
           f"{'CPU s':>8} {'text MB':>10} {'weights MB':>11}")
@@ -108,7 +153,7 @@ def main() -> None:
             if name not in CONFIGS:
                 sys.exit(f"unknown model '{name}'; models: {', '.join(CONFIGS)}")
             batch, small, full = CONFIGS[name]
-            rows += measure(name, batch, small if args.size == "small" else full, directory)
+            rows += measure(name, batch, small if args.size == "small" else full, directory, args.breakdown)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -3,28 +3,44 @@
 The body of an `npu.program` (docs/npu.md):
 
     {
+      #l0 = 4x64xf16 strides [128, 1]
+      #s0 = {waits = [@ready], signals = [@done]}
       npu.origin 0 item "group 'conv'" op "graph.conv2d 'conv1'"
       npu.buffer @x : ddr[1024] at 0
       npu.buffer @w : ddr[576] at 1024 = #graph.extern<"m.weights.bin", 0, 576> : tensor<288xf16>
-      npu.buffer @t : l1(0)[512] attributes {npu.live = array<i64: 0, 1>}
+      npu.buffer @t : l1(0)[512] live 0..1
       npu.input "x" @x : 1x4x16x8xf16
       npu.semaphore @ready core 0
       npu.core 0 {
-        npu.dma @x[0] : 256xf16 -> @t[0] : 256xf16 {signals = [@ready], origin = 0}
+        npu.dma @x : 256xf16 -> @t[64] : 256xf16 {signals = [@ready], origin = 0, expects = "host"}
+        npu.dma @x[128] : #l0 -> @t : #l0 {sync = #s0, expects = "-1"}
       }
     }
 
-Origins (`Program.origins`, what each command lowers: schedule item, sub-group, graph op,
-phase) are a table at the top, `npu.origin N item "..." (subgroup "...")? (op "...")? (phase P)?`
-with N counting from 0, and each command names its entry with `origin = N` (no `origin`: none,
--1); ResNet-50 b16's 29,828 commands take ~0.4 MB more text for them.
+The text is dense where a big program repeats itself (ResNet-50 b16: 66k commands, 173k
+tiles, 9.5 MB; it was 16.6 MB), and stays readable:
+
+- aliases at the top: a tile's layout (`#lN = SHAPExTYPE (strides [...])?`) and a command's
+  waits and signals together (`#sN = {waits = [...], signals = [...]}`, used as
+  `sync = #sN`). The printer aliases what is used often enough for the alias to save twice
+  its definition line, the most used first; any text may use them or write things out;
+- a tile's byte offset 0 is left out (`@t : 4xf16`), as are row-major strides;
+- origins (`Program.origins`, what each command lowers: schedule item, sub-group, graph op,
+  phase) are a table, `npu.origin N item "..." (subgroup "...")? (op "...")? (phase P)?` with
+  N counting from 0; a command names its entry with `origin = N`, and one without `origin`
+  has the origin of the command before it on its core (the first: none, -1; `origin = -1`
+  says none again). The printer writes it where it changes;
+- the expected writers of a command's reads (`expects`) are positional when every read
+  operand has an entry (`"-4..-1; -6; host"`: input, weight, bias, in the order the command
+  writes them), else named (`"input: -1; bias: host"`).
 
 `format_body` prints it, `parse_body` reads it back into an equal `Program` and records where
 every buffer, semaphore, input/output, core and command starts (`Locations`), so parse errors
-(`TextError`, with the offset) and verifier errors point at the right line. A big program is
-tens of thousands of commands: both run over plain strings and regular expressions (a command
-in the printer's form is one match), ~25x faster than xDSL parsing one op per command
-(ResNet-50 b16, 29,828 commands: 0.8 s against 20.6 s of CPU).
+(`TextError`, with the offset: a bad or undefined alias among them) and verifier errors point
+at the right line. A big program is tens of thousands of commands: both run over plain strings
+and regular expressions (a command in the printer's form is one match; a tile or an `expects`
+string seen before is not parsed again) with the cyclic garbage collector paused; xDSL's
+parser, one op per command, took ~1 ms per command.
 
 Buffer contents: a splat or a constant of at most `weights.INLINE_LIMIT` bytes prints inline
 (`dense<...>`); a larger one goes to the active `weights.WeightWriter` and prints as
@@ -34,8 +50,10 @@ writer, names the file it was read from (`weights.ExternBytes`) or prints as hex
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,41 +100,43 @@ def format_param(kind: str, value: Any) -> str:
 
 
 def format_command(c: Command, core: int = 0, index: int = 0) -> str:
-    """One command in the dialect's syntax, with its parameters, waits and signals (and
-    the writers its reads expect, written relative to its place: command `index` of `core`)."""
-    spec = OPS[c.op]
-    text = c.describe()
-    attrs = [f"{k} = {format_param(kind, c.params[k])}" for k, (kind, default) in spec.params.items()
-             if k != "kind" and c.params[k] != default]
-    if c.waits:
-        attrs.append(f"waits = [{', '.join(map(symbol, c.waits))}]")
-    if c.signals:
-        attrs.append(f"signals = [{', '.join(map(symbol, c.signals))}]")
-    if c.origin != -1:
-        attrs.append(f"origin = {c.origin}")
-    if c.expects is not None:
-        attrs.append(f'expects = "{format_expects(c.expects, core, index)}"')
-    return f"{text} {{{', '.join(attrs)}}}" if attrs else text
+    """One command in the dialect's syntax, on its own (no aliases, its `origin` unless -1):
+    parameters, waits and signals, and the writers its reads expect, written relative to its
+    place (command `index` of `core`). `format_body` prints the denser form."""
+    return _Printer().command(c, core, index, -1)
 
 
-def format_expects(expects: Mapping[str, tuple[Writer, ...]], core: int, index: int) -> str:
+def format_expects(expects: Mapping[str, tuple[Writer, ...]], core: int, index: int,
+                   slots: tuple[str, ...] | None = None) -> str:
     """`Command.expects` of command `index` of `core`, compactly: `input: -1; weight: host`.
     A writer on the same core is `-k` (k commands back), on another `c2#40`, the host
-    `host`; consecutive commands of one core are a range (`-9..-6`, `c2#40..43`)."""
-    parts = []
-    for slot, writers in expects.items():
-        refs: list[str] = []
-        run: list[Writer] = []
-        for w in sorted(writers) + [(-2, -2)]:  # a sentinel closes the last range
-            if run and w[0] == run[-1][0] and w[1] == run[-1][1] + 1:
-                run.append(w)
-                continue
-            if run:
-                first, last = _writer_ref(run[0], core, index), _writer_ref(run[-1], core, index)
-                refs.append(first if len(run) == 1 else f"{first}..{last.split('#')[-1]}")
-            run = [w]
-        parts.append(f"{slot}: {', '.join(refs)}")
-    return "; ".join(parts)
+    `host`; consecutive commands of one core are a range (`-9..-6`, `c2#40..43`). Given the
+    command's read operands (`slots`: those it has, in the order its text writes them) and an
+    entry for each of them, the entries are positional, without the names: `-1; host`."""
+    positional = slots is not None and len(expects) == len(slots) and all(s in expects for s in slots)
+    if positional:
+        return "; ".join(_refs_text(expects[slot], core, index) for slot in slots)  # type: ignore[union-attr]
+    return "; ".join(f"{slot}: {_refs_text(writers, core, index)}" for slot, writers in expects.items())
+
+
+def _refs_text(writers: tuple[Writer, ...], core: int, index: int) -> str:
+    """One entry of an `expects`: the writers, consecutive ones as a range."""
+    if len(writers) == 1:
+        on, i = writers[0]
+        if on == core and 0 <= i < index:
+            return f"-{index - i}"
+        return "host" if writers[0] == HOST else f"c{on}#{i}"
+    refs: list[str] = []
+    run: list[Writer] = []
+    for w in sorted(writers) + [(-2, -2)]:  # a sentinel closes the last range
+        if run and w[0] == run[-1][0] and w[1] == run[-1][1] + 1:
+            run.append(w)
+            continue
+        if run:
+            first, last = _writer_ref(run[0], core, index), _writer_ref(run[-1], core, index)
+            refs.append(first if len(run) == 1 else f"{first}..{last.split('#')[-1]}")
+        run = [w]
+    return ", ".join(refs)
 
 
 def _writer_ref(w: Writer, core: int, index: int) -> str:
@@ -125,47 +145,235 @@ def _writer_ref(w: Writer, core: int, index: int) -> str:
     return f"-{index - w[1]}" if w[0] == core and w[1] < index else f"c{w[0]}#{w[1]}"
 
 
+_NAMED_EXPECTS = re.compile(r"\s*[A-Za-z_]\w*\s*:")
 _EXPECTS_ENTRY = re.compile(r"\s*([A-Za-z_]\w*)\s*:\s*([^;]*?)\s*(?:;|$)")
 _WRITER_REF = re.compile(r"\s*(?:(host)|-(\d+)(?:\.\.-(\d+))?|c(\d+)#(\d+)(?:\.\.(\d+))?)\s*(?:,|$)")
 
 
-def parse_expects(text: str, core: int, index: int) -> dict[str, tuple[Writer, ...]]:
-    """The inverse of `format_expects`; ValueError says what is wrong (whether the writers
-    exist and write what is read is `check_program`'s job)."""
+def parse_expects(text: str, core: int, index: int,
+                  slots: tuple[str, ...] | None = None) -> dict[str, tuple[Writer, ...]]:
+    """The inverse of `format_expects` (`slots`: the command's read operands, which a
+    positional form needs); ValueError says what is wrong (whether the writers exist and
+    write what is read is `check_program`'s job)."""
+    key = (text, slots)
+    parsed = _expects_forms.get(key)
+    if parsed is None:
+        if len(_expects_forms) > 1 << 16:
+            _expects_forms.clear()
+        parsed = _expects_forms[key] = _expects_form(text, slots)
     expects: dict[str, tuple[Writer, ...]] = {}
+    for slot, refs in parsed:
+        writers: list[Writer] = []
+        for on, lo, hi in refs:
+            if on is None:  # -lo..-hi
+                if lo > index:
+                    raise ValueError(f"expects: {slot}: -{lo} is not an earlier command of "
+                                     f"core {core} (this is command #{index})")
+                pairs = _WRITERS.get(core)
+                if pairs is None or len(pairs) < index:
+                    pairs = _writers_of(core, index)
+                writers += pairs[index - lo:index - hi + 1]
+            elif on == -1:
+                writers.append(HOST)
+            else:  # another core's: any index (the verifier checks it exists)
+                writers += [(on, i) for i in range(lo, hi + 1)]
+        expects[slot] = tuple(writers)
+    return expects
+
+
+def _writers_of(core: int, count: int) -> list[Writer]:
+    """[(core, 0), (core, 1), ...], at least `count` long (shared: writers of earlier
+    commands on the same core are slices of it; `count` is at most the parsed command's
+    index)."""
+    pairs = _WRITERS.get(core)
+    if pairs is None:
+        pairs = _WRITERS[core] = []
+    if len(pairs) < count:
+        pairs += [(core, i) for i in range(len(pairs), max(count, 2 * len(pairs)))]
+    return pairs
+
+
+_WRITERS: dict[int, list[Writer]] = {}
+
+
+_Ref = tuple[int | None, int, int]
+"""A writer reference as written: (None, k, j) for -k..-j, (-1, -1, -1) for the host,
+(core, first, last) for cN#first..last."""
+_expects_forms: dict[tuple[str, tuple[str, ...] | None], tuple[tuple[str, tuple[_Ref, ...]], ...]] = {}
+_REF = r"(host)|-(\d+)(?:\.\.-(\d+))?|c(\d+)#(\d+)(?:\.\.(\d+))?"
+_REF_NC = r"(?:host|-\d+(?:\.\.-\d+)?|c\d+#\d+(?:\.\.\d+)?)"
+_REF_LIST = r"\s*(?:" + _REF_NC + r"\s*(?:,\s*" + _REF_NC + r"\s*)*,?\s*)?"
+_REF_ENTRY = re.compile(_REF_LIST)
+_POSITIONAL = re.compile(_REF_LIST + r"(?:;" + _REF_LIST + r")*")
+_REF_ITEM = re.compile(r"(;)|" + _REF)
+
+
+def _expects_form(text: str, slots: tuple[str, ...] | None) -> tuple[tuple[str, tuple[_Ref, ...]], ...]:
+    """`text` as (slot, references) pairs, not yet placed at a command."""
+    if not _NAMED_EXPECTS.match(text):
+        if slots is None:
+            raise ValueError("expects: expected 'slot: writers'")
+        entries = text.count(";") + 1 if slots or text.strip() else 0
+        if entries != len(slots):
+            reads = f" ({', '.join(slots)})" if slots else ""
+            raise ValueError(f"expects: {entries} positional entries for {len(slots)} read "
+                             f"operands{reads}; or name them ('slot: writers; ...')")
+        if _POSITIONAL.fullmatch(text) is None:  # say which entry is wrong
+            for slot, refs in zip(slots, text.split(";")):
+                _references(slot, refs.strip())
+        form, refs, i = [], [], 0
+        for sep, *ref in _REF_ITEM.findall(text):
+            if sep:
+                form.append((slots[i], tuple(refs)))
+                refs, i = [], i + 1
+            else:
+                refs.append(_reference(slots[i], *ref))
+        if slots:
+            form.append((slots[i], tuple(refs)))
+        return tuple(form)
+    named: dict[str, tuple[_Ref, ...]] = {}
     pos = 0
     while pos < len(text):
         m = _EXPECTS_ENTRY.match(text, pos)
         if m is None or m.end() == pos:
             raise ValueError(f"expects: expected 'slot: writers' at {text[pos:pos + 20]!r}")
         pos = m.end()
-        slot, refs = m.groups()
-        if slot in expects:
+        slot, refs_text = m.groups()
+        if slot in named:
             raise ValueError(f"expects: operand '{slot}' is given twice")
-        writers: list[Writer] = []
-        at = 0
+        named[slot] = _references(slot, refs_text)
+    return tuple(named.items())
+
+
+def _references(slot: str, refs: str) -> tuple[_Ref, ...]:
+    """The writer references of one `expects` entry."""
+    if _REF_ENTRY.fullmatch(refs) is None:
+        at = 0  # find the first bad one
         while at < len(refs):
             r = _WRITER_REF.match(refs, at)
             if r is None or r.end() == at:
-                raise ValueError(f"expects: {slot}: expected a writer (-k, cN#i, a range "
-                                 f"-k..-j / cN#i..j, or host) at {refs[at:at + 20]!r}")
+                break
             at = r.end()
-            host, back, back_to, other, first, last = r.groups()
-            if host:
-                writers.append(HOST)
-                continue
-            if back is not None:
-                lo, hi, on = index - int(back), index - int(back_to or back), core
-                if lo < 0 or int(back) == 0:
-                    raise ValueError(f"expects: {slot}: -{back} is not an earlier command of "
-                                     f"core {core} (this is command #{index})")
-            else:
-                lo, hi, on = int(first), int(last or first), int(other)
-            if hi < lo:
-                raise ValueError(f"expects: {slot}: empty writer range")
-            writers += [(on, i) for i in range(lo, hi + 1)]
-        expects[slot] = tuple(writers)
-    return expects
+        raise ValueError(f"expects: {slot}: expected a writer (-k, cN#i, a range "
+                         f"-k..-j / cN#i..j, or host) at {refs[at:at + 20]!r}")
+    return tuple(_reference(slot, *ref) for sep, *ref in _REF_ITEM.findall(refs))
+
+
+def _reference(slot: str, host: str, back: str, back_to: str, other: str, first: str, last: str) -> _Ref:
+    if host:
+        return (-1, -1, -1)
+    if back:
+        k, j = int(back), int(back_to or back)
+        if k == 0 or j == 0:
+            raise ValueError(f"expects: {slot}: -0 is not an earlier command")
+        if j > k:
+            raise ValueError(f"expects: {slot}: empty writer range")
+        return (None, k, j)
+    lo, hi = int(first), int(last or first)
+    if hi < lo:
+        raise ValueError(f"expects: {slot}: empty writer range")
+    return (int(other), lo, hi)
+
+
+Layout = tuple[tuple[int, ...], str, tuple[int, ...]]
+"""A tile's shape, element type and strides: what a layout alias stands for."""
+
+
+def layout_text(shape: tuple[int, ...], dtype: str, strides: tuple[int, ...]) -> str:
+    """A tile's layout: `4x8xf16`, with ` strides [...]` when they are not row-major."""
+    text = "".join(f"{d}x" for d in shape) + dtype
+    if strides != contiguous_strides(shape):
+        text += f" strides [{', '.join(map(str, strides))}]"
+    return text
+
+
+def sync_text(waits: tuple[str, ...], signals: tuple[str, ...]) -> str:
+    """`waits = [@a], signals = [@b]` (each only if not empty)."""
+    parts = []
+    if waits:
+        parts.append(f"waits = [{', '.join(map(symbol, waits))}]")
+    if signals:
+        parts.append(f"signals = [{', '.join(map(symbol, signals))}]")
+    return ", ".join(parts)
+
+
+class _Printer:
+    """Prints commands, with the aliases `choose_aliases` picked for a program's body."""
+
+    def __init__(self) -> None:
+        self.layouts: dict[Layout, str] = {}  # the aliased layouts and their names
+        self.syncs: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+        self.definitions: list[str] = []
+        self._tiles: dict[int, str] = {}  # by id: the program keeps its tiles alive
+        self._params: dict[tuple[Any, ...], list[str]] = {}
+
+    def choose_aliases(self, program: Program, indent: str) -> None:
+        """Alias the layouts and (waits, signals) pairs whose uses save more than twice the
+        text the alias's definition line costs (what a small program uses a few times stays
+        in place), the most used first: `#l0` is the most used layout, `#s0` the most used
+        pair (ties in the order of their text)."""
+        tiles: dict[int, tuple[Tile, int]] = {}
+        sync_uses: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
+        for stream in program.cores.values():
+            for c in stream:
+                for t in c.tiles.values():
+                    seen = tiles.get(id(t))
+                    tiles[id(t)] = (t, 1) if seen is None else (t, seen[1] + 1)
+                if c.waits or c.signals:
+                    key = (c.waits, c.signals)
+                    sync_uses[key] = sync_uses.get(key, 0) + 1
+        layout_uses: dict[Layout, int] = {}
+        for t, n in tiles.values():
+            key = (t.shape, t.dtype, t.strides)
+            layout_uses[key] = layout_uses.get(key, 0) + n
+        line = len(indent) + len(" = \n")
+        for n, text, layout in sorted((-n, layout_text(*k), k) for k, n in layout_uses.items()):
+            name = f"#l{len(self.layouts)}"
+            if -n * (len(text) - len(name)) > 2 * (line + len(name) + len(text)):
+                self.layouts[layout] = name
+                self.definitions.append(f"{name} = {text}")
+        for n, text, sync in sorted((-n, sync_text(*k), k) for k, n in sync_uses.items()):
+            name = f"#s{len(self.syncs)}"
+            if -n * (len(text) - len(name) - len("sync = ")) > 2 * (line + len(name) + len(text) + len("{}")):
+                self.syncs[sync] = name
+                self.definitions.append(f"{name} = {{{text}}}")
+
+    def tile(self, t: Tile) -> str:
+        text = self._tiles.get(id(t))
+        if text is None:
+            layout = (t.shape, t.dtype, t.strides)
+            text = self._tiles[id(t)] = (f"{symbol(t.buffer)}{f'[{t.offset}]' if t.offset else ''} : "
+                                         f"{self.layouts.get(layout) or layout_text(*layout)}")
+        return text
+
+    def sync(self, waits: tuple[str, ...], signals: tuple[str, ...]) -> str:
+        name = self.syncs.get((waits, signals))
+        return f"sync = {name}" if name else sync_text(waits, signals)
+
+    def command(self, c: Command, core: int, index: int, previous_origin: int) -> str:
+        """Command `index` of `core`; its origin is written if it is not `previous_origin`."""
+        spec = OPS[c.op]
+        tiles, tile = c.tiles, self.tile
+        text = f"npu.{c.op} {c.params['kind']}" if "kind" in spec.params else f"npu.{c.op}"
+        if spec.outs:
+            opts = "".join(f" {s} {tile(tiles[s])}" for s in spec.optional if s in tiles)
+            text += (f" {', '.join(tile(tiles[s]) for s in spec.ins)}{opts} -> "
+                     f"{', '.join(tile(tiles[s]) for s in spec.outs)}")
+        key = (c.op, *c.params.items())
+        attrs = self._params.get(key)
+        if attrs is None:
+            attrs = self._params[key] = [
+                f"{k} = {format_param(kind, c.params[k])}" for k, (kind, default) in spec.params.items()
+                if k != "kind" and c.params[k] != default]
+        attrs = list(attrs)
+        if c.waits or c.signals:
+            attrs.append(self.sync(c.waits, c.signals))
+        if c.origin != previous_origin:
+            attrs.append(f"origin = {c.origin}")
+        if c.expects is not None:
+            slots = spec.reads if len(tiles) == len(spec.slots) else tuple(s for s in spec.reads if s in tiles)
+            attrs.append(f'expects = "{format_expects(c.expects, core, index, slots)}"')
+        return f"{text} {{{', '.join(attrs)}}}" if attrs else text
 
 
 def format_init(data: bytes, dtype: str) -> str:
@@ -200,7 +408,7 @@ def format_buffer(b: Buffer) -> str:
     if b.init is not None:
         text += " = " + format_init(b.init, b.init_dtype)
     if b.live is not None:
-        text += f" attributes {{npu.live = array<i64: {b.live[0]}, {b.live[1]}>}}"
+        text += f" live {b.live[0]}..{b.live[1]}"
     return text
 
 
@@ -219,9 +427,19 @@ def format_phases(phases: tuple[str, ...]) -> str:
 
 
 def format_body(program: Program, indent: str = "") -> str:
-    """The program's body, `{` to `}`, its lines indented by `indent` plus two spaces."""
+    """The program's body, `{` to `}`, its lines indented by `indent` plus two spaces: the
+    aliases, origins, buffers, inputs, outputs, semaphores, then the cores' commands (a
+    command's `origin` written where it differs from the command's before it)."""
+    with _without_gc():
+        return _format_body(program, indent)
+
+
+def _format_body(program: Program, indent: str) -> str:
     inner, deeper = indent + "  ", indent + "    "
-    lines = [inner + format_origin(i, o) for i, o in enumerate(program.origins)]
+    printer = _Printer()
+    printer.choose_aliases(program, inner)
+    lines = [inner + d for d in printer.definitions]
+    lines += [inner + format_origin(i, o) for i, o in enumerate(program.origins)]
     lines += [inner + format_buffer(b) for b in program.buffers.values()]
     for keyword, ios in (("input", program.inputs), ("output", program.outputs)):
         lines += [f"{inner}npu.{keyword} {string_literal(io.name)} {symbol(io.buffer)} : "
@@ -230,7 +448,10 @@ def format_body(program: Program, indent: str = "") -> str:
         lines.append(f"{inner}npu.semaphore {symbol(s.name)} core {s.core}" + (f" init {s.init}" if s.init else ""))
     for core in sorted(program.cores):
         lines.append(f"{inner}npu.core {core} {{")
-        lines += [deeper + format_command(c, core, i) for i, c in enumerate(program.cores[core])]
+        previous = -1
+        for i, c in enumerate(program.cores[core]):
+            lines.append(deeper + printer.command(c, core, i, previous))
+            previous = c.origin
         lines.append(inner + "}")
     return "{\n" + "".join(line + "\n" for line in lines) + indent + "}"
 
@@ -262,8 +483,11 @@ class Locations:
 _WS = re.compile(r"(?:\s+|//[^\n]*)+")
 _NAME = r'@(?:([A-Za-z_][\w$.\-]*)|"((?:[^"\\]|\\.)*)")'
 _SYM = re.compile(_NAME)
-_TILE = re.compile(_NAME + r"\s*\[\s*(\d+)\s*\]\s*:\s*((?:\d+\s*x\s*)*)([A-Za-z]\w*)"
-                   r"(?:\s*strides\s*\[\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\])?")
+_ALIAS = r"#[A-Za-z_]\w*"
+_ALIAS_NAME = re.compile(_ALIAS)
+_TILE = re.compile(_NAME + r"\s*(?:\[\s*(\d+)\s*\])?\s*:\s*(?:(" + _ALIAS + r")|((?:\d+\s*x\s*)*)([A-Za-z]\w*)"
+                   r"(?:\s*strides\s*\[\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\])?)")
+_STRIDES = re.compile(r"strides\s*\[\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\]")
 _KEYWORD = re.compile(r"[A-Za-z_][\w$.]*")
 _INT = re.compile(r"\d+")
 _NUMBER = re.compile(r"-?(?:0x[0-9a-fA-F]+|\d+(\.\d*)?(?:[eE][-+]?\d+)?)")
@@ -284,9 +508,16 @@ class _Symbol(str):
     """A symbol reference (`@name`) among attribute values."""
 
 
+class _Alias(str):
+    """An alias reference (`#name`) among attribute values."""
+
+
 class _Scanner:
     def __init__(self, text: str, pos: int = 0):
         self.text, self.pos = text, pos
+        self.layouts: dict[str, Layout] = {}  # the body's aliases, by name (with the '#')
+        self.syncs: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self.tiles: dict[str, Tile] = {}  # tiles by their text in the printer's form
 
     def error(self, message: str, pos: int | None = None) -> TextError:
         return TextError(message, self.pos if pos is None else pos)
@@ -353,28 +584,51 @@ class _Scanner:
         if m is None:
             self._tile_error()
         self.pos = m.end()
-        dtype = m.group(5)
+        name = m.group(1) if m.group(1) is not None else _unescape(m.group(2))
+        if m.group(4) is not None:
+            shape, dtype, strides = self.layout_alias(m.group(4), m.start(4))
+            return Tile(name, int(m.group(3) or 0), shape, strides, dtype)
+        dtype = m.group(6)
         if dtype not in DTYPES:
             raise self.error(f"unsupported npu element type {dtype} (expected {_or(DTYPES)})",
-                             m.start(5))
-        shape = tuple(int(d) for d in re.split(r"\s*x\s*", m.group(4))[:-1])
-        strides = (contiguous_strides(shape) if m.group(6) is None
-                   else tuple(int(s) for s in m.group(6).split(",")))
-        name = m.group(1) if m.group(1) is not None else _unescape(m.group(2))
-        return Tile(name, int(m.group(3)), shape, strides, dtype)
+                             m.start(6))
+        shape = tuple(int(d) for d in re.split(r"\s*x\s*", m.group(5))[:-1])
+        strides = (contiguous_strides(shape) if m.group(7) is None
+                   else tuple(int(s) for s in m.group(7).split(",")))
+        return Tile(name, int(m.group(3) or 0), shape, strides, dtype)
+
+    def layout_alias(self, name: str, at: int) -> Layout:
+        layout = self.layouts.get(name)
+        if layout is None:
+            raise self.error(f"{name} is a sync alias, not a layout" if name in self.syncs else
+                             f"undefined layout alias {name} (define it before its first use: "
+                             f"{name} = SHAPExTYPE (strides [...])?)", at)
+        return layout
+
+    def sync_alias(self, name: str, at: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        sync = self.syncs.get(name)
+        if sync is None:
+            raise self.error(f"{name} is a layout alias, not a sync" if name in self.layouts else
+                             f"undefined sync alias {name} (define it before its first use: "
+                             f"{name} = {{waits = [...], signals = [...]}})", at)
+        return sync
 
     def _tile_error(self) -> None:
         """Say exactly what is wrong with a tile the fast expression did not match."""
         self.symbol()
-        self.expect_punct("[")
-        self.integer()
-        self.expect_punct("]")
+        if self.punct("["):
+            self.integer()
+            self.expect_punct("]")
         self.expect_punct(":")
-        self.shape()
-        if self.keyword("strides"):
-            self.expect_punct("[")
-            self.expect(re.compile(r"-?\d+"), "integer literal")
-        raise self.error("Expected a tile: @buffer[byte offset] : SHAPExTYPE (strides [...])?")
+        if self.text.startswith("#", self.skip()):
+            self.expect(_ALIAS_NAME, "a layout alias (#name)")
+        else:
+            self.shape()
+            if self.keyword("strides"):
+                self.expect_punct("[")
+                self.expect(re.compile(r"-?\d+"), "integer literal")
+        raise self.error("Expected a tile: @buffer([byte offset])? : SHAPExTYPE (strides [...])? or "
+                         "@buffer([byte offset])? : #layout")
 
     def value(self) -> Any:
         """An attribute value: integer, float, bool, string, symbol, array<i64: ...> or [list]."""
@@ -395,6 +649,8 @@ class _Scanner:
             return self.string()
         if text.startswith("@", start):
             return _Symbol(self.symbol())
+        if text.startswith("#", start):
+            return _Alias(self.expect(_ALIAS_NAME, "an alias (#name)").group())
         if text.startswith("[", start):
             self.pos = start + 1
             items = []
@@ -487,6 +743,27 @@ def parse_body(text: str, name: str = "main", target: str = "stcp920", pos: int 
                phases: tuple[str, ...] = ()) -> tuple[Program, Locations, int]:
     """Parse the body `{ ... }` starting at `text[pos]`: the program, where its parts are,
     and the offset just past the closing `}`. Raises `TextError`."""
+    with _without_gc():
+        return _parse_body(text, name, target, pos, phases)
+
+
+@contextlib.contextmanager
+def _without_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading or printing a big program makes
+    hundreds of thousands of objects and no cycles, and the collections their allocation
+    triggers (each walking the young objects, now and then all of them) took ~40% of the
+    parse of ResNet-50 b16. Reference counting still frees everything as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse_body(text: str, name: str, target: str, pos: int,
+                phases: tuple[str, ...]) -> tuple[Program, Locations, int]:
     s = _Scanner(text, pos)
     program = Program(name=name, target=target, phases=tuple(phases))
     where = Locations(text, program=pos)
@@ -495,6 +772,9 @@ def parse_body(text: str, name: str = "main", target: str = "stcp920", pos: int 
         start = s.skip()
         if start >= len(text):
             raise s.error("Expected '}' to close npu.program")
+        if text.startswith("#", start):
+            _alias(s, start)
+            continue
         m = s.expect(_KEYWORD, "an npu op (npu.buffer, npu.semaphore, npu.input, npu.output or npu.core)")
         op = m.group()
         statement = _STATEMENTS.get(op)
@@ -513,9 +793,35 @@ def parse_phases(s_text: str, pos: int) -> tuple[tuple[str, ...], int]:
     if not s.keyword("phases"):
         return (), pos
     value = s.value()
-    if not isinstance(value, list) or not all(isinstance(v, str) and not isinstance(v, _Symbol) for v in value):
+    if not isinstance(value, list) or not all(isinstance(v, str) and not isinstance(v, (_Symbol, _Alias)) for v in value):
         raise s.error("phases must be a list of strings", pos)
     return tuple(value), s.pos
+
+
+def _alias(s: _Scanner, start: int) -> None:
+    """`#name = SHAPExTYPE (strides [...])?` (a layout) or `#name = {waits = [...],
+    signals = [...]}` (a sync)."""
+    name = s.expect(_ALIAS_NAME, "an alias name (#name)").group()
+    if name in s.layouts or name in s.syncs:
+        raise s.error(f"alias {name} is defined twice", start)
+    s.expect_punct("=")
+    at = s.skip()
+    if not s.text.startswith("{", at):
+        shape, dtype = s.shape()
+        strides = contiguous_strides(shape)
+        m = s.match(_STRIDES)
+        if m is not None:
+            strides = tuple(int(v) for v in m.group(1).split(",")) if m.group(1) else ()
+        s.layouts[name] = (shape, dtype, strides)
+        return
+    sync: dict[str, tuple[str, ...]] = {"waits": (), "signals": ()}
+    for key, (value, value_at, key_at) in s.attr_dict().items():
+        if key not in sync:
+            raise s.error(f"a sync alias holds waits and signals, not '{key}'", key_at)
+        if not isinstance(value, list) or not all(isinstance(v, _Symbol) for v in value):
+            raise s.error(f"{key} must be a list of semaphores [@a, @b]", value_at)
+        sync[key] = tuple(value)
+    s.syncs[name] = (sync["waits"], sync["signals"])
 
 
 def _buffer(s: _Scanner, program: Program, where: Locations, start: int) -> None:
@@ -539,13 +845,19 @@ def _buffer(s: _Scanner, program: Program, where: Locations, start: int) -> None
     if s.punct("="):
         init, init_dtype = _init(s)
     live = None
-    if s.keyword("attributes"):
+    if s.keyword("live"):  # the phases it is used in: `live 3..7`
+        first = s.integer()
+        s.expect_punct("..")
+        live = (first, s.integer())
+    if s.keyword("attributes"):  # the generic spelling: {npu.live = array<i64: 3, 7>}
         attrs = s.attr_dict()
         for key, (value, at, key_at) in attrs.items():
             if key != "npu.live":
                 raise s.error(f"unknown attribute '{key}' on npu.buffer (it takes npu.live)", key_at)
             if not (isinstance(value, tuple) and len(value) == 2):
                 raise s.error("npu.live must be array<i64: first, last>", at)
+            if live is not None:
+                raise s.error("npu.live is given twice (by live and in attributes)", key_at)
             live = (value[0], value[1])
     if name in program.buffers:
         raise s.error(f"buffer @{name} is defined twice", start)
@@ -596,7 +908,7 @@ def _tensor_type(s: _Scanner) -> tuple[tuple[int, ...], str]:
 def _dense_bytes(s: _Scanner, value: Any, shape: tuple[int, ...], dtype: str, at: int) -> bytes:
     np_dtype = DTYPES[dtype]
     count = int(np.prod(shape))
-    if isinstance(value, str) and not isinstance(value, _Symbol):
+    if isinstance(value, str) and not isinstance(value, (_Symbol, _Alias)):
         if not re.fullmatch(r"0x(?:[0-9a-fA-F]{2})*", value):
             raise s.error("a dense hex string is \"0x\" and hex digits", at)
         data = bytes.fromhex(value[2:])
@@ -671,29 +983,39 @@ def _core(s: _Scanner, program: Program, where: Locations, start: int) -> None:
     s.expect_punct("{")
     stream: list[Command] = []
     positions: list[int] = []
-    while not s.punct("}"):
-        at = s.skip()
-        if at >= len(s.text):
+    origin = -1  # a command without `origin` has the one of the command before it
+    text, space = s.text, _WS.match
+    while True:
+        w = space(text, s.pos)
+        at = s.pos = w.end() if w else s.pos
+        if text.startswith("}", at):
+            s.pos = at + 1
+            break
+        if at >= len(text):
             raise s.error(f"Expected '}}' to close npu.core {core}")
-        m = _KEYWORD.match(s.text, at)
-        spec = OPS.get(m.group()[4:]) if m is not None and m.group().startswith("npu.") else None
+        m = _KEYWORD.match(text, at)
+        spec = _COMMANDS.get(m.group()) if m is not None else None
         if spec is None:
             what = m.group() if m is not None else s.text[at:at + 1]
             if what in _STATEMENTS:
                 raise s.error(f"'{what}' expects parent op 'npu.program'", at)
             raise s.error(f"Expected an npu command ({', '.join('npu.' + op for op in OPS)}), got '{what}'", at)
-        command = _fast_command(s, spec, at, core, len(stream))
+        command = _fast_command(s, spec, at, core, len(stream), origin)
         if command is None:
             s.pos = m.end()  # type: ignore[union-attr]
-            command = _command(s, spec, at, core, len(stream))
+            command = _command(s, spec, at, core, len(stream), origin)
         stream.append(command)
+        origin = command.origin
         positions.append(at)
     program.cores[core] = stream
     where.cores[core] = start
     where.commands[core] = positions
 
 
-def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) -> Command:
+_COMMANDS = {"npu." + op: spec for op, spec in OPS.items()}
+
+
+def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int, origin: int) -> Command:
     params: dict[str, Any] = {}
     if "kind" in spec.params:
         params["kind"] = s.expect(_KEYWORD, f"the kind of npu.{spec.op}").group()
@@ -716,19 +1038,29 @@ def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) -> Co
             s.expect_punct(",")
         tiles[slot] = s.tile()
     sync: dict[str, tuple[str, ...]] = {"waits": (), "signals": ()}
-    origin, expects = -1, None
+    expects = None
     s.skip()
     if s.text.startswith("{", s.pos):
-        for key, (value, at, key_at) in s.attr_dict().items():
+        attrs = s.attr_dict()
+        if "sync" in attrs:
+            value, at, key_at = attrs.pop("sync")
+            if not isinstance(value, _Alias):
+                raise s.error("sync must be a sync alias (#name)", at)
+            for key in sync:
+                if key in attrs:
+                    raise s.error(f"{key} is given twice: by sync = {value} and on its own", attrs[key][2])
+            sync["waits"], sync["signals"] = s.sync_alias(value, at)
+        for key, (value, at, key_at) in attrs.items():
             if key == "origin":
-                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                    raise s.error("origin must be an entry of the npu.origin table (an integer >= 0)", at)
+                if not isinstance(value, int) or isinstance(value, bool) or value < -1:
+                    raise s.error("origin must be an entry of the npu.origin table (an integer >= 0) "
+                                  "or -1 (none)", at)
                 origin = value
             elif key == "expects":
-                if not isinstance(value, str) or isinstance(value, _Symbol):
-                    raise s.error('expects must be a string ("input: -1; weight: host")', at)
+                if not isinstance(value, str) or isinstance(value, (_Symbol, _Alias)):
+                    raise s.error('expects must be a string ("input: -1; weight: host" or "-1; host")', at)
                 try:
-                    expects = parse_expects(value, core, index)
+                    expects = parse_expects(value, core, index, tuple(r for r in spec.reads if r in tiles))
                 except ValueError as err:
                     raise s.error(str(err), at) from None
             elif key in sync:
@@ -749,8 +1081,8 @@ def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) -> Co
 # A command as the printer writes it (one line, single spaces, bare names) is read by one
 # regular expression made from its OpSpec; anything else takes the general path above, which
 # accepts any spacing and says exactly what is wrong.
-_TILE_TEXT = (r"(@[A-Za-z_][\w$.\-]*\[\d+\] : (?:\d+x)*(?:" + "|".join(sorted(DTYPES, key=len, reverse=True))
-              + r")(?: strides \[-?\d+(?:, -?\d+)*\])?)")
+_TILE_TEXT = (r"(@[A-Za-z_][\w$.\-]*(?:\[\d+\])? : (?:#[A-Za-z_]\w*|(?:\d+x)*(?:"
+              + "|".join(sorted(DTYPES, key=len, reverse=True)) + r")(?: strides \[-?\d+(?:, -?\d+)*\])?))")
 _ATTR_ITEM = re.compile(
     r'([A-Za-z_]\w*) = (?:\[((?:@[A-Za-z_][\w$.\-]*(?:, (?=@))?)*)\]|(array<i64(?:: (-?\d+(?:, -?\d+)*))?>)'
     r'|"([^"\\\n]*)"|(true|false)|(-?\d+) : i64|(-?\d+\.\d*(?:e[-+]?\d+)?) : f64)(?:, |$)')
@@ -767,54 +1099,69 @@ def _command_regex(spec: OpSpec) -> re.Pattern[str]:
 
 
 _COMMAND_REGEX = {op: _command_regex(spec) for op, spec in OPS.items()}
-_tiles: dict[str, Tile] = {}
+_TILE_PARTS = re.compile(r"@([^\[ ]+)(?:\[(\d+)\])? : (?:(#\w+)|((?:\d+x)*)(\w+)(?: strides \[([^\]]*)\])?)")
 
 
-_TILE_PARTS = re.compile(r"@([^\[]+)\[(\d+)\] : ((?:\d+x)*)(\w+)(?: strides \[([^\]]*)\])?")
-
-
-def _tile_of(text: str) -> Tile:
-    """The tile a `_TILE_TEXT` match spells (memoised: programs repeat their tiles)."""
-    t = _tiles.get(text)
+def _tile_of(s: _Scanner, text: str) -> Tile | None:
+    """The tile a `_TILE_TEXT` match spells (memoised per parse: programs repeat their
+    tiles, and an alias means what its program defines), None for an undefined alias."""
+    t = s.tiles.get(text)
     if t is None:
-        if len(_tiles) > 1 << 18:
-            _tiles.clear()
-        name, offset, dims, dtype, strides = _TILE_PARTS.match(text).groups()  # type: ignore[union-attr]
-        shape = tuple(map(int, dims[:-1].split("x"))) if dims else ()
-        t = _tiles[text] = Tile(name, int(offset), shape,
-                                contiguous_strides(shape) if strides is None else tuple(map(int, strides.split(", "))),
-                                dtype)
+        name, offset, alias, dims, dtype, strides = _TILE_PARTS.match(text).groups()  # type: ignore[union-attr]
+        if alias is not None:
+            layout = s.layouts.get(alias)
+            if layout is None:
+                return None  # the general path reports it
+            t = Tile(name, int(offset or 0), layout[0], layout[2], layout[1])
+        else:
+            shape = tuple(map(int, dims[:-1].split("x"))) if dims else ()
+            t = Tile(name, int(offset or 0), shape,
+                     contiguous_strides(shape) if strides is None else tuple(map(int, strides.split(", "))),
+                     dtype)
+        s.tiles[text] = t
     return t
 
 
 _EXPECTS_TAIL = re.compile(r'(?:^|, )expects = "([^"\\\n]*)"$')
 
 
-def _fast_command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) -> Command | None:
-    """The command at `start` (command `index` of `core`) if it is in the printer's form,
-    else None."""
+def _fast_command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int, origin: int) -> Command | None:
+    """The command at `start` (command `index` of `core`, `origin` that of the command
+    before it) if it is in the printer's form, else None."""
     m = _COMMAND_REGEX[spec.op].match(s.text, start)
     if m is None:
         return None
     groups = m.groups()
     i = 1 if "kind" in spec.params else 0
     tiles: dict[str, Tile] = {}
+    known = s.tiles
     for slot in spec.slots:
         if groups[i] is not None:
-            tiles[slot] = _tile_of(groups[i])
+            t = known.get(groups[i]) or _tile_of(s, groups[i])
+            if t is None:
+                return None
+            tiles[slot] = t
         i += 1
-    text, origin, expects = groups[i], -1, None
+    text, expects, sync = groups[i], None, None
     if text is not None and 'expects = "' in text:  # printed last; not cached
         e = _EXPECTS_TAIL.search(text)
         if e is None:
             return None
         try:
-            expects = parse_expects(e.group(1), core, index)
+            expects = parse_expects(e.group(1), core, index, spec.reads if len(tiles) == len(spec.slots)
+                                    else tuple(r for r in spec.reads if r in tiles))
         except ValueError:
             return None  # the general path reports it
         text = text[:e.start()] or None
-    if text is not None and (tail := _ORIGIN_TAIL.search(text)) is not None:
+    if text is not None and "origin = " in text and (tail := _ORIGIN_TAIL.search(text)) is not None:
         text, origin = text[:tail.start()] or None, int(tail.group(1))  # the rest repeats: cached
+        if origin < -1:
+            return None  # the general path reports it
+    if text is not None and "sync = " in text and (tail := _SYNC_TAIL.search(text)) is not None:
+        sync = s.syncs.get(tail.group(1))
+        if sync is None:
+            return None
+        text = text[:tail.start()] or None
     key = (spec.op, groups[0] if "kind" in spec.params else None, text)
     attrs = _attrs.get(key)
     if attrs is None:
@@ -824,11 +1171,17 @@ def _fast_command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int) 
         if len(_attrs) > 1 << 16:
             _attrs.clear()
         _attrs[key] = attrs
+    if sync is not None:
+        if attrs[1] or attrs[2]:
+            return None  # waits or signals twice: the general path reports it
+        s.pos = m.end()
+        return Command(spec.op, tiles, dict(attrs[0]), sync[0], sync[1], origin, expects)
     s.pos = m.end()
     return Command(spec.op, tiles, dict(attrs[0]), attrs[1], attrs[2], origin, expects)
 
 
-_ORIGIN_TAIL = re.compile(r"(?:^|, )origin = (\d+)$")
+_SYNC_TAIL = re.compile(r"(?:^|, )sync = (#[A-Za-z_]\w*)$")
+_ORIGIN_TAIL = re.compile(r"(?:^|, )origin = (-?\d+)$")
 
 
 _attrs: dict[tuple[str, str | None, str | None], tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]] = {}
@@ -880,7 +1233,7 @@ _PARAM_TYPES: dict[str, tuple[type, ...]] = {
 
 def _param(s: _Scanner, spec: OpSpec, key: str, value: Any, at: int) -> Any:
     kind = spec.params[key][0]
-    ok = isinstance(value, _PARAM_TYPES[kind]) and not isinstance(value, _Symbol)
+    ok = isinstance(value, _PARAM_TYPES[kind]) and not isinstance(value, (_Symbol, _Alias))
     if kind in ("int", "float") and isinstance(value, bool):
         ok = False
     if not ok:

@@ -11,22 +11,26 @@
 
 // CHECK-LABEL: npu.program @bn
 // CHECK-SAME:    npu.phases = ["group 'bn'", "group 'bn'"]
+// CHECK-DAG:     [[ROWS:#l[0-9]+]] = 1x4x3x16xf16
+// CHECK-DAG:     [[FLAT:#l[0-9]+]] = 4x48xf16
+// CHECK-DAG:     [[STRIDED:#l[0-9]+]] = 4x48xf16 strides [256, 1]
+// CHECK-DAG:     [[SCALE:#l[0-9]+]] = 4x1x1xf16
 // CHECK:         npu.buffer @g0_0_tmp : llb[2048]
 // CHECK-NOT:     _tmp :
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 4x48xf16 strides [256, 1] -> @g0_0_c0_0_s0[0]
-// CHECK-NEXT:      npu.dma @s[0] : 4xf16 -> @g0_0_1_c0_s0[0]
-// CHECK-NEXT:      npu.dma @t[0] : 4xf16 -> @g0_0_2_c0_s0[0]
-// CHECK-NEXT:      npu.binary mul @g0_0_c0_0_s0[0] : 1x4x3x16xf16, @g0_0_1_c0_s0[0] : 4x1x1xf16 -> @g0_0_c0_o0[0]
-// CHECK-NEXT:      npu.binary add @g0_0_c0_o0[0] : 1x4x3x16xf16, @g0_0_2_c0_s0[0] : 4x1x1xf16 -> @g0_0_c0_o0[0]
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_o0[0] : 1x4x3x16xf16 -> @g0_0_c0_o0[0]
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 4x48xf16 -> @g0_0_tmp[0]
+// CHECK-NEXT:      npu.dma @in_x : [[STRIDED]] -> @g0_0_c0_0_s0 :
+// CHECK-NEXT:      npu.dma @s : 4xf16 -> @g0_0_1_c0_s0 :
+// CHECK-NEXT:      npu.dma @t : 4xf16 -> @g0_0_2_c0_s0 :
+// CHECK-NEXT:      npu.binary mul @g0_0_c0_0_s0 : [[ROWS]], @g0_0_1_c0_s0 : [[SCALE]] -> @g0_0_c0_o0 :
+// CHECK-NEXT:      npu.binary add @g0_0_c0_o0 : [[ROWS]], @g0_0_2_c0_s0 : [[SCALE]] -> @g0_0_c0_o0 :
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_o0 : [[ROWS]] -> @g0_0_c0_o0 :
+// CHECK-NEXT:      npu.dma @g0_0_c0_o0 : [[FLAT]] -> @g0_0_tmp :
 // CHECK:           npu.fence
 // CHECK-NEXT:      npu.fence
-// CHECK-NEXT:      npu.dma @g0_0_tmp[0] : 4x48xf16 strides [256, 1] -> @g0_3_c0_0_s0[0]
-// CHECK-NEXT:      npu.unary exp @g0_3_c0_0_s0[0] : 1x4x3x16xf16 -> @g0_3_c0_o0[0]
-// CHECK-NEXT:      npu.binary add @g0_3_c0_o0[0] : 1x4x3x16xf16, @g0_3_c0_0_s0[0] : 1x4x3x16xf16 -> @g0_3_c0_o0[0]
-// CHECK-NEXT:      npu.dma @g0_3_c0_o0[0] : 4x48xf16 -> @out_y[0]
+// CHECK-NEXT:      npu.dma @g0_0_tmp : [[STRIDED]] -> @g0_3_c0_0_s0 :
+// CHECK-NEXT:      npu.unary exp @g0_3_c0_0_s0 : [[ROWS]] -> @g0_3_c0_o0 :
+// CHECK-NEXT:      npu.binary add @g0_3_c0_o0 : [[ROWS]], @g0_3_c0_0_s0 : [[ROWS]] -> @g0_3_c0_o0 :
+// CHECK-NEXT:      npu.dma @g0_3_c0_o0 : [[FLAT]] -> @out_y :
 
 // Op by op: a phase and an LLB scratch each.
 

@@ -6,15 +6,16 @@
 // group computes only its own result: one npu.topk values, one npu.topk indices per core),
 // and an ArgMax into i64 indices (npu.arg_reduce). Each is cut along rows over two cores.
 
+// CHECK:      [[ROW:#l[0-9]+]] = 1x8xf16
 // CHECK:      npu.core 0 {
 // CHECK:        npu.compare greater @{{.*}} : 1x8xi64, @{{.*}} : 1xi64 -> @{{.*}} : 1x8xi1
-// CHECK:        npu.select @{{.*}} : 1x8xi1, @{{.*}} : 1x8xf16, @{{.*}} : 1x8xf16 -> @{{.*}} : 1x8xf16
-// CHECK:        npu.topk values @{{.*}} : 1x8xf16 -> @{{.*}} : 1x2xf16 {k = 2 : i64, axis = 1 : i64
-// CHECK-NEXT:   npu.dma @{{.*}} : 2xf16 -> @out_values[0] : 2xf16
+// CHECK:        npu.select @{{.*}} : 1x8xi1, @{{.*}} : [[ROW]], @{{.*}} : [[ROW]] -> @{{.*}} : [[ROW]]
+// CHECK:        npu.topk values @{{.*}} : [[ROW]] -> @{{.*}} : 1x2xf16 {k = 2 : i64, axis = 1 : i64
+// CHECK-NEXT:   npu.dma @{{.*}} : 2xf16 -> @out_values : 2xf16
 // CHECK-NOT:    npu.topk values
-// CHECK:        npu.topk indices @{{.*}} : 1x8xf16 -> @{{.*}} : 1x2xi64 {k = 2 : i64, axis = 1 : i64
-// CHECK-NEXT:   npu.dma @{{.*}} : 2xi64 -> @out_indices[0] : 2xi64
-// CHECK:        npu.arg_reduce argmax @{{.*}} : 1x8xf16 -> @{{.*}} : 1xi64 {axis = 1 : i64, keepdims = false
+// CHECK:        npu.topk indices @{{.*}} : [[ROW]] -> @{{.*}} : 1x2xi64 {k = 2 : i64, axis = 1 : i64
+// CHECK-NEXT:   npu.dma @{{.*}} : 2xi64 -> @out_indices : 2xi64
+// CHECK:        npu.arg_reduce argmax @{{.*}} : [[ROW]] -> @{{.*}} : 1xi64 {axis = 1 : i64, keepdims = false
 // CHECK:      npu.core 1 {
 // CHECK:        npu.compare greater
 // CHECK:        npu.arg_reduce argmax

@@ -10,36 +10,39 @@
 // the halo row only: the weight load was earlier in the same DMA engine's queue.
 
 // CHECK-LABEL: npu.program @halo
-// CHECK-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] attributes {npu.live = array<i64: 0, 1>}
-// CHECK-DAG:     npu.buffer @g0_1_1_c1_s0 : wb(1)[320] attributes {npu.live = array<i64: 0, 1>}
+// CHECK-NEXT:    [[ROWS:#l[0-9]+]] = 1x4x4x8xf16
+// CHECK-NEXT:    [[IN:#l[0-9]+]] = 4x32xf16 strides [64, 1]
+// CHECK-NEXT:    [[HALO:#l[0-9]+]] = 4x8xf16 strides [40, 1]
+// CHECK-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] live 0..1
+// CHECK-DAG:     npu.buffer @g0_1_1_c1_s0 : wb(1)[320] live 0..1
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 4x32xf16 strides [64, 1] -> @g0_in_c0[0]
+// CHECK-NEXT:      npu.dma @in_x : [[IN]] -> @g0_in_c0 :
 // CHECK-NEXT:      npu.unary relu
-// CHECK-NEXT:      npu.dma @w[0] : 144xf16 -> @g0_1_1_c0_s0[0] : 144xf16 {signals = [@c0in_c1in], origin = 1, expects = "src: host"}
+// CHECK-NEXT:      npu.dma @w : 144xf16 -> @g0_1_1_c0_s0 : 144xf16 {signals = [@c0in_c1in], origin = 1, expects = "host"}
 // CHECK-NEXT:      npu.fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3], origin = 0}
-// CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0], origin = 0}
-// CHECK-NEXT:      npu.dma @g0_0_c1[16] : 4x8xf16 strides [40, 1] -> @g0_0_c0[64] : 4x8xf16 strides [40, 1] {signals = [@c0in_c0mx], origin = 1, expects = "src: c1#1"}
-// CHECK-NEXT:      npu.conv2d @g0_0_c0[0] : 1x4x5x8xf16, @g0_1_1_c0_s0[0] : 4x4x3x3xf16 -> @g0_1_c0[0] : 1x4x4x8xf16 {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], origin = 1, expects = "input: -5, -1; weight: -4"}
+// CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0]}{{$}}
+// CHECK-NEXT:      npu.dma @g0_0_c1[16] : [[HALO]] -> @g0_0_c0[64] : [[HALO]] {signals = [@c0in_c0mx], origin = 1, expects = "c1#1"}
+// CHECK-NEXT:      npu.conv2d @g0_0_c0 : 1x4x5x8xf16, @g0_1_1_c0_s0 : 4x4x3x3xf16 -> @g0_1_c0 : [[ROWS]] {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], expects = "-5, -1; -4"}
 // CHECK:         npu.core 1 {
 // CHECK-NEXT:      npu.dma @in_x[64]
 // CHECK-NEXT:      npu.unary relu
-// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0[0] : 144xf16 -> @g0_1_1_c1_s0[0] : 144xf16 {waits = [@c0in_c1in], origin = 1, expects = "src: c0#2"}
+// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0 : 144xf16 -> @g0_1_1_c1_s0 : 144xf16 {waits = [@c0in_c1in], origin = 1, expects = "c0#2"}
 // CHECK-NEXT:      npu.fence
 // CHECK-NEXT:      npu.fence
 // CHECK-NEXT:      npu.dma @g0_0_c0[48]
-// CHECK-NEXT:      npu.conv2d @g0_0_c1[0] : 1x4x5x8xf16, @g0_1_1_c1_s0[0] : 4x4x3x3xf16
+// CHECK-NEXT:      npu.conv2d @g0_0_c1 : 1x4x5x8xf16, @g0_1_1_c1_s0 : 4x4x3x3xf16
 
 // Without it the weights are loaded after the barrier, live in the conv's phase only.
 
 // OFF-LABEL: npu.program @halo
-// OFF-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] attributes {npu.live = array<i64: 1, 1>}
+// OFF-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] live 1..1
 // OFF:         npu.core 0 {
-// OFF-NEXT:      npu.dma @in_x[0]
+// OFF-NEXT:      npu.dma @in_x :
 // OFF-NEXT:      npu.unary relu
 // OFF-NEXT:      npu.fence
 // OFF-NEXT:      npu.fence
 // OFF-NEXT:      npu.dma @g0_0_c1[16]
-// OFF-NEXT:      npu.dma @w[0] : 144xf16 -> @g0_1_1_c0_s0[0]
+// OFF-NEXT:      npu.dma @w : 144xf16 -> @g0_1_1_c0_s0 :
 // OFF-NEXT:      npu.conv2d
 
 // ALLOC-LABEL: npu.program @halo

@@ -10,12 +10,15 @@
 // tile 0). Buffers have no offset yet, only the phases they are live in.
 
 // CHECK-LABEL: npu.program @stream target "stcp920" attributes {npu.phases = ["group 'relu'"]} {
-// CHECK-DAG:     npu.buffer @in_x : ddr[131072] attributes {npu.live = array<i64: 0, 0>}
-// CHECK-DAG:     npu.buffer @out_y : ddr[131072] attributes {npu.live = array<i64: 0, 0>}
-// CHECK-DAG:     npu.buffer @g0_0_c0_0_s0 : l1(0)[16384] attributes {npu.live = array<i64: 0, 0>}
-// CHECK-DAG:     npu.buffer @g0_0_c0_0_s1 : l1(0)[16384] attributes {npu.live = array<i64: 0, 0>}
-// CHECK-DAG:     npu.buffer @g0_0_c0_o0 : l1(0)[16384] attributes {npu.live = array<i64: 0, 0>}
-// CHECK-DAG:     npu.buffer @g0_0_c0_o1 : l1(0)[16384] attributes {npu.live = array<i64: 0, 0>}
+// CHECK-DAG:     [[ROWS:#l[0-9]+]] = 1x8x16x64xf16
+// CHECK-DAG:     [[FLAT:#l[0-9]+]] = 8x1024xf16
+// CHECK-DAG:     [[STRIDED:#l[0-9]+]] = 8x1024xf16 strides [8192, 1]
+// CHECK-DAG:     npu.buffer @in_x : ddr[131072] live 0..0
+// CHECK-DAG:     npu.buffer @out_y : ddr[131072] live 0..0
+// CHECK-DAG:     npu.buffer @g0_0_c0_0_s0 : l1(0)[16384] live 0..0
+// CHECK-DAG:     npu.buffer @g0_0_c0_0_s1 : l1(0)[16384] live 0..0
+// CHECK-DAG:     npu.buffer @g0_0_c0_o0 : l1(0)[16384] live 0..0
+// CHECK-DAG:     npu.buffer @g0_0_c0_o1 : l1(0)[16384] live 0..0
 // CHECK:         npu.input "x" @in_x : 1x8x128x64xf16
 // CHECK-NEXT:    npu.output "y" @out_y : 1x8x128x64xf16
 // CHECK-DAG:     npu.semaphore @c0in_c0vec core 0
@@ -23,17 +26,17 @@
 // CHECK-DAG:     npu.semaphore @c0vec_c0out core 0
 // CHECK-DAG:     npu.semaphore @c0out_c0vec core 0
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {signals = [@c0in_c0vec], origin = 0, expects = "src: host"}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], origin = 0, expects = "input: -1"}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[0] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], origin = 0, expects = "src: -1"}
-// CHECK-NEXT:      npu.dma @in_x[2048] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s1[0] : 8x1024xf16 {signals = [@c0in_c0vec], origin = 0, expects = "src: host"}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s1[0] : 1x8x16x64xf16 -> @g0_0_c0_o1[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], origin = 0, expects = "input: -1"}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o1[0] : 8x1024xf16 -> @out_y[2048] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], origin = 0, expects = "src: -1"}
-// CHECK-NEXT:      npu.dma @in_x[4096] : 8x1024xf16 strides [8192, 1] -> @g0_0_c0_0_s0[0] : 8x1024xf16 {waits = [@c0vec_c0in], signals = [@c0in_c0vec], origin = 0, expects = "src: host"}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0[0] : 1x8x16x64xf16 -> @g0_0_c0_o0[0] : 1x8x16x64xf16 {waits = [@c0in_c0vec, @c0out_c0vec], signals = [@c0vec_c0out], origin = 0, expects = "input: -1"}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0[0] : 8x1024xf16 -> @out_y[4096] : 8x1024xf16 strides [8192, 1] {waits = [@c0vec_c0out], origin = 0, expects = "src: -1"}
+// CHECK-NEXT:      npu.dma @in_x : [[STRIDED]] -> @g0_0_c0_0_s0 : [[FLAT]] {signals = [@c0in_c0vec], origin = 0, expects = "host"}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0 : [[ROWS]] -> @g0_0_c0_o0 : [[ROWS]] {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], expects = "-1"}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o0 : [[FLAT]] -> @out_y : [[STRIDED]] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], expects = "-1"}
+// CHECK-NEXT:      npu.dma @in_x[2048] : [[STRIDED]] -> @g0_0_c0_0_s1 : [[FLAT]] {signals = [@c0in_c0vec], expects = "host"}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s1 : [[ROWS]] -> @g0_0_c0_o1 : [[ROWS]] {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], expects = "-1"}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o1 : [[FLAT]] -> @out_y[2048] : [[STRIDED]] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], expects = "-1"}
+// CHECK-NEXT:      npu.dma @in_x[4096] : [[STRIDED]] -> @g0_0_c0_0_s0 : [[FLAT]] {waits = [@c0vec_c0in], signals = [@c0in_c0vec], expects = "host"}
+// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0 : [[ROWS]] -> @g0_0_c0_o0 : [[ROWS]] {waits = [@c0in_c0vec, @c0out_c0vec], signals = [@c0vec_c0out], expects = "-1"}
+// CHECK-NEXT:      npu.dma @g0_0_c0_o0 : [[FLAT]] -> @out_y[4096] : [[STRIDED]] {waits = [@c0vec_c0out], expects = "-1"}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[8192] : 8x1024xf16 strides [8192, 1] -> @g0_0_c1_0_s0[0] : 8x1024xf16 {signals = [@c1in_c1vec], origin = 0, expects = "src: host"}
+// CHECK-NEXT:      npu.dma @in_x[8192] : [[STRIDED]] -> @g0_0_c1_0_s0 : [[FLAT]] {signals = [@c1in_c1vec], origin = 0, expects = "host"}
 
 // ALLOC-LABEL: npu.program @stream
 // ALLOC-DAG:     npu.buffer @in_x : ddr[131072] at {{[0-9]+}}
@@ -55,41 +58,44 @@ func.func @stream(%x: tensor<1x8x128x64xf16> {graph.name = "x"}) -> (tensor<1x8x
 // halo), and the conv reads 5 rows with its own padding (top only on core 0, bottom only
 // on core 1). The weights leave DDR once: core 1 copies core 0's weight buffer. The
 // tanh's cores pull the conv's results from cores 0 and 1. Every command names the item
-// and graph op it lowers (origins: one per op and phase); the barrier after the relu is
-// the relu's.
+// and graph op it lowers (origins: one per op and phase; a command without `origin` has
+// the one of the command before it); the barrier after the relu is the relu's.
 
 // (Without the weight prefetch; with it, see convert-schedule-to-npu-prefetch.mlir.)
 
 // CHECK-LABEL: npu.program @halo target "stcp920" attributes {npu.phases = ["group 'block'", "group 'block'", "group 'out'"]} {
+// CHECK-NEXT:    [[ROWS:#l[0-9]+]] = 1x4x4x8xf16
+// CHECK-NEXT:    [[IN:#l[0-9]+]] = 4x32xf16 strides [64, 1]
+// CHECK-NEXT:    [[HALO:#l[0-9]+]] = 4x8xf16 strides [40, 1]
 // CHECK-NEXT:    npu.origin 0 item "group 'block'" op "graph.relu 'r'" phase 0
 // CHECK-NEXT:    npu.origin 1 item "group 'block'" op "graph.conv2d 'c'" phase 1
 // CHECK-NEXT:    npu.origin 2 item "group 'out'" op "graph.tanh 't'" phase 2
-// CHECK-DAG:     npu.buffer @w : ddr[320] = dense<9.997559e-02> : tensor<144xf16> attributes {npu.live = array<i64: 0, 2>}
-// CHECK-DAG:     npu.buffer @g0_0_c0 : l1(0)[320] attributes {npu.live = array<i64: 0, 1>}
-// CHECK-DAG:     npu.buffer @g0_0_c1 : l1(1)[320] attributes {npu.live = array<i64: 0, 1>}
-// CHECK-DAG:     npu.buffer @g0_1_c0 : l1(0)[256] attributes {npu.live = array<i64: 1, 2>}
-// CHECK-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] attributes {npu.live = array<i64: 1, 1>}
+// CHECK-DAG:     npu.buffer @w : ddr[320] = dense<9.997559e-02> : tensor<144xf16> live 0..2
+// CHECK-DAG:     npu.buffer @g0_0_c0 : l1(0)[320] live 0..1
+// CHECK-DAG:     npu.buffer @g0_0_c1 : l1(1)[320] live 0..1
+// CHECK-DAG:     npu.buffer @g0_1_c0 : l1(0)[256] live 1..2
+// CHECK-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] live 1..1
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 4x32xf16 strides [64, 1] -> @g0_in_c0[0] : 4x32xf16 {signals = [@c0in_c0vec], origin = 0, expects = "src: host"}
-// CHECK-NEXT:      npu.unary relu @g0_in_c0[0] : 1x4x4x8xf16 -> @g0_0_c0[0] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c0in_c0vec], origin = 0, expects = "input: -1"}
-// CHECK-NEXT:      npu.fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3], origin = 0}
-// CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0], origin = 0}
-// CHECK-NEXT:      npu.dma @g0_0_c1[16] : 4x8xf16 strides [40, 1] -> @g0_0_c0[64] : 4x8xf16 strides [40, 1]
-// CHECK-NEXT:      npu.dma @w[0] : 144xf16 -> @g0_1_1_c0_s0[0] : 144xf16 {signals = [@c0in_c0mx, @c0in_c1in], origin = 1, expects = "src: host"}
-// CHECK-NEXT:      npu.conv2d @g0_0_c0[0] : 1x4x5x8xf16, @g0_1_1_c0_s0[0] : 4x4x3x3xf16 -> @g0_1_c0[0] : 1x4x4x8xf16 {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], origin = 1, expects = "input: -5, -2; weight: -1"}
+// CHECK-NEXT:      npu.dma @in_x : [[IN]] -> @g0_in_c0 : 4x32xf16 {signals = [@c0in_c0vec], origin = 0, expects = "host"}
+// CHECK-NEXT:      npu.unary relu @g0_in_c0 : [[ROWS]] -> @g0_0_c0 : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c0in_c0vec], expects = "-1"}
+// CHECK-NEXT:      npu.fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3]}
+// CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0]}
+// CHECK-NEXT:      npu.dma @g0_0_c1[16] : [[HALO]] -> @g0_0_c0[64] : [[HALO]] {origin = 1, expects = "c1#1"}
+// CHECK-NEXT:      npu.dma @w : 144xf16 -> @g0_1_1_c0_s0 : 144xf16 {signals = [@c0in_c0mx, @c0in_c1in], expects = "host"}
+// CHECK-NEXT:      npu.conv2d @g0_0_c0 : 1x4x5x8xf16, @g0_1_1_c0_s0 : 4x4x3x3xf16 -> @g0_1_c0 : [[ROWS]] {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], expects = "-5, -2; -1"}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[64] : 4x32xf16 strides [64, 1] -> @g0_in_c1[0] : 4x32xf16 {signals = [@c1in_c1vec], origin = 0, expects = "src: host"}
-// CHECK-NEXT:      npu.unary relu @g0_in_c1[0] : 1x4x4x8xf16 -> @g0_0_c1[16] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c1in_c1vec], origin = 0, expects = "input: -1"}
+// CHECK-NEXT:      npu.dma @in_x[64] : [[IN]] -> @g0_in_c1 : 4x32xf16 {signals = [@c1in_c1vec], origin = 0, expects = "host"}
+// CHECK-NEXT:      npu.unary relu @g0_in_c1 : [[ROWS]] -> @g0_0_c1[16] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c1in_c1vec], expects = "-1"}
 // CHECK-NEXT:      npu.fence
 // CHECK-NEXT:      npu.fence
-// CHECK-NEXT:      npu.dma @g0_0_c0[48] : 4x8xf16 strides [40, 1] -> @g0_0_c1[0] : 4x8xf16 strides [40, 1]
-// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0[0] : 144xf16 -> @g0_1_1_c1_s0[0] : 144xf16 {waits = [@c0in_c1in], signals = [@c1in_c1mx], origin = 1, expects = "src: c0#5"}
-// CHECK-NEXT:      npu.conv2d @g0_0_c1[0] : 1x4x5x8xf16, @g0_1_1_c1_s0[0] : 4x4x3x3xf16 -> @g0_1_c1[0] : 1x4x4x8xf16 {pads = array<i64: 0, 1, 1, 1>, waits = [@c1in_c1mx], origin = 1, expects = "input: -5, -2; weight: -1"}
+// CHECK-NEXT:      npu.dma @g0_0_c0[48] : [[HALO]] -> @g0_0_c1 : [[HALO]] {origin = 1, expects = "c0#1"}
+// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0 : 144xf16 -> @g0_1_1_c1_s0 : 144xf16 {waits = [@c0in_c1in], signals = [@c1in_c1mx], expects = "c0#5"}
+// CHECK-NEXT:      npu.conv2d @g0_0_c1 : 1x4x5x8xf16, @g0_1_1_c1_s0 : 4x4x3x3xf16 -> @g0_1_c1 : [[ROWS]] {pads = array<i64: 0, 1, 1, 1>, waits = [@c1in_c1mx], expects = "-5, -2; -1"}
 // CHECK:         npu.core 2 {
-// CHECK:           npu.dma @g0_1_c0[0] : 128xf16 -> @g1_in_c2[0] : 128xf16 {signals = [@c2in_c2vec], origin = 2, expects = "src: c0#6"}
-// CHECK-NEXT:      npu.unary tanh @g1_in_c2[0] : 1x4x4x8xf16
+// CHECK:           npu.dma @g0_1_c0 : 128xf16 -> @g1_in_c2 : 128xf16 {signals = [@c2in_c2vec], origin = 2, expects = "c0#6"}
+// CHECK-NEXT:      npu.unary tanh @g1_in_c2 : [[ROWS]]
 // CHECK:         npu.core 3 {
-// CHECK:           npu.dma @g0_1_c1[0] : 128xf16 -> @g1_in_c3[0] : 128xf16 {signals = [@c3in_c3vec], origin = 2, expects = "src: c1#6"}
+// CHECK:           npu.dma @g0_1_c1 : 128xf16 -> @g1_in_c3 : 128xf16 {signals = [@c3in_c3vec], origin = 2, expects = "c1#6"}
 func.func @halo(%x: tensor<1x4x8x8xf16> {graph.name = "x"}) -> (tensor<1x4x8x8xf16> {graph.name = "y"}) {
   %w = graph.constant dense<1.000000e-01> : tensor<4x4x3x3xf16>
   %g = schedule.group "block" (%a = %x : tensor<1x4x8x8xf16>) -> tensor<1x4x8x8xf16> attributes {mem_scope = #schedule.mem_scope<L1>, core_bind = #schedule.core_bind<[[0, 1]]>} {
@@ -116,11 +122,11 @@ func.func @halo(%x: tensor<1x4x8x8xf16> {graph.name = "x"}) -> (tensor<1x4x8x8xf
 // CHECK-NEXT:    npu.buffer
 // CHECK-NOT:     npu.buffer @concat
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x[0] : 256xf16 -> @g1_0_c0_0_s0[0] : 256xf16
-// CHECK:           npu.dma @g1_0_c0_o0[0] : 256xf16 -> @out_y[0] : 256xf16
+// CHECK-NEXT:      npu.dma @in_x : 256xf16 -> @g1_0_c0_0_s0 : 256xf16
+// CHECK:           npu.dma @g1_0_c0_o0 : 256xf16 -> @out_y : 256xf16
 // CHECK:         npu.core 1 {
-// CHECK:           npu.dma @in_x[512] : 256xf16 -> @g2_0_c1_0_s0[0] : 256xf16
-// CHECK:           npu.dma @g2_0_c1_o0[0] : 256xf16 -> @out_y[512] : 256xf16
+// CHECK:           npu.dma @in_x[512] : 256xf16 -> @g2_0_c1_0_s0 : 256xf16
+// CHECK:           npu.dma @g2_0_c1_o0 : 256xf16 -> @out_y[512] : 256xf16
 func.func @views(%x: tensor<2x256xf16> {graph.name = "x"}) -> (tensor<2x256xf16> {graph.name = "y"}) {
   %s:2 = schedule.split %x into 2 {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} : tensor<2x256xf16> -> tensor<1x256xf16>
   %a = schedule.group "neg" [0 of 2] (%p = %s#0 : tensor<1x256xf16>) -> tensor<1x256xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {

@@ -8,13 +8,13 @@
 
 // CHECK-LABEL: npu.program @reuse
 // CHECK-NEXT:    npu.buffer @x : ddr[4096] at 0
-// CHECK-NEXT:    npu.buffer @a : l1(0)[65536] at 0 attributes {npu.live = array<i64: 0, 0>}
-// CHECK-NEXT:    npu.buffer @b : l1(0)[40000] at 0 attributes {npu.live = array<i64: 1, 1>}
-// CHECK-NEXT:    npu.buffer @c : l1(0)[100] at 65536 attributes {npu.live = array<i64: 0, 1>}
+// CHECK-NEXT:    npu.buffer @a : l1(0)[65536] at 0 live 0..0
+// CHECK-NEXT:    npu.buffer @b : l1(0)[40000] at 0 live 1..1
+// CHECK-NEXT:    npu.buffer @c : l1(0)[100] at 65536 live 0..1
 // CHECK-NEXT:    npu.buffer @d : l1(0)[64] at 65664
 // CHECK-NEXT:    npu.buffer @fixed : l1(0)[64] at 512000
-// CHECK-NEXT:    npu.buffer @e : l1(1)[1000] at 0 attributes {npu.live = array<i64: 1, 1>}
-// CHECK-NEXT:    npu.buffer @w : wb(0)[1000] at 0 attributes {npu.live = array<i64: 0, 1>}
+// CHECK-NEXT:    npu.buffer @e : l1(1)[1000] at 0 live 1..1
+// CHECK-NEXT:    npu.buffer @w : wb(0)[1000] at 0 live 0..1
 npu.program @reuse target "stcp920" attributes {npu.phases = ["group 'first'", "group 'second'"]} {
   npu.buffer @x : ddr[4096]
   npu.buffer @a : l1(0)[65536] attributes {npu.live = array<i64: 0, 0>}

@@ -67,7 +67,7 @@ def test_lowering_records_the_writer_of_every_read(relu):
 def test_text_and_stcobj_keep_expectations(relu, tmp_path):
     program, _ = relu
     body = text.format_body(program)
-    assert 'expects = "input: -1"' in body and 'expects = "src: host"' in body
+    assert 'expects = "-1"}' in body and 'expects = "host"}' in body  # positional: one read each
     parsed, _, _ = text.parse_body(body)
     assert parsed.cores == program.cores
     path = tmp_path / "relu.stcobj"
@@ -80,6 +80,21 @@ def test_expects_text_ranges_and_cores():
     printed = text.format_expects(expects, core=0, index=9)
     assert printed == "lhs: -6..-4, c2#7; rhs: host; bias: "
     assert text.parse_expects(printed, 0, 9) == expects
+    # an entry for every read operand: positional, in the operands' order
+    slots = ("lhs", "rhs", "bias")
+    printed = text.format_expects(expects, core=0, index=9, slots=slots)
+    assert printed == "-6..-4, c2#7; host; "
+    assert text.parse_expects(printed, 0, 9, slots) == expects
+    assert text.parse_expects(" -1 ;c1#2..3,host; ", 0, 9, slots) == {
+        "lhs": ((0, 8),), "rhs": ((1, 2), (1, 3), HOST), "bias": ()}
+    # not every read operand: named
+    assert text.format_expects({"rhs": (HOST,)}, 0, 9, slots) == "rhs: host"
+    with pytest.raises(ValueError, match=r"2 positional entries for 3 read operands \(lhs, rhs, bias\)"):
+        text.parse_expects("-1; -2", 0, 9, slots)
+    with pytest.raises(ValueError, match="bias: expected a writer .* at 'c1'"):
+        text.parse_expects("-1; -2; c1", 0, 9, slots)
+    with pytest.raises(ValueError, match="rhs: empty writer range"):
+        text.parse_expects("-1; -2..-5; -3", 0, 9, slots)
     assert text.parse_expects("lhs: c1#4..6", 0, 9) == {"lhs": ((1, 4), (1, 5), (1, 6))}
     with pytest.raises(ValueError, match="expected a writer"):
         text.parse_expects("lhs: c1#", 0, 9)

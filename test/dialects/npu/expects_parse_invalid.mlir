@@ -37,10 +37,46 @@ npu.program @p target "stcp920" {
 // -----
 
 // CHECK: expects_parse_invalid.mlir:[[# @LINE + 5]]:59
-// CHECK: expects must be a string ("input: -1; weight: host")
+// CHECK: expects must be a string ("input: -1; weight: host" or "-1; host")
 npu.program @p target "stcp920" {
   npu.buffer @x : ddr[128] at 0
   npu.core 0 {
     npu.dma @x[0] : 64xf16 -> @x[128] : 32xf16 {expects = [@x]}
+  }
+}
+
+// -----
+
+// Positional entries (no operand names): one per read operand the command has.
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 6]]:64
+// CHECK: expects: 2 positional entries for 1 read operands (input); or name them ('slot: writers; ...')
+npu.program @p target "stcp920" {
+  npu.buffer @x : l1(0)[128] at 0
+  npu.core 0 {
+    npu.dma @x[0] : 64xf16 -> @x[64] : 32xf16
+    npu.unary relu @x[0] : 64xf16 -> @x[0] : 64xf16 {expects = "-1; -1"}
+  }
+}
+
+// -----
+
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 6]]:80
+// CHECK: expects: rhs: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, or host) at 'c1'
+npu.program @p target "stcp920" {
+  npu.buffer @x : l1(0)[128] at 0
+  npu.core 0 {
+    npu.dma @x[0] : 64xf16 -> @x[64] : 32xf16
+    npu.binary add @x[0] : 64xf16, @x[0] : 64xf16 -> @x[0] : 64xf16 {expects = "-1; c1"}
+  }
+}
+
+// -----
+
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 5]]:58
+// CHECK: expects: src: empty writer range
+npu.program @p target "stcp920" {
+  npu.buffer @x : l1(0)[128] at 0
+  npu.core 0 {
+    npu.dma @x[0] : 64xf16 -> @x[64] : 32xf16 {expects = "c0#4..2"}
   }
 }

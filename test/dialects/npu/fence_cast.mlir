@@ -4,10 +4,10 @@
 // npu.fence has no operands (and no arrow); npu.cast converts element types.
 
 // CHECK:      npu.core 0 {
-// CHECK-NEXT:   npu.dma @i[0] : 8xi64 -> @t[0] : 8xi64
+// CHECK-NEXT:   npu.dma @i : 8xi64 -> @t : 8xi64
 // CHECK-NEXT:   npu.fence {signals = [@s]}
 // CHECK-NEXT:   npu.fence {waits = [@r]}
-// CHECK-NEXT:   npu.cast @t[0] : 8xi64 -> @u[0] : 8xf16
+// CHECK-NEXT:   npu.cast @t : 8xi64 -> @u : 8xf16
 // CHECK:      npu.core 1 {
 // CHECK-NEXT:   npu.fence {signals = [@r]}
 // CHECK-NEXT:   npu.fence {waits = [@s]}

@@ -65,6 +65,18 @@ cycles per op to every group: the estimator charges a group boundary less than i
 (ResNet-50 224 b16: the seeds' four stages, estimated 20.7 M cycles, emulate in 18.3 M; the
 unbiased choice of 11 groups, estimated 20.8 M, in 20.0 M), so longer groups are offered too
 and the emulator judges."""
+BRANCH_FILL = 1.0
+"""Share of L1 the fork-join candidate (`Search.branches`) is cut and placed for: its runs are
+short chains, planned as the manual schedules plan them, to the verifier's whole L1 (BERT-base
+b8: every result in L1, 23.92 M cycles; placed for 92% of L1, some go to LLB: 24.79 M); where
+the allocator refuses, it is placed again for less (`_placed`)."""
+BRANCH_WITHIN = 0.02
+"""The fork-join candidate is judged beside a better-estimated one only within this much of it
+(ResNet-50 224 b16: its 25 groups, estimated 4.4% above the four stages, would cost a
+lowering and an emulation to lose)."""
+KINDS = 3
+"""Kinds of level-3 candidate judged side by side: the search's, the biased search's, the
+fork-join groups."""
 POOL_OPS = 200
 """Graphs with at least this many ops run their searches in a process pool (where it pays)."""
 POOL_COMMANDS = 5_000
@@ -225,21 +237,26 @@ class Decider:
         view = GraphView(self.sunk[self.name].op)
         for fill in FALLBACK_FILLS:
             found = _searches(view, self.t, fill)
-            made = [(self.trial(segments, 3, fill, sunk=True), biased)
+            made = [(self.trial(segments, 3, fill, sunk=True), "biased" if biased else "search")
                     for biased, segments in counted(found, f"search: estimate candidates (L1 fill {fill:.0%})")]
-            ranked = sorted(((c, biased) for c, biased in made if c is not None), key=lambda m: m[0].estimate)
+            if fill == FILL:  # the fork-join groups, cut and placed for all of L1 (the allocator judges)
+                branches = _branches(view, self.t)
+                if branches is not None and all(branches != segments for _, segments in found):
+                    made.append((self.trial(branches, 3, BRANCH_FILL, sunk=True), "branches"))
+            ranked = sorted(((c, kind) for c, kind in made if c is not None), key=lambda m: m[0].estimate)
             taken: list[Choice] = []
-            kinds: set[bool] = set()  # the best-estimated unbiased and biased candidates that lower
-            for choice, biased in counted(ranked, "search: lower the best candidates"):
-                if choice.estimate > bar or len(kinds) == 2 or (
+            kinds: set[str] = set()  # the best-estimated candidate of each kind that lowers
+            for choice, kind in counted(ranked, "search: lower the best candidates"):
+                if choice.estimate > bar or len(kinds) == KINDS or (
                         taken and choice.estimate > taken[0].estimate * (1 + JUDGE_WITHIN)):
                     break
-                if biased in kinds:
+                if kind in kinds or (kind == "branches" and taken
+                                     and choice.estimate > taken[0].estimate * (1 + BRANCH_WITHIN)):
                     continue
-                # the first candidate placed again until it lowers; the one judged beside it as it is
+                # the first candidate placed again until it lowers; the ones judged beside it as they are
                 placed = self._placed(choice, bar, RETRIES if not taken else 0)
                 if placed is not None:
-                    kinds.add(biased)
+                    kinds.add(kind)
                     taken.append(placed)
             if taken:
                 return self._against_below(3, taken + self._narrowed(view, taken, fill))
@@ -406,6 +423,14 @@ def _search(slices: bool) -> list[tuple[bool, list[Segment]]]:
     per_op = sum(seg.cycles for seg in first) / max(len(view), 1)
     return [(False, first), *((True, Search(view, t, slices=slices, fill=fill, group_cycles=bias * per_op).search())
                               for bias in GROUP_BIASES)]
+
+
+def _branches(view: GraphView, t: targets.Target) -> list[Segment] | None:
+    """The fork-join candidate's groups (`Search.branches`), or None if an op fits no cut."""
+    try:
+        return Search(view, t, fill=BRANCH_FILL).branches()
+    except AutoScheduleError:
+        return None
 
 
 def _searches(view: GraphView, t: targets.Target, fill: float) -> list[tuple[bool, list[Segment]]]:

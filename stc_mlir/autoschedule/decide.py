@@ -28,7 +28,7 @@ from stc_mlir.isa.program import DTYPES, Program
 from stc_mlir.progress import counted
 
 from .build import build
-from .cost import Estimator
+from .cost import CALIBRATION, Calibration, Estimator
 from .graph import GraphView
 from .search import FILL, AutoScheduleError, Search, Segment
 
@@ -74,9 +74,6 @@ BRANCH_WITHIN = 0.02
 """The fork-join candidate is judged beside a better-estimated one only within this much of it
 (ResNet-50 224 b16: its 25 groups, estimated 4.4% above the four stages, would cost a
 lowering and an emulation to lose)."""
-KINDS = 3
-"""Kinds of level-3 candidate judged side by side: the search's, the biased search's, the
-fork-join groups."""
 POOL_OPS = 200
 """Graphs with at least this many ops run their searches in a process pool (where it pays)."""
 POOL_COMMANDS = 5_000
@@ -235,10 +232,16 @@ class Decider:
         unbiased and biased candidates, judged against each other and the level below."""
         bar = min(self.first_estimate(0), self.first_estimate(1), self.first_estimate(2))
         view = GraphView(self.sunk[self.name].op)
+        small = Estimator(self.t).regime(view.ops) is not CALIBRATION
         for fill in FALLBACK_FILLS:
             found = _searches(view, self.t, fill)
-            made = [(self.trial(segments, 3, fill, sunk=True), "biased" if biased else "search")
-                    for biased, segments in counted(found, f"search: estimate candidates (L1 fill {fill:.0%})")]
+            kinds_of = [("biased" if biased else "search", segments) for biased, segments in found]
+            if small:  # the big programs' figures rank the runs otherwise: their choices too
+                kinds_of += [(("biased" if biased else "search") + " (big figures)", segments)
+                             for biased, segments in _searches(view, self.t, fill, CALIBRATION)
+                             if all(segments != other for _, other in found)]
+            made = [(self.trial(segments, 3, fill, sunk=True), kind)
+                    for kind, segments in counted(kinds_of, f"search: estimate candidates (L1 fill {fill:.0%})")]
             if fill == FILL:  # the fork-join groups, cut and placed for all of L1 (the allocator judges)
                 branches = _branches(view, self.t)
                 if branches is not None and all(branches != segments for _, segments in found):
@@ -247,10 +250,10 @@ class Decider:
             taken: list[Choice] = []
             kinds: set[str] = set()  # the best-estimated candidate of each kind that lowers
             for choice, kind in counted(ranked, "search: lower the best candidates"):
-                if choice.estimate > bar or len(kinds) == KINDS or (
-                        taken and choice.estimate > taken[0].estimate * (1 + JUDGE_WITHIN)):
+                if choice.estimate > bar or len(kinds) == len({kind for _, kind in made}) or (
+                        taken and not small and choice.estimate > taken[0].estimate * (1 + JUDGE_WITHIN)):
                     break
-                if kind in kinds or (kind == "branches" and taken
+                if kind in kinds or (kind == "branches" and taken and not small
                                      and choice.estimate > taken[0].estimate * (1 + BRANCH_WITHIN)):
                     continue
                 # the first candidate placed again until it lowers; the ones judged beside it as they are
@@ -259,12 +262,12 @@ class Decider:
                     kinds.add(kind)
                     taken.append(placed)
             if taken:
-                return self._against_below(3, taken + self._narrowed(view, taken, fill))
+                return self._against_below(3, taken + self._narrowed(view, taken, fill, small))
             if ranked and ranked[0][0].estimate > bar:  # nothing to lower: less of L1 only costs more
                 break
         return self._against_below(3, [])
 
-    def _narrowed(self, view: GraphView, taken: list[Choice], fill: float) -> list[Choice]:
+    def _narrowed(self, view: GraphView, taken: list[Choice], fill: float, small: bool = False) -> list[Choice]:
         """Candidates with groups too small to spread on one core each (`Search.narrow`),
         where the programs are small enough that the emulator judges them: the taken ones
         with such groups narrowed, and the search's choice when it groups knowing that such
@@ -275,10 +278,12 @@ class Decider:
             return []
         search = Search(view, self.t, fill=fill)
         found = [[search.narrow(seg) for seg in choice.segments] for choice in taken]
-        try:
-            found.append(Search(view, self.t, fill=fill, narrowing=True).search())
-        except AutoScheduleError:
-            pass
+        for figures in (None, CALIBRATION) if small else (None,):  # as in `_level3`
+            try:
+                estimator = Estimator(self.t, figures) if figures is not None else None
+                found.append(Search(view, self.t, estimator, fill=fill, narrowing=True).search())
+            except AutoScheduleError:
+                pass
         seen = [choice.segments for choice in taken]
         out = []
         for segments in found:
@@ -408,20 +413,22 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-_FORKED: tuple[GraphView, targets.Target, float] | None = None
+_FORKED: tuple[GraphView, targets.Target, float, Calibration | None] | None = None
 
 
 def _search(slices: bool) -> list[tuple[bool, list[Segment]]]:
     """One boundary guess's searches (in a worker: on the graph inherited by fork) as (biased,
     groups): unbiased, then with each of `GROUP_BIASES`; none if nothing fits."""
     assert _FORKED is not None
-    view, t, fill = _FORKED
+    view, t, fill, figures = _FORKED
+    est = lambda: Estimator(t, figures) if figures is not None else None  # noqa: E731
     try:
-        first = Search(view, t, slices=slices, fill=fill).search()
+        first = Search(view, t, est(), slices=slices, fill=fill).search()
     except AutoScheduleError:
         return []
     per_op = sum(seg.cycles for seg in first) / max(len(view), 1)
-    return [(False, first), *((True, Search(view, t, slices=slices, fill=fill, group_cycles=bias * per_op).search())
+    return [(False, first), *((True, Search(view, t, est(), slices=slices, fill=fill,
+                                            group_cycles=bias * per_op).search())
                               for bias in GROUP_BIASES)]
 
 
@@ -433,14 +440,15 @@ def _branches(view: GraphView, t: targets.Target) -> list[Segment] | None:
         return None
 
 
-def _searches(view: GraphView, t: targets.Target, fill: float) -> list[tuple[bool, list[Segment]]]:
+def _searches(view: GraphView, t: targets.Target, fill: float,
+              figures: Calibration | None = None) -> list[tuple[bool, list[Segment]]]:
     """The distinct choices of the searches under both boundary guesses (the whole value at
     a group boundary, or the slice a sub-group hands over): side by side in two forked
     processes when the graph is big and the machine has the cores, else one after the
     other. (Tuning a model zoo across machines would hand candidates to an existing engine
-    such as Ray instead.)"""
+    such as Ray instead.) `figures`: the estimator's (default: those the graph's size picks)."""
     global _FORKED
-    _FORKED = (view, t, fill)
+    _FORKED = (view, t, fill, figures)
     try:
         if len(view) >= POOL_OPS and _cores() > 1 and "fork" in multiprocessing.get_all_start_methods():
             with multiprocessing.get_context("fork").Pool(2) as pool:

@@ -92,6 +92,7 @@ class Search:
         self.slices = slices
         """guess boundary places from the slice a sub-group hands over (else the whole value)"""
         self.est = estimator or Estimator(target)
+        self.est.regime(view.ops)
         self.l1 = target.memory["l1"].size
         self.llb = target.memory["llb"].size
         self.batch = view.batch or 1

@@ -24,7 +24,9 @@ the granularity the search needs, without lowering anything:
 
 `hidden`, `chain`, `phase_cycles`, `first_load`, `item_cycles` and `item_scale` are fitted (`CALIBRATION`,
 by `python -m stc_mlir.autoschedule.calibrate`) against emulated schedules; everything else
-comes from the target description.
+comes from the target description. Small graphs (`SMALL_PROGRAM`) have their own figures
+(`SMALL_CALIBRATION`, `calibrate --regime small`): short phases, whose first load and weight
+chain cost less; an `Estimator` without given figures takes its graph's (`Estimator.regime`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ weights re-read by each, inputs and the result moved where they are likely to li
 candidate whose sub-group does not fit the cores' L1 (the footprint model of
 `schedule-verify`) for any n costs infinity; growing a group backwards stops there.
 
+Level 3 also offers one candidate cut by the graph's structure (`Search.branches`: a group
+per branch between where chains fork and join, as the seeds' manual BERT schedule groups
+an attention layer), which `decide.py` judges beside the programme's.
+
 Levels 1 and 2 keep one op per group and cut an op only as much as its L1 footprint needs
 (the default schedule's rule); level 3 is the search. When even one sample of a run does
 not fit, the run is cut into row stripes instead (a spatial split, `Segment.rows`): the

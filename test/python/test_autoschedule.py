@@ -594,3 +594,36 @@ def test_fork_join_candidate_groups_each_branch():
     for a, b in zip(reference.run(module, {"x": x}), want):
         np.testing.assert_array_equal(a, b)
     lower_and_run(module, {"x": x}, max_ulps=2)
+
+
+def test_small_graphs_are_estimated_with_their_own_figures():
+    """A graph whose compute and weights each take fewer than `SMALL_PROGRAM` cycles is
+    estimated with `SMALL_CALIBRATION`, a bigger one with `CALIBRATION`; the regime is the
+    graph's, so its schedules (sub-groups of a split re-read the weights) keep it, and figures
+    given to the estimator are used whatever the graph."""
+    from stc_mlir.autoschedule.cost import CALIBRATION, SMALL_CALIBRATION, SMALL_PROGRAM
+    from stc_mlir.autoschedule.graph import GraphView
+    from stc_mlir.dialects import graph as g
+    from stc_mlir.pipeline import Pipeline
+
+    t = targets.load("stcp920")
+    small = _chain()
+    assert Estimator(t).regime(GraphView(small.body.block.first_op).ops) is SMALL_CALIBRATION
+    assert Estimator(t, CALIBRATION).regime(GraphView(small.body.block.first_op).ops) is CALIBRATION
+    for level in (0, 3):
+        scheduled = Pipeline(None, level=level, stop_after="schedule-verify").run(_chain())
+        from stc_mlir.passes.schedule_verify import scheduled_functions
+
+        (f,) = scheduled_functions(scheduled)
+        assert any(isinstance(op, s.GroupOp) for op in f.body.block.ops)
+        est = Estimator(t)
+        est.function(f)
+        assert est.c is SMALL_CALIBRATION
+    w = np.zeros((1024, 1024), F)
+    big = function({"x": ((16, 256, 1024), F)}, lambda b, x: b(g.MatmulOp.make(x, b.const(w))))
+    ops = GraphView(big.body.block.first_op).ops
+    assert Estimator(t).compute(ops[0]) / t.cores >= SMALL_PROGRAM
+    assert Estimator(t).regime(ops) is CALIBRATION
+    # the chain's start-up beyond the phase's work only, with the small figures
+    assert SMALL_CALIBRATION.start_up(100.0, 300.0) == 200.0 and SMALL_CALIBRATION.start_up(400.0, 300.0) == 0.0
+    assert CALIBRATION.start_up(400.0, 300.0) == 300.0

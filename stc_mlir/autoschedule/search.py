@@ -303,7 +303,8 @@ class Search:
         best = [math.inf] * (hi + 1)
         best[lo] = 0.0
         choice: list[Segment | None] = [None] * (hi + 1)
-        for j in counted(range(lo + 1, hi + 1), "search: the best groups ending at each op"):
+        ends = range(lo + 1, hi + 1)
+        for j in counted(ends, "search: the best groups ending at each op") if hi - lo == len(self.view) else ends:
             for i in range(j - 1, max(lo - 1, j - 1 - MAX_GROUP_OPS), -1):
                 if best[i] == math.inf:
                     continue

@@ -2,6 +2,7 @@
 
     python -m stc_mlir.autoschedule.calibrate                       # small built-in models, all levels
     python -m stc_mlir.autoschedule.calibrate --size both --levels 0,3   # and the benchmarks' sizes
+    python -m stc_mlir.autoschedule.calibrate --regime small --levels 1,3   # the small programs' figures
 
 Each schedule is lowered and emulated (timing only). Its estimate is a sum of phases and
 group items, and each phase is linear in the fitted figures, so the whole estimate is
@@ -29,7 +30,7 @@ import numpy as np  # noqa: E402
 
 from stc_mlir import target as targets  # noqa: E402
 
-from .cost import CALIBRATION, Calibration, Estimator  # noqa: E402
+from .cost import CALIBRATION, SMALL_CALIBRATION, Calibration, Estimator  # noqa: E402
 
 FITTED = ("hidden", "chain", "phase_cycles", "first_load", "item_cycles")
 
@@ -59,7 +60,9 @@ def terms(f, target: targets.Target, item_scale: float | None = None) -> np.ndar
     """The estimate of scheduled function `f` as sums over its phases and items: (sum of max,
     then the multipliers of `FITTED`; group items counted in the share of `item_cycles` they
     pay with `item_scale`, the calibration's own by default)."""
-    rec = _Recording(**{k: getattr(CALIBRATION, k) for k in (*FITTED, "bound", "item_scale")}, log=[], items=[])
+    regime = Estimator(target).regime(f.body.block.ops)  # the figures the graph's size picks
+    rec = _Recording(**{k: getattr(regime, k) for k in (*FITTED, "bound", "item_scale", "chain_beyond_work")},
+                     log=[], items=[])
     spans: list[tuple[int, int, int, int]] = []  # per item: its phases and group items in the logs
 
     class _Spans(Estimator):
@@ -78,30 +81,37 @@ def terms(f, target: targets.Target, item_scale: float | None = None) -> np.ndar
         a, b, c, d = spans[k]
         phases += rec.log[a:c]
         items += rec.items[b:d]
-    scale = CALIBRATION.item_scale if item_scale is None else item_scale
+    scale = regime.item_scale if item_scale is None else item_scale
     groups = sum(min(1.0, t / scale) if scale else 1.0 for t in items)
     p = np.array(phases) if phases else np.zeros((0, 4))
     big, small = np.maximum(p[:, 0], p[:, 1]), np.minimum(p[:, 0], p[:, 1])
-    return np.array([big.sum() + waits, small.sum(), p[:, 2].sum(), len(p), p[:, 3].sum(), groups])
+    chain = sum(regime.start_up(work, start) for work, _, start, _ in phases)
+    return np.array([big.sum() + waits, small.sum(), chain, len(p), p[:, 3].sum(), groups])
+
+
+def regime_of(f, target: targets.Target) -> str:
+    """"small" or "big": which figures (`SMALL_CALIBRATION`, `CALIBRATION`) the graph's size picks."""
+    return "small" if Estimator(target).regime(f.body.block.ops) is SMALL_CALIBRATION else "big"
 
 
 def estimate(row: np.ndarray, c: Calibration) -> float:
     return float(c.bound * row[0] + row[1:] @ np.array([getattr(c, k) for k in FITTED]))
 
 
-def sample(module, inputs, target: targets.Target) -> tuple[dict[float, np.ndarray], int]:
-    """(estimate terms per `ITEM_SCALES` value, emulated cycles) of a scheduled module."""
+def sample(module, inputs, target: targets.Target) -> tuple[dict[float, np.ndarray], int, str]:
+    """(estimate terms per `ITEM_SCALES` value, emulated cycles, regime) of a scheduled module."""
     from stc_mlir.emulator import run
     from stc_mlir.passes.lowering import lower
     from stc_mlir.passes.npu_allocate import allocate
     from stc_mlir.passes.schedule_verify import scheduled_functions
 
     (f,) = scheduled_functions(module)
-    row = {scale: terms(f, target, scale) for scale in {*ITEM_SCALES, CALIBRATION.item_scale}}
+    row = {scale: terms(f, target, scale) for scale in {*ITEM_SCALES, CALIBRATION.item_scale,
+                                                         SMALL_CALIBRATION.item_scale}}
     lowered = lower(module, target)
     program = allocate(lowered.program, lowered.live, lowered.phase_items, target)
     _, report = run(program, inputs, numerics=False)  # the cycles only
-    return row, report.cycles
+    return row, report.cycles, regime_of(f, target)
 
 
 def fit_scaled(rows: list[dict[float, np.ndarray]], emulated: list[int]) -> tuple[Calibration, float]:
@@ -139,7 +149,7 @@ def fit(rows: list[np.ndarray], emulated: list[int]) -> Calibration:
 SMALL = {"resnet50": (16, {"image_size": 32}), "bert-base": (8, {"seq_len": 32, "num_layers": 2}),
          "deepfm": (2560, {}), "mobilenetv2": (16, {"image_size": 32}),
          # the recommenders at a serving batch: many small ops, each group item short
-         "dlrm": (2, {}), "mmoe": (2, {}), "wide-deep": (2, {}), "deepfm b2": (2, {})}
+         "dlrm": (2, {}), "mmoe": (2, {}), "wide-deep": (2, {}), "deepfm b2": (2, {}), "mobilenetv2 b2": (2, {})}
 FULL = {"resnet50": (16, {}), "bert-base": (8, {}), "deepfm": (2560, {}), "mobilenetv2": (16, {})}
 
 
@@ -148,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from stc_mlir import models
     from stc_mlir.frontend import import_onnx
+    from stc_mlir.passes.schedule_verify import scheduled_functions
     from stc_mlir.pipeline import Pipeline
     from stc_mlir.schedules import SCHEDULES
 
@@ -155,7 +166,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--size", choices=("small", "full", "both"), default="small",
                    help="the built-in models' sizes (full: the benchmarks' ResNet-50 224 b16 ...; minutes)")
     p.add_argument("--levels", default="0,1,2,3", help="graph_schedule_levels sampled (and the manual schedules)")
+    p.add_argument("--regime", choices=("big", "small"), default="big",
+                   help="fit the figures of big programs (`CALIBRATION`) or of small ones (`SMALL_CALIBRATION`, "
+                        "`cost.SMALL_PROGRAM`): the schedules of the other regime are skipped")
     args = p.parse_args(argv)
+    current = SMALL_CALIBRATION if args.regime == "small" else CALIBRATION
     configs = [(size, name, batch, options) for size, table in (("small", SMALL), ("full", FULL))
                if args.size in (size, "both") for name, (batch, options) in table.items()]
     target = targets.load("stcp920")
@@ -169,15 +184,18 @@ def main(argv: list[str] | None = None) -> None:
             runs.append(("manual", SCHEDULES[name], 0))
         for label, schedule, level in runs:
             module = Pipeline(schedule, level=level, stop_after="schedule-verify").run(import_onnx(proto))
-            row, cycles = sample(module, inputs, target)
+            if regime_of(scheduled_functions(module)[0], target) != args.regime:
+                break  # the graph's size picks the other figures (whatever its schedule)
+            row, cycles, _ = sample(module, inputs, target)
             rows.append(row)
             emulated.append(cycles)
             labels.append(f"{key} ({size}) {label}")
             print(f"{labels[-1]:32} emulated {cycles:>11,} estimated "
-                  f"{estimate(row[CALIBRATION.item_scale], CALIBRATION):>13,.0f}", file=sys.stderr, flush=True)
+                  f"{estimate(row[current.item_scale], current):>13,.0f}", file=sys.stderr, flush=True)
     fitted, _ = fit_scaled(rows, emulated)
+    fitted = replace(fitted, chain_beyond_work=current.chain_beyond_work)
     for label, row, cycles in zip(labels, rows, emulated):
-        before, after = estimate(row[CALIBRATION.item_scale], CALIBRATION), estimate(row[fitted.item_scale], fitted)
+        before, after = estimate(row[current.item_scale], current), estimate(row[fitted.item_scale], fitted)
         print(f"{label:32} emulated {cycles:>11,}  estimated {before:>13,.0f} ({100 * (before / cycles - 1):+5.1f}%)"
               f" -> {after:>13,.0f} ({100 * (after / cycles - 1):+5.1f}%)", file=sys.stderr)
     print(fitted)

@@ -28,7 +28,7 @@ from stc_mlir.isa.program import DTYPES, Program
 from stc_mlir.progress import counted
 
 from .build import build
-from .cost import Estimator
+from .cost import CALIBRATION, Calibration, Estimator
 from .graph import GraphView
 from .search import FILL, AutoScheduleError, Search, Segment
 
@@ -65,6 +65,15 @@ cycles per op to every group: the estimator charges a group boundary less than i
 (ResNet-50 224 b16: the seeds' four stages, estimated 20.7 M cycles, emulate in 18.3 M; the
 unbiased choice of 11 groups, estimated 20.8 M, in 20.0 M), so longer groups are offered too
 and the emulator judges."""
+BRANCH_FILL = 1.0
+"""Share of L1 the fork-join candidate (`Search.branches`) is cut and placed for: its runs are
+short chains, planned as the manual schedules plan them, to the verifier's whole L1 (BERT-base
+b8: every result in L1, 23.92 M cycles; placed for 92% of L1, some go to LLB: 24.79 M); where
+the allocator refuses, it is placed again for less (`_placed`)."""
+BRANCH_WITHIN = 0.02
+"""The fork-join candidate is judged beside a better-estimated one only within this much of it
+(ResNet-50 224 b16: its 25 groups, estimated 4.4% above the four stages, would cost a
+lowering and an emulation to lose)."""
 POOL_OPS = 200
 """Graphs with at least this many ops run their searches in a process pool (where it pays)."""
 POOL_COMMANDS = 5_000
@@ -223,31 +232,42 @@ class Decider:
         unbiased and biased candidates, judged against each other and the level below."""
         bar = min(self.first_estimate(0), self.first_estimate(1), self.first_estimate(2))
         view = GraphView(self.sunk[self.name].op)
+        small = Estimator(self.t).regime(view.ops) is not CALIBRATION
         for fill in FALLBACK_FILLS:
             found = _searches(view, self.t, fill)
-            made = [(self.trial(segments, 3, fill, sunk=True), biased)
-                    for biased, segments in counted(found, f"search: estimate candidates (L1 fill {fill:.0%})")]
-            ranked = sorted(((c, biased) for c, biased in made if c is not None), key=lambda m: m[0].estimate)
+            kinds_of = [("biased" if biased else "search", segments) for biased, segments in found]
+            if small:  # the big programs' figures rank the runs otherwise: their choices too
+                kinds_of += [(("biased" if biased else "search") + " (big figures)", segments)
+                             for biased, segments in _searches(view, self.t, fill, CALIBRATION)
+                             if all(segments != other for _, other in found)]
+            made = [(self.trial(segments, 3, fill, sunk=True), kind)
+                    for kind, segments in counted(kinds_of, f"search: estimate candidates (L1 fill {fill:.0%})")]
+            if fill == FILL:  # the fork-join groups, cut and placed for all of L1 (the allocator judges)
+                branches = _branches(view, self.t)
+                if branches is not None and all(branches != segments for _, segments in found):
+                    made.append((self.trial(branches, 3, BRANCH_FILL, sunk=True), "branches"))
+            ranked = sorted(((c, kind) for c, kind in made if c is not None), key=lambda m: m[0].estimate)
             taken: list[Choice] = []
-            kinds: set[bool] = set()  # the best-estimated unbiased and biased candidates that lower
-            for choice, biased in counted(ranked, "search: lower the best candidates"):
-                if choice.estimate > bar or len(kinds) == 2 or (
-                        taken and choice.estimate > taken[0].estimate * (1 + JUDGE_WITHIN)):
+            kinds: set[str] = set()  # the best-estimated candidate of each kind that lowers
+            for choice, kind in counted(ranked, "search: lower the best candidates"):
+                if choice.estimate > bar or len(kinds) == len({kind for _, kind in made}) or (
+                        taken and not small and choice.estimate > taken[0].estimate * (1 + JUDGE_WITHIN)):
                     break
-                if biased in kinds:
+                if kind in kinds or (kind == "branches" and taken and not small
+                                     and choice.estimate > taken[0].estimate * (1 + BRANCH_WITHIN)):
                     continue
-                # the first candidate placed again until it lowers; the one judged beside it as it is
+                # the first candidate placed again until it lowers; the ones judged beside it as they are
                 placed = self._placed(choice, bar, RETRIES if not taken else 0)
                 if placed is not None:
-                    kinds.add(biased)
+                    kinds.add(kind)
                     taken.append(placed)
             if taken:
-                return self._against_below(3, taken + self._narrowed(view, taken, fill))
+                return self._against_below(3, taken + self._narrowed(view, taken, fill, small))
             if ranked and ranked[0][0].estimate > bar:  # nothing to lower: less of L1 only costs more
                 break
         return self._against_below(3, [])
 
-    def _narrowed(self, view: GraphView, taken: list[Choice], fill: float) -> list[Choice]:
+    def _narrowed(self, view: GraphView, taken: list[Choice], fill: float, small: bool = False) -> list[Choice]:
         """Candidates with groups too small to spread on one core each (`Search.narrow`),
         where the programs are small enough that the emulator judges them: the taken ones
         with such groups narrowed, and the search's choice when it groups knowing that such
@@ -258,10 +278,12 @@ class Decider:
             return []
         search = Search(view, self.t, fill=fill)
         found = [[search.narrow(seg) for seg in choice.segments] for choice in taken]
-        try:
-            found.append(Search(view, self.t, fill=fill, narrowing=True).search())
-        except AutoScheduleError:
-            pass
+        for figures in (None, CALIBRATION) if small else (None,):  # as in `_level3`
+            try:
+                estimator = Estimator(self.t, figures) if figures is not None else None
+                found.append(Search(view, self.t, estimator, fill=fill, narrowing=True).search())
+            except AutoScheduleError:
+                pass
         seen = [choice.segments for choice in taken]
         out = []
         for segments in found:
@@ -391,31 +413,42 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-_FORKED: tuple[GraphView, targets.Target, float] | None = None
+_FORKED: tuple[GraphView, targets.Target, float, Calibration | None] | None = None
 
 
 def _search(slices: bool) -> list[tuple[bool, list[Segment]]]:
     """One boundary guess's searches (in a worker: on the graph inherited by fork) as (biased,
     groups): unbiased, then with each of `GROUP_BIASES`; none if nothing fits."""
     assert _FORKED is not None
-    view, t, fill = _FORKED
+    view, t, fill, figures = _FORKED
+    est = lambda: Estimator(t, figures) if figures is not None else None  # noqa: E731
     try:
-        first = Search(view, t, slices=slices, fill=fill).search()
+        first = Search(view, t, est(), slices=slices, fill=fill).search()
     except AutoScheduleError:
         return []
     per_op = sum(seg.cycles for seg in first) / max(len(view), 1)
-    return [(False, first), *((True, Search(view, t, slices=slices, fill=fill, group_cycles=bias * per_op).search())
+    return [(False, first), *((True, Search(view, t, est(), slices=slices, fill=fill,
+                                            group_cycles=bias * per_op).search())
                               for bias in GROUP_BIASES)]
 
 
-def _searches(view: GraphView, t: targets.Target, fill: float) -> list[tuple[bool, list[Segment]]]:
+def _branches(view: GraphView, t: targets.Target) -> list[Segment] | None:
+    """The fork-join candidate's groups (`Search.branches`), or None if an op fits no cut."""
+    try:
+        return Search(view, t, fill=BRANCH_FILL).branches()
+    except AutoScheduleError:
+        return None
+
+
+def _searches(view: GraphView, t: targets.Target, fill: float,
+              figures: Calibration | None = None) -> list[tuple[bool, list[Segment]]]:
     """The distinct choices of the searches under both boundary guesses (the whole value at
     a group boundary, or the slice a sub-group hands over): side by side in two forked
     processes when the graph is big and the machine has the cores, else one after the
     other. (Tuning a model zoo across machines would hand candidates to an existing engine
-    such as Ray instead.)"""
+    such as Ray instead.) `figures`: the estimator's (default: those the graph's size picks)."""
     global _FORKED
-    _FORKED = (view, t, fill)
+    _FORKED = (view, t, fill, figures)
     try:
         if len(view) >= POOL_OPS and _cores() > 1 and "fork" in multiprocessing.get_all_start_methods():
             with multiprocessing.get_context("fork").Pool(2) as pool:

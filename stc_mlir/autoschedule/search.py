@@ -9,6 +9,10 @@ weights re-read by each, inputs and the result moved where they are likely to li
 candidate whose sub-group does not fit the cores' L1 (the footprint model of
 `schedule-verify`) for any n costs infinity; growing a group backwards stops there.
 
+Level 3 also offers one candidate cut by the graph's structure (`Search.branches`: a group
+per branch between where chains fork and join, as the seeds' manual BERT schedule groups
+an attention layer), which `decide.py` judges beside the programme's.
+
 Levels 1 and 2 keep one op per group and cut an op only as much as its L1 footprint needs
 (the default schedule's rule); level 3 is the search. When even one sample of a run does
 not fit, the run is cut into row stripes instead (a spatial split, `Segment.rows`): the
@@ -92,6 +96,7 @@ class Search:
         self.slices = slices
         """guess boundary places from the slice a sub-group hands over (else the whole value)"""
         self.est = estimator or Estimator(target)
+        self.est.regime(view.ops)
         self.l1 = target.memory["l1"].size
         self.llb = target.memory["llb"].size
         self.batch = view.batch or 1
@@ -261,12 +266,46 @@ class Search:
 
     def search(self) -> list[Segment]:
         """Level 3: the dynamic programme over consecutive runs of ops."""
-        n = len(self.view)
+        return self._programme(0, len(self.view))
+
+    def branches(self) -> list[Segment]:
+        """Level 3's fork-join candidate: the graph cut where its chains fork and join, each
+        run cut the fewest ways that fit (weights read once), as the seeds' manual BERT
+        schedule groups a layer (Q, K, scores + softmax, V, context, feed-forward). A run
+        ends after an op whose result has several users or whose one user is not the next
+        op (the chain breaks), and before an op that joins two activations each computed
+        for it alone (two branches meet: BERT's scores and context matmuls; a residual add
+        reads a value other ops read too, so it stays in its chain). A run that cannot be
+        one group (not one output, too big for any cut or stripes) is left to the dynamic
+        programme."""
+        view = self.view
+        n = len(view)
+        cuts = {0, n}
+        for k, op in enumerate(view.ops):
+            users = [view.position.get(use.operation) for r in op.results for use in r.uses]
+            if len(users) != 1 or users[0] != k + 1:
+                cuts.add(k + 1)
+            computed = [v for v in view.acts[k] if v.owner in view.position and len(list(v.uses)) == 1]
+            if len(computed) >= 2:
+                cuts.add(k)
+        bounds = sorted(cuts)
+        out: list[Segment] = []
+        for i, j in zip(bounds, bounds[1:]):
+            seg = None
+            if j - i <= MAX_GROUP_OPS and view.single_output(i, j):
+                seg = self.best(i, j, fewest=True) or self.stripes(i, j)
+            out += [seg] if seg is not None else self._programme(i, j)
+        return out
+
+    def _programme(self, lo: int, hi: int) -> list[Segment]:
+        """The dynamic programme's groups of ops[lo:hi]."""
         bias = self.group_cycles
-        best = [0.0] + [math.inf] * n
-        choice: list[Segment | None] = [None] * (n + 1)
-        for j in counted(range(1, n + 1), "search: the best groups ending at each op"):
-            for i in range(j - 1, max(-1, j - 1 - MAX_GROUP_OPS), -1):
+        best = [math.inf] * (hi + 1)
+        best[lo] = 0.0
+        choice: list[Segment | None] = [None] * (hi + 1)
+        ends = range(lo + 1, hi + 1)
+        for j in counted(ends, "search: the best groups ending at each op") if hi - lo == len(self.view) else ends:
+            for i in range(j - 1, max(lo - 1, j - 1 - MAX_GROUP_OPS), -1):
                 if best[i] == math.inf:
                     continue
                 if j - i > 1:
@@ -297,8 +336,8 @@ class Search:
             if best[j] == math.inf:
                 raise self._too_big(j - 1)
         segments = []
-        j = n
-        while j > 0:
+        j = hi
+        while j > lo:
             seg = choice[j]
             assert seg is not None
             segments.append(seg)

@@ -577,3 +577,76 @@ def test_a_spread_matmul_on_batch_parts_loads_its_columns_per_part():
     search = Search(GraphView(module.body.block.first_op), targets.load("stcp920"))
     assert search.cost(0, 1, 1, 1) < search.cost(0, 1, 1, 2)
     assert search.best(0, 1).parts == 1
+
+
+def test_fork_join_candidate_groups_each_branch():
+    """`Search.branches`, level 3's fork-join candidate: two chains that fork from one input
+    and join at an op that reads both are a group each, the join and what follows it another
+    (a residual add reads the forked input, which other ops read too: it stays in its chain),
+    each cut the fewest ways that fit. Built, the schedule verifies and matches the reference."""
+    from stc_mlir.autoschedule.build import build
+    from stc_mlir.autoschedule.graph import GraphView
+    from stc_mlir.autoschedule.search import Search
+    from stc_mlir.dialects import graph as g
+    from stc_mlir.graph_schedule import IRModule
+    from stc_mlir.schedules.default import sink_to_first_use
+
+    rng = np.random.default_rng(4)
+    w = lambda: (rng.standard_normal((64, 64)) * 0.1).astype(F)  # noqa: E731
+
+    def body(b, x):
+        q = b(g.ReluOp.make(b(g.MatmulOp.make(x, b.const(w())))))
+        k = b(g.SigmoidOp.make(b(g.MatmulOp.make(x, b.const(w())))))
+        joined = b(g.MatmulOp.make(b(g.MulOp.make(q, k)), b.const(w())))
+        return b(g.ReluOp.make(b(g.AddOp.make(joined, x))))
+
+    module = function({"x": ((4, 32, 64), F)}, body)
+    f = module.body.block.first_op
+    sink_to_first_use(f)
+    t = targets.load("stcp920")
+    view = GraphView(f)
+    segments = Search(view, t).branches()
+    groups = [[op.name for op in view.ops[seg.start:seg.stop]] for seg in segments]
+    assert sorted(groups[:2]) == [["graph.matmul", "graph.relu"], ["graph.matmul", "graph.sigmoid"]]
+    assert groups[2:] == [["graph.mul", "graph.matmul", "graph.add", "graph.relu"]]
+    assert all(seg.split == 1 for seg in segments)  # a small batch fits whole: weights read once
+    x = f16(4, 32, 64)
+    want = reference.run(module, {"x": x})
+    build(IRModule(module), f, segments, 3, t)
+    verify_function(f, t)
+    for a, b in zip(reference.run(module, {"x": x}), want):
+        np.testing.assert_array_equal(a, b)
+    lower_and_run(module, {"x": x}, max_ulps=2)
+
+
+def test_small_graphs_are_estimated_with_their_own_figures():
+    """A graph whose compute and weights each take fewer than `SMALL_PROGRAM` cycles is
+    estimated with `SMALL_CALIBRATION`, a bigger one with `CALIBRATION`; the regime is the
+    graph's, so its schedules (sub-groups of a split re-read the weights) keep it, and figures
+    given to the estimator are used whatever the graph."""
+    from stc_mlir.autoschedule.cost import CALIBRATION, SMALL_CALIBRATION, SMALL_PROGRAM
+    from stc_mlir.autoschedule.graph import GraphView
+    from stc_mlir.dialects import graph as g
+    from stc_mlir.pipeline import Pipeline
+
+    t = targets.load("stcp920")
+    small = _chain()
+    assert Estimator(t).regime(GraphView(small.body.block.first_op).ops) is SMALL_CALIBRATION
+    assert Estimator(t, CALIBRATION).regime(GraphView(small.body.block.first_op).ops) is CALIBRATION
+    for level in (0, 3):
+        scheduled = Pipeline(None, level=level, stop_after="schedule-verify").run(_chain())
+        from stc_mlir.passes.schedule_verify import scheduled_functions
+
+        (f,) = scheduled_functions(scheduled)
+        assert any(isinstance(op, s.GroupOp) for op in f.body.block.ops)
+        est = Estimator(t)
+        est.function(f)
+        assert est.c is SMALL_CALIBRATION
+    w = np.zeros((1024, 1024), F)
+    big = function({"x": ((16, 256, 1024), F)}, lambda b, x: b(g.MatmulOp.make(x, b.const(w))))
+    ops = GraphView(big.body.block.first_op).ops
+    assert Estimator(t).compute(ops[0]) / t.cores >= SMALL_PROGRAM
+    assert Estimator(t).regime(ops) is CALIBRATION
+    # the chain's start-up beyond the phase's work only, with the small figures
+    assert SMALL_CALIBRATION.start_up(100.0, 300.0) == 200.0 and SMALL_CALIBRATION.start_up(400.0, 300.0) == 0.0
+    assert CALIBRATION.start_up(400.0, 300.0) == 300.0

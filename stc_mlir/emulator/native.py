@@ -10,9 +10,15 @@
 - `command(task, clock, code_of, bytes_read, bytes_written, hooks)`: a command's hazard
   and provenance checks and byte counts (`python_command`): what the writer runs or the
   granule codes settle in one call, the rest by the simulator's slow paths.
+- `plan(threads)` and `simulate(plan, ...)`: the whole event loop of a run
+  (`Simulator._simulate`) in C over the prepared tasks (`simulator._native_plan`), calling
+  `command` directly and the simulator's Python code for what is not per-command routine
+  (the hooks of `command`, a command's numerics, the DMA rates' memo, a deadlock's message).
+  No Python version here: the simulator's own loop is it (`Simulator._simulate`, used when
+  these are not).
 
 The optional C module `_loop` (built by setup.py with `_f16`; `python setup.py build_ext
---inplace` in a source tree) provides all three; without it the Python versions below are used,
+--inplace` in a source tree) provides them; without it the Python versions are used,
 with the same results. `STC_LOOP_NATIVE=0` in the environment turns the C path off.
 """
 
@@ -33,7 +39,7 @@ except ImportError:  # not built (a plain source tree) or not buildable here
 TID_BITS = 8
 """The thread bits of a writer code (`HazardTracker.TID_BITS`, which is this)."""
 
-INTERFACE = 2
+INTERFACE = 3
 """The `_loop.c` interface this file calls (its `LOOP_INTERFACE`)."""
 NATIVE = bool(_loop is not None and os.environ.get("STC_LOOP_NATIVE", "1") != "0"
               and getattr(_loop, "INTERFACE", None) == INTERFACE)
@@ -185,3 +191,9 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
 
 command: Callable[..., None] = _loop.command if NATIVE else python_command
 """See `python_command`."""
+
+plan: Callable[..., Any] | None = _loop.plan if NATIVE else None
+"""The C event loop's prepared tasks (None: no C loop; see the module docstring)."""
+
+simulate: Callable[..., tuple[tuple[int, ...], int]] | None = _loop.simulate if NATIVE else None
+"""The C event loop (`Simulator._simulate_native`); None without the C path."""

@@ -145,7 +145,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule;
+    *S_token, *S_code, *S_granule, *S_macs;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -156,7 +156,7 @@ static int intern_names(void) {
     NAME(S_number, "number") NAME(S_starts, "starts") NAME(S_values, "values")
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
     NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
-    NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule")
+    NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
 #undef NAME
     return 0;
 }
@@ -1764,13 +1764,14 @@ static int buffer_of(PyObject *arr, Py_buffer *b, Py_ssize_t itemsize, Py_ssize_
 }
 
 /* simulate(plan, vc, sem_clocks, sem_count, active, timeline, who, rows, code_of,
-            bytes_read, bytes_written, hooks, compute, command_done, shares, slice_type, sync, fence)
-   -> (per thread: the number of its tasks started, macs added). `hooks` None: no hazard
+            bytes_read, bytes_written, hooks, compute, command_done, shares, slice_type, sync, fence,
+            report) -> per thread, the number of its tasks started; `report.macs` gets the macs
+   of the commands completed (also when a hook raises). `hooks` None: no hazard
    checks (the byte counts from the plan); `compute` None: no numerics. */
 static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 18) {
-        PyErr_SetString(PyExc_TypeError, "simulate takes 18 arguments");
+    if (nargs != 19) {
+        PyErr_SetString(PyExc_TypeError, "simulate takes 19 arguments");
         return NULL;
     }
     Plan *p = (Plan *)PyCapsule_GetPointer(args[0], "stc_mlir.emulator._loop.plan");
@@ -1914,30 +1915,30 @@ static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t narg
         if (v == NULL || PyList_SetItem(sem_count, s, v) < 0)
             goto done;
     }
-    {
-        PyObject *started = PyTuple_New(L.nt);
-        if (started == NULL)
-            goto done;
-        for (Py_ssize_t t = 0; t < L.nt; t++) {
-            PyObject *v = PyLong_FromSsize_t(L.pos[t] - p->first[t]);
-            if (v == NULL) {
-                Py_DECREF(started);
-                goto done;
-            }
-            PyTuple_SET_ITEM(started, t, v);
-        }
-        PyObject *mi = PyLong_FromLongLong(L.macs_int);
-        PyObject *macs = mi ? PyNumber_Add(L.macs, mi) : NULL;
-        Py_XDECREF(mi);
-        if (macs == NULL) {
-            Py_DECREF(started);
+    result = PyTuple_New(L.nt);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t t = 0; t < L.nt; t++) {
+        PyObject *v = PyLong_FromSsize_t(L.pos[t] - p->first[t]);
+        if (v == NULL) {
+            Py_CLEAR(result);
             goto done;
         }
-        result = PyTuple_Pack(2, started, macs);
-        Py_DECREF(started);
-        Py_DECREF(macs);
+        PyTuple_SET_ITEM(result, t, v);
     }
 done:
+    if (L.macs != NULL) {  /* report.macs += the macs of the commands completed, hazard or not */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *mi = PyLong_FromLongLong(L.macs_int), *old = PyObject_GetAttr(args[18], S_macs);
+        PyObject *sum = mi && old ? PyNumber_Add(old, L.macs) : NULL;
+        PyObject *total = sum ? PyNumber_Add(sum, mi) : NULL;
+        if (total == NULL || PyObject_SetAttr(args[18], S_macs, total) < 0)
+            Py_CLEAR(result);
+        Py_XDECREF(mi); Py_XDECREF(old); Py_XDECREF(sum); Py_XDECREF(total);
+        if (type != NULL)
+            PyErr_Restore(type, value, tb);
+    }
     for (Py_ssize_t i = 0; i < L.n_events; i++)
         PyMem_Free(L.heap[i].clock);
     PyMem_Free(L.heap);

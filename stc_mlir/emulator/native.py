@@ -195,5 +195,5 @@ command: Callable[..., None] = _loop.command if NATIVE else python_command
 plan: Callable[..., Any] | None = _loop.plan if NATIVE else None
 """The C event loop's prepared tasks (None: no C loop; see the module docstring)."""
 
-simulate: Callable[..., tuple[tuple[int, ...], int]] | None = _loop.simulate if NATIVE else None
+simulate: Callable[..., tuple[int, ...]] | None = _loop.simulate if NATIVE else None
 """The C event loop (`Simulator._simulate_native`); None without the C path."""

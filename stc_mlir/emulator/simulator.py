@@ -469,14 +469,14 @@ class Simulator:
         it leaves behind is what the Python loop leaves (the tasks not started, the
         semaphore counts, the macs), so the end of `_simulate` and `_deadlock` are shared."""
         target = self.target
-        started, macs = native.simulate(
+        started = native.simulate(
             self.plan, self.tracker.vc, self.sem_clocks, self.sem_count, self.tracker.active,
             self.report.timeline, self.tracker.who, self.tracker.rows,
             self.provenance.codes if self.provenance is not None else None,
             self.report.bytes_read, self.report.bytes_written,
             self._hooks if self.check_hazards else None, self._compute if self.numerics else None,
-            self._command_done, lambda kinds: cost.shares(kinds, target), Slice, "sync", "fence")
-        self.report.macs += macs
+            self._command_done, lambda kinds: cost.shares(kinds, target), Slice, "sync", "fence",
+            self.report)
         self.tasks = [deque(queue[n:]) for queue, n in zip(self.prepared_tasks, started)]
         ends = [s.end for s in self.report.timeline]
         self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))

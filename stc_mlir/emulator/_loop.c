@@ -588,12 +588,13 @@ static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo,
 
 #define G_ZERO 0  /* whether none is 0 (never written) */
 #define G_SET 1   /* set them all to `value` */
+#define G_EXPECTED 2  /* whether each is 0 (never written: the tracker's case) or one of `allowed` */
 
 /* Over the granules of footprint `fp` (base, shape, strides, run, span), with `code`
    brought up to date over its hull first (`Memory.codes`): per `mode`, whether they are
    fine (1) or not (0); -1 on error. An empty footprint is never fine. */
 static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values, int mode,
-                    long long value) {
+                    long long value, const long long *allowed, Py_ssize_t n_allowed) {
     if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
         PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
         return -1;
@@ -638,6 +639,7 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             goto end;  /* no granule at all */
     const long long per = run / g;
     const int32_t v32 = (int32_t)value;
+    int32_t last_ok = 0;
     for (;;) {
         long long at = base;
         for (int d = 0; d < nd; d++)
@@ -646,6 +648,21 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         if (mode == G_SET) {
             for (long long q = 0; q < per; q++)
                 p[q] = v32;
+        } else if (mode == G_EXPECTED) {
+            for (long long q = 0; q < per && out; q++) {
+                int32_t v = p[q];
+                if (v == 0 || v == last_ok)
+                    continue;
+                int found = 0;
+                for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
+                    found = v == allowed[a];
+                if (found)
+                    last_ok = v;
+                else
+                    out = 0;
+            }
+            if (!out)
+                break;
         } else {
             int zero = 0;
             for (long long q = 0; q < per; q++)
@@ -731,7 +748,7 @@ static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject
     if (span <= 0 || run <= 0)
         return 0;
     if (zero) {
-        int f = granules(mem, fp, starts, values, G_ZERO, 0);
+        int f = granules(mem, fp, starts, values, G_ZERO, 0, NULL, 0);
         if (f <= 0)
             return f;
     }
@@ -956,7 +973,9 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                 if (PyErr_Occurred())
                     fine = -1;
             } else if (fine == 1)
-                fine = 0;  /* the granules: the hook (its cache of codes found expected first) */
+                fine = 0;
+            if (fine == 0)  /* else every granule 0 or by an expected writer (`_granules_expected`) */
+                fine = granules(mem, fp, rr[i].starts, rr[i].values, G_EXPECTED, 0, allowed, n_allowed);
             if (allowed != stack)
                 PyMem_Free(allowed);
             if (fine < 0)
@@ -1049,7 +1068,7 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             ok = !u;
         }
         if (ok) {
-            if (!dense && granules(mem, fp, starts, values, G_SET, code) < 0)
+            if (!dense && granules(mem, fp, starts, values, G_SET, code, NULL, 0) < 0)
                 goto write_done;  /* its hull's codes are kept per granule from now on */
             if (mark(mem, starts, values, lo, hi, code, !dense) < 0)
                 goto write_done;
@@ -1104,6 +1123,122 @@ done:
     Py_XDECREF(reads);
     Py_XDECREF(writes);
     Py_XDECREF(expect);
+    return result;
+}
+
+/* ---- prune(log, vc, active): `HazardTracker._prune` of a memory's read log (`_ReadLog`):
+   keep the reads some thread that still has commands (`active`) has not synchronised with
+   (epoch above the least its clocks, the rows of `vc`, have of the reader), the threads'
+   summaries rebuilt over them (`_ReadLog.keep`), `pruned_at` = max(64, n). */
+
+static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "prune(log, vc, active) takes 3 arguments");
+        return NULL;
+    }
+    PyObject *log = args[0];
+    Py_buffer bvc, bact;
+    if (PyObject_GetBuffer(args[1], &bvc, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[2], &bact, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&bvc);
+        return NULL;
+    }
+    PyObject *rows = NULL, *where = NULL, *new_rows = NULL, *new_where = NULL, *readers = NULL, *result = NULL;
+    Py_ssize_t nt = bact.len;
+    long long known[MAX_SEEN], sum_e[MAX_SEEN], sum_lo[MAX_SEEN], sum_hi[MAX_SEEN];
+    char has[MAX_SEEN];
+    if (bact.itemsize != 1 || nt > MAX_SEEN || bvc.itemsize != 8 || bvc.len != nt * nt * 8 || !bvc.format
+        || !(bvc.format[0] == 'l' || bvc.format[0] == 'q') || bvc.format[1] != 0) {
+        PyErr_SetString(PyExc_ValueError, "prune: an n x n int64 clock array and n active flags");
+        goto done;
+    }
+    const int64_t *vc = bvc.buf;
+    const unsigned char *active = bact.buf;
+    int any = 0;
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        has[t] = 0;
+        if (!active[t])
+            continue;
+        const int64_t *row = vc + t * nt;
+        for (Py_ssize_t u = 0; u < nt; u++)
+            if (!any || row[u] < known[u])
+                known[u] = row[u];
+        any = 1;
+    }
+    rows = PyObject_GetAttr(log, S_rows);
+    where = PyObject_GetAttr(log, S_where);
+    if (rows == NULL || where == NULL)
+        goto done;
+    if (!PyList_Check(rows) || !PyList_Check(where) || PyList_GET_SIZE(rows) != PyList_GET_SIZE(where)) {
+        PyErr_SetString(PyExc_TypeError, "prune: a log's rows and footprints are two lists of one length");
+        goto done;
+    }
+    if ((new_rows = PyList_New(0)) == NULL || (new_where = PyList_New(0)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; any && i < PyList_GET_SIZE(rows); i++) {
+        PyObject *r = PyList_GET_ITEM(rows, i);
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 4) {
+            PyErr_SetString(PyExc_TypeError, "prune: a row is (lo, hi, thread, epoch)");
+            goto done;
+        }
+        long long lo = item_ll(r, 0), hi = item_ll(r, 1), tid = item_ll(r, 2), epoch = item_ll(r, 3);
+        if (PyErr_Occurred())
+            goto done;
+        if (tid < 0 || tid >= nt) {
+            PyErr_SetString(PyExc_IndexError, "prune: a reader is not in the clocks");
+            goto done;
+        }
+        if (!(epoch > known[tid]))
+            continue;
+        if (PyList_Append(new_rows, r) < 0 || PyList_Append(new_where, PyList_GET_ITEM(where, i)) < 0)
+            goto done;
+        if (!has[tid]) {  /* `_note_max` */
+            has[tid] = 1;
+            sum_e[tid] = epoch;
+            sum_lo[tid] = lo;
+            sum_hi[tid] = hi;
+        } else {
+            if (epoch > sum_e[tid])
+                sum_e[tid] = epoch;
+            if (lo < sum_lo[tid])
+                sum_lo[tid] = lo;
+            if (hi > sum_hi[tid])
+                sum_hi[tid] = hi;
+        }
+    }
+    if ((readers = PyDict_New()) == NULL)
+        goto done;
+    for (Py_ssize_t t = 0; t < nt; t++) {  /* by thread, in order */
+        if (!has[t])
+            continue;
+        PyObject *key = PyLong_FromSsize_t(t), *summary = Py_BuildValue("[LLL]", sum_e[t], sum_lo[t], sum_hi[t]);
+        int rc = key && summary ? PyDict_SetItem(readers, key, summary) : -1;
+        Py_XDECREF(key);
+        Py_XDECREF(summary);
+        if (rc < 0)
+            goto done;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(new_rows);
+    PyObject *n_obj = PyLong_FromSsize_t(n), *at = PyLong_FromSsize_t(n > 64 ? n : 64);
+    int rc = n_obj && at && PyObject_SetAttr(log, S_rows, new_rows) == 0
+             && PyObject_SetAttr(log, S_where, new_where) == 0 && PyObject_SetAttr(log, S_n, n_obj) == 0
+             && PyObject_SetAttr(log, S_readers, readers) == 0 && PyObject_SetAttr(log, S_pruned_at, at) == 0;
+    Py_XDECREF(n_obj);
+    Py_XDECREF(at);
+    if (rc) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+done:
+    Py_XDECREF(rows);
+    Py_XDECREF(where);
+    Py_XDECREF(new_rows);
+    Py_XDECREF(new_where);
+    Py_XDECREF(readers);
+    PyBuffer_Release(&bvc);
+    PyBuffer_Release(&bact);
     return result;
 }
 
@@ -1966,6 +2101,8 @@ static PyMethodDef methods[] = {
      "settled(starts, values, lo, hi, seen, writers, bits) -> (known, write settled, read settled)."},
     {"command", (PyCFunction)(void (*)(void))command, METH_FASTCALL,
      "command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard checks (native.python_command)."},
+    {"prune", (PyCFunction)(void (*)(void))prune, METH_FASTCALL,
+     "prune(log, vc, active): HazardTracker._prune of a read log (native.python_prune)."},
     {"plan", (PyCFunction)(void (*)(void))plan, METH_FASTCALL,
      "plan(threads): the prepared tasks as C arrays, for simulate (simulator._native_plan)."},
     {"simulate", (PyCFunction)(void (*)(void))simulate, METH_FASTCALL,

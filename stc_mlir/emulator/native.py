@@ -108,6 +108,17 @@ def _granules_fine(mem: Any, fp: Any, seen: list[int], zero: bool) -> bool:
                    for w, (epoch, wlo, whi) in mem.writers.items())
 
 
+def _granules_expected(mem: Any, fp: Any, allowed: list[int]) -> bool:
+    """Whether every granule code of footprint `fp` of `mem` (`Memory.codes`) is 0 (never
+    written: the tracker's uninitialised read, not the provenance check's) or one of
+    `allowed`: what `Provenance.check_read` finds without a failure, when the runs do not
+    settle it. An empty footprint is never fine (the slow path says what it is)."""
+    if fp.span <= 0 or fp.run <= 0:
+        return False
+    at = mem.codes(fp)
+    return bool(np.isin(at, [0, *allowed]).all())
+
+
 def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read: dict[str, int],
                    bytes_written: dict[str, int], hooks: tuple) -> None:
     """The hazard and provenance checks of one command (`task`, a prepared command of the
@@ -121,7 +132,8 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
     2. per read, its hull's writer runs (`python_settled`);
     3. per provenance expectation (`Provenance.expectations`), settled if the host is
        among the writers and no command wrote near the read, or if every run of the hull
-       (else every granule of the read) was written by an expected writer; else
+       was written by an expected writer, or else every granule of the read by one or
+       never (`_granules_expected`); else
        `provenance(task, i, host, writers, codes, runs)` (`codes`: one slot per read for
        the granule codes a slow path looks at, shared with the reads' slow paths; `runs`:
        the hull's codes or None);
@@ -159,6 +171,8 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
         allowed = [(1 << bits) if w < 0 else code_of[w] or -1 for w in writers]
         if runs is not None and all(r in allowed for r in runs):
             continue
+        if _granules_expected(mem, fp, allowed):
+            continue
         provenance(task, i, host, writers, codes, runs)
     for i, (_, mem, fp, _, nbytes, _, _) in enumerate(reads):
         runs, _, fine = hulls[i]
@@ -191,6 +205,17 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
 
 command: Callable[..., None] = _loop.command if NATIVE else python_command
 """See `python_command`."""
+
+def python_prune(log: Any, vc: np.ndarray, active: np.ndarray) -> None:
+    """`HazardTracker.python_prune` (memory imports this module: looked up when called)."""
+    from .memory import HazardTracker
+
+    HazardTracker.python_prune(log, vc, active)
+
+
+prune: Callable[[Any, np.ndarray, np.ndarray], None] = _loop.prune if NATIVE else python_prune
+"""A read log's pruning (`HazardTracker._prune`): the reads every thread that still has
+commands has synchronised with forgotten, the readers' summaries rebuilt."""
 
 plan: Callable[..., Any] | None = _loop.plan if NATIVE else None
 """The C event loop's prepared tasks (None: no C loop; see the module docstring)."""

@@ -586,6 +586,50 @@ static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo,
     return 0;
 }
 
+/* Whether none of p[0..n) is 0; in blocks the compiler vectorises (no exit inside one). */
+static inline int none_zero(const int32_t *p, long long n) {
+    long long q = 0;
+    for (; q + 64 <= n; q += 64) {
+        int zero = 0;
+        for (int i = 0; i < 64; i++)
+            zero |= p[q + i] == 0;
+        if (zero)
+            return 0;
+    }
+    for (; q < n; q++)
+        if (p[q] == 0)
+            return 0;
+    return 1;
+}
+
+/* Whether each of p[0..n) is 0 or one of `allowed` (`*last` the last one found there). */
+static inline int all_expected(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
+                               int32_t *last) {
+    long long q = 0;
+    while (q < n) {
+        long long end = q + 64 < n ? q + 64 : n;
+        const int32_t l = *last;
+        int other = 0;
+        for (long long i = q; i < end; i++)
+            other |= p[i] != 0 && p[i] != l;
+        if (other) {
+            for (long long i = q; i < end; i++) {
+                int32_t v = p[i];
+                if (v == 0 || v == *last)
+                    continue;
+                int found = 0;
+                for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
+                    found = v == allowed[a];
+                if (!found)
+                    return 0;
+                *last = v;
+            }
+        }
+        q = end;
+    }
+    return 1;
+}
+
 #define G_ZERO 0  /* whether none is 0 (never written) */
 #define G_SET 1   /* set them all to `value` */
 #define G_EXPECTED 2  /* whether each is 0 (never written: the tracker's case) or one of `allowed` */
@@ -630,6 +674,61 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         out = -1;
         goto end;
     }
+    if (run == span && mode != G_SET) {
+        /* dense: its granules are the hull's, so the runs say it where they are known (a
+           known run's code is its granules'; a run of 0 is never written) and the codes
+           are looked at only under unknown runs, which `code` holds up to date: nothing
+           filled in (`_granules_dense`) */
+        int err = 0;
+        Py_ssize_t k = bisect(starts, hi, 0, &err);
+        Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+        if (err) {
+            out = -1;
+            goto end;
+        }
+        Py_ssize_t n = PyList_GET_SIZE(starts);
+        if (j < 0 || k > PyList_GET_SIZE(values)) {
+            PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+            out = -1;
+            goto end;
+        }
+        int32_t last_ok = 0;
+        for (; j < k && out == 1; j++) {
+            long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+            if (v == -1 && PyErr_Occurred()) {
+                out = -1;
+                break;
+            }
+            if (v >= 0) {
+                if (mode == G_ZERO) {
+                    out = v != 0;
+                } else if (v != 0 && v != last_ok) {
+                    int found = 0;
+                    for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
+                        found = v == allowed[a];
+                    if (found)
+                        last_ok = (int32_t)v;
+                    else
+                        out = 0;
+                }
+                continue;
+            }
+            long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
+            long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
+            if (PyErr_Occurred()) {
+                out = -1;
+                break;
+            }
+            if (a < lo)
+                a = lo;
+            if (b > hi)
+                b = hi;
+            if (a < b)
+                out = mode == G_ZERO ? none_zero(c.code + a, b - a)
+                                     : all_expected(c.code + a, b - a, allowed, n_allowed, &last_ok);
+        }
+        goto end;
+    }
     if (fill_runs(&c, starts, values, lo, hi) < 0) {
         out = -1;
         goto end;
@@ -649,28 +748,13 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             for (long long q = 0; q < per; q++)
                 p[q] = v32;
         } else if (mode == G_EXPECTED) {
-            for (long long q = 0; q < per && out; q++) {
-                int32_t v = p[q];
-                if (v == 0 || v == last_ok)
-                    continue;
-                int found = 0;
-                for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
-                    found = v == allowed[a];
-                if (found)
-                    last_ok = v;
-                else
-                    out = 0;
-            }
-            if (!out)
-                break;
-        } else {
-            int zero = 0;
-            for (long long q = 0; q < per; q++)
-                zero |= p[q] == 0;
-            if (zero) {
+            if (!all_expected(p, per, allowed, n_allowed, &last_ok)) {
                 out = 0;
                 break;
             }
+        } else if (!none_zero(p, per)) {
+            out = 0;
+            break;
         }
         int d = nd - 1;
         while (d >= 0 && ++idx[d] == dims[d])

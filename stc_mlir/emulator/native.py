@@ -96,25 +96,49 @@ def _granules_fine(mem: Any, fp: Any, seen: list[int], zero: bool) -> bool:
     """What a check the writer runs do not settle finds with the tracker's own tests
     (`HazardTracker.read` / `write`), when they find nothing: with `zero`, no granule code
     of footprint `fp` of `mem` is 0 (never written; `Memory.codes` brings them up to date
-    over its hull first), and no thread that wrote `mem` after the epoch `seen` has of it
+    over its hull first; a dense footprint's from its runs, `_granules_dense`), and no thread that wrote `mem` after the epoch `seen` has of it
     wrote near `fp` (`_check_writers`'s candidates: none, so no granule to look at). An
     empty footprint is never fine (the slow path says what it is)."""
     if fp.span <= 0 or fp.run <= 0:
         return False
-    if zero and not mem.codes(fp).all():
+    if zero and not (_granules_dense(mem, fp, None) if fp.run == fp.span else mem.codes(fp).all()):
         return False
     lo, hi = fp.base, fp.base + fp.span
     return not any(epoch > seen[w] and wlo < hi and whi > lo and _wrote_since(mem.writes[w], seen[w], lo, hi)
                    for w, (epoch, wlo, whi) in mem.writers.items())
 
 
+def _granules_dense(mem: Any, fp: Any, allowed: set[int] | None) -> bool:
+    """For a dense footprint `fp` of `mem` (its granules are its hull's): whether each of
+    its granule codes is nonzero (`allowed` None) or in `allowed`, from the writer runs
+    where they are known (a known run's code is its granules', a run of 0 never written)
+    and from `code` under the unknown runs only (which it holds up to date there): nothing
+    filled in."""
+    g = mem.granule
+    lo, hi = fp.base // g, -(-(fp.base + fp.span) // g)
+    starts, values = mem.starts, mem.values
+    for j in range(bisect_right(starts, lo) - 1, bisect_left(starts, hi)):
+        v = values[j]
+        if v >= 0:
+            if (v == 0) if allowed is None else (v not in allowed):
+                return False
+            continue
+        at = mem.code[max(starts[j], lo):starts[j + 1] if j + 1 < len(starts) and starts[j + 1] < hi else hi]
+        if not (at.all() if allowed is None else np.isin(at, list(allowed)).all()):
+            return False
+    return True
+
+
 def _granules_expected(mem: Any, fp: Any, allowed: list[int]) -> bool:
-    """Whether every granule code of footprint `fp` of `mem` (`Memory.codes`) is 0 (never
-    written: the tracker's uninitialised read, not the provenance check's) or one of
-    `allowed`: what `Provenance.check_read` finds without a failure, when the runs do not
-    settle it. An empty footprint is never fine (the slow path says what it is)."""
+    """Whether every granule code of footprint `fp` of `mem` is 0 (never written: the
+    tracker's uninitialised read, not the provenance check's) or one of `allowed`: what
+    `Provenance.check_read` finds without a failure, when the runs do not settle it (a
+    dense footprint from its runs, `_granules_dense`; else `Memory.codes`). An empty
+    footprint is never fine (the slow path says what it is)."""
     if fp.span <= 0 or fp.run <= 0:
         return False
+    if fp.run == fp.span:
+        return _granules_dense(mem, fp, {0, *allowed})
     at = mem.codes(fp)
     return bool(np.isin(at, [0, *allowed]).all())
 

@@ -1362,7 +1362,7 @@ static PyObject *t_obj(Time t) {
 
 typedef struct {
     PyObject *task, *who, *core, *index, *unit, *label, *wait_label, *kind, *macs, *count_r, *count_w;
-    int tid, is_dma, nwaits, ngroups, first_leg, nlegs;
+    int tid, is_dma, nwaits, ngroups, first_leg, nlegs, kind_id;
     Time ready, dur;  /* when its issue completes; its duration (compute) or latency (DMA) */
     double nbytes;
     int *wait_sem;
@@ -1374,8 +1374,10 @@ typedef struct {
 } CTask;
 
 typedef struct {
-    Py_ssize_t n_tasks, n_threads;
+    Py_ssize_t n_tasks, n_threads, n_kinds;
     CTask *tasks;
+    PyObject *kind_ids, *kinds;  /* the distinct DMA kinds: kind -> number, and the list of them */
+    PyObject *memo;  /* (kind number, count) pairs, as bytes -> their rates (doubles, as bytes) */
     Py_ssize_t *first;  /* per thread: its first task number; first[n_threads] = n_tasks */
 } Plan;
 
@@ -1393,6 +1395,9 @@ static void plan_free(PyObject *capsule) {
     }
     PyMem_Free(p->tasks);
     PyMem_Free(p->first);
+    Py_XDECREF(p->kind_ids);
+    Py_XDECREF(p->kinds);
+    Py_XDECREF(p->memo);
     PyMem_Free(p);
 }
 
@@ -1428,6 +1433,8 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         }
         total += PyList_GET_SIZE(q);
     }
+    if ((p->kind_ids = PyDict_New()) == NULL || (p->kinds = PyList_New(0)) == NULL || (p->memo = PyDict_New()) == NULL)
+        goto fail;
     p->first = PyMem_Calloc((size_t)p->n_threads + 1, sizeof(Py_ssize_t));
     p->tasks = PyMem_Calloc((size_t)total + 1, sizeof(CTask));
     if (p->first == NULL || p->tasks == NULL) {
@@ -1453,6 +1460,20 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 #undef OBJ
             if (!(c->who = PyTuple_Pack(2, c->core, c->index)))
                 goto fail;
+            {  /* its kind's number */
+                PyObject *id = PyDict_GetItemWithError(p->kind_ids, c->kind);
+                if (id == NULL) {
+                    if (PyErr_Occurred())
+                        goto fail;
+                    PyObject *n = PyLong_FromSsize_t(PyList_GET_SIZE(p->kinds));
+                    int rc = n == NULL ? -1 : PyDict_SetItem(p->kind_ids, c->kind, n);
+                    Py_XDECREF(n);
+                    if (rc < 0 || PyList_Append(p->kinds, c->kind) < 0)
+                        goto fail;
+                    c->kind_id = (int)(PyList_GET_SIZE(p->kinds) - 1);
+                } else
+                    c->kind_id = (int)PyLong_AsLong(id);
+            }
             c->tid = (int)PyLong_AsLong(PyTuple_GET_ITEM(row, 6));
             if (t_of(PyTuple_GET_ITEM(row, 7), &c->ready) < 0 || t_of(PyTuple_GET_ITEM(row, 8), &c->dur) < 0)
                 goto fail;
@@ -1524,6 +1545,7 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         }
     }
     p->first[p->n_threads] = k;
+    p->n_kinds = PyList_GET_SIZE(p->kinds);
     /* every leg names its fence's first leg */
     for (Py_ssize_t i = 0; i < p->n_tasks; i++) {
         CTask *c = &p->tasks[i];
@@ -1583,6 +1605,8 @@ typedef struct {
     Flow *flows;
     Py_ssize_t n_flows, cap_flows;
     Py_ssize_t *done;
+    long long *kind_count;  /* per kind number, in a reflow */
+    int *kind_order, *kind_pos;
     long long macs_int;
     PyObject *macs;  /* the sum of the tasks' macs (their objects, as the report adds them) */
     PyObject *timeline, *who, *rows, *code_of, *bytes_read, *bytes_written, *hooks, *compute,
@@ -1885,8 +1909,6 @@ static int reflow(Loop *L, Py_ssize_t new_task, Py_ssize_t *n_done) {
     L->flow_time = L->now;
     *n_done = 0;
     Py_ssize_t kept = 0;
-    PyObject *counts = L->counts_dict;
-    PyDict_Clear(counts);
     for (Py_ssize_t i = 0; i < L->n_flows; i++) {
         Flow f = L->flows[i];
         f.remaining -= f.rate * dt;
@@ -1916,49 +1938,99 @@ static int reflow(Loop *L, Py_ssize_t new_task, Py_ssize_t *n_done) {
         Flow f = {new_task, c->nbytes, c->nbytes, 0.0};
         L->flows[L->n_flows++] = f;
     }
-    for (Py_ssize_t i = 0; i < L->n_flows; i++) {  /* the kinds counted in the flows' order */
-        PyObject *kind = L->p->tasks[L->flows[i].task].kind;
-        PyObject *old = PyDict_GetItemWithError(counts, kind);
-        if (old == NULL && PyErr_Occurred())
-            return -1;
-        PyObject *n = PyLong_FromLong(old == NULL ? 1 : PyLong_AsLong(old) + 1);
-        if (n == NULL || PyDict_SetItem(counts, kind, n) < 0) {
-            Py_XDECREF(n);
-            return -1;
-        }
-        Py_DECREF(n);
+    /* the kinds counted in the flows' order (the order `_reflow` counts them in) */
+    int n_order = 0;
+    for (Py_ssize_t i = 0; i < L->n_flows; i++) {
+        int id = L->p->tasks[L->flows[i].task].kind_id;
+        if (L->kind_count[id]++ == 0)
+            L->kind_order[n_order++] = id;
     }
     L->generation++;
     if (L->n_flows == 0)
         return 0;
-    PyObject *items = PyDict_Items(counts);
-    if (items == NULL)
+    /* the memo's key: (kind number, count) pairs by kind number */
+    int32_t key_buf[128], *key = key_buf;
+    if (2 * n_order > 128 && (key = PyMem_Malloc((size_t)n_order * 2 * sizeof(int32_t))) == NULL) {
+        PyErr_NoMemory();
         return -1;
-    PyObject *kinds = PyFrozenSet_New(items);
-    Py_DECREF(items);
-    if (kinds == NULL)
+    }
+    int *sorted_ids = L->kind_order + L->p->n_kinds;  /* scratch after the order */
+    memcpy(sorted_ids, L->kind_order, (size_t)n_order * sizeof(int));
+    for (int a = 1; a < n_order; a++) {  /* insertion sort: a few kinds */
+        int v = sorted_ids[a], b = a - 1;
+        while (b >= 0 && sorted_ids[b] > v) {
+            sorted_ids[b + 1] = sorted_ids[b];
+            b--;
+        }
+        sorted_ids[b + 1] = v;
+    }
+    for (int a = 0; a < n_order; a++) {
+        key[2 * a] = sorted_ids[a];
+        key[2 * a + 1] = (int32_t)L->kind_count[sorted_ids[a]];
+        L->kind_pos[sorted_ids[a]] = a;
+    }
+    PyObject *key_obj = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)n_order * 2 * sizeof(int32_t));
+    if (key != key_buf)
+        PyMem_Free(key);
+    for (int a = 0; a < n_order; a++)
+        L->kind_count[L->kind_order[a]] = 0;  /* (the counts are in the key now) */
+    if (key_obj == NULL)
         return -1;
-    PyObject *rates = PyObject_CallOneArg(L->shares, kinds);
-    Py_DECREF(kinds);
-    if (rates == NULL)
+    PyObject *value = PyDict_GetItemWithError(L->p->memo, key_obj);
+    if (value != NULL)
+        Py_INCREF(value);
+    else if (PyErr_Occurred()) {
+        Py_DECREF(key_obj);
         return -1;
+    } else {  /* a new set of kinds: `cost.shares` of them as `_reflow` asks (its memo decides) */
+        PyObject *counts = L->counts_dict;
+        PyDict_Clear(counts);
+        for (Py_ssize_t i = 0; i < L->n_flows; i++) {
+            PyObject *kind = L->p->tasks[L->flows[i].task].kind;
+            PyObject *old = PyDict_GetItemWithError(counts, kind);
+            if (old == NULL && PyErr_Occurred()) {
+                Py_DECREF(key_obj);
+                return -1;
+            }
+            PyObject *n = PyLong_FromLong(old == NULL ? 1 : PyLong_AsLong(old) + 1);
+            if (n == NULL || PyDict_SetItem(counts, kind, n) < 0) {
+                Py_XDECREF(n);
+                Py_DECREF(key_obj);
+                return -1;
+            }
+            Py_DECREF(n);
+        }
+        PyObject *items = PyDict_Items(counts);
+        PyObject *kinds = items ? PyFrozenSet_New(items) : NULL;
+        Py_XDECREF(items);
+        PyObject *rates = kinds ? PyObject_CallOneArg(L->shares, kinds) : NULL;
+        Py_XDECREF(kinds);
+        value = rates ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n_order * sizeof(double)) : NULL;
+        for (int a = 0; value != NULL && a < n_order; a++) {
+            PyObject *r = PyObject_GetItem(rates, PyList_GET_ITEM(L->p->kinds, sorted_ids[a]));
+            double x = r ? PyFloat_AsDouble(r) : -1.0;
+            Py_XDECREF(r);
+            if (r == NULL || (x == -1.0 && PyErr_Occurred()))
+                Py_CLEAR(value);
+            else
+                ((double *)PyBytes_AS_STRING(value))[a] = x;
+        }
+        Py_XDECREF(rates);
+        if (value == NULL || PyDict_SetItem(L->p->memo, key_obj, value) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(key_obj);
+            return -1;
+        }
+    }
+    Py_DECREF(key_obj);
+    const double *rate_of = (const double *)PyBytes_AS_STRING(value);
     double finish = INFINITY;
     for (Py_ssize_t i = 0; i < L->n_flows; i++) {
         Flow *f = &L->flows[i];
-        PyObject *r = PyObject_GetItem(rates, L->p->tasks[f->task].kind);
-        if (r == NULL) {
-            Py_DECREF(rates);
-            return -1;
-        }
-        f->rate = PyFloat_AsDouble(r);
-        Py_DECREF(r);
-        if (f->rate == -1.0 && PyErr_Occurred()) {
-            Py_DECREF(rates);
-            return -1;
-        }
+        f->rate = rate_of[L->kind_pos[L->p->tasks[f->task].kind_id]];
         double left = f->remaining;
         if (f->rate == 0.0) {
-            Py_DECREF(rates);
+            Py_DECREF(value);
             PyErr_SetString(PyExc_ZeroDivisionError, "float division by zero");
             return -1;
         }
@@ -1966,7 +2038,7 @@ static int reflow(Loop *L, Py_ssize_t new_task, Py_ssize_t *n_done) {
         if (t < finish)
             finish = t;
     }
-    Py_DECREF(rates);
+    Py_DECREF(value);
     Time tf = {finish, 0};
     return push(L, t_add(L->now, tf), E_FLOWS, (Py_ssize_t)L->generation, 0, NULL);
 }
@@ -2056,8 +2128,11 @@ static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t narg
     L.start = PyMem_Calloc((size_t)L.nt + 1, sizeof(Time));
     L.waiting = PyMem_Calloc((size_t)(L.n_sems * L.words) + 1, sizeof(uint64_t));
     L.sem_count = PyMem_Calloc((size_t)L.n_sems + 1, sizeof(long long));
+    L.kind_count = PyMem_Calloc((size_t)p->n_kinds + 1, sizeof(long long));
+    L.kind_order = PyMem_Calloc((size_t)(2 * p->n_kinds) + 1, sizeof(int));
+    L.kind_pos = PyMem_Calloc((size_t)p->n_kinds + 1, sizeof(int));
     if (L.macs == NULL || L.counts_dict == NULL || !L.pos || !L.busy || !L.is_blocked || !L.blocked
-        || !L.start || !L.waiting || !L.sem_count) {
+        || !L.start || !L.waiting || !L.sem_count || !L.kind_count || !L.kind_order || !L.kind_pos) {
         PyErr_NoMemory();
         goto done;
     }
@@ -2170,6 +2245,9 @@ done:
     PyMem_Free(L.start);
     PyMem_Free(L.waiting);
     PyMem_Free(L.sem_count);
+    PyMem_Free(L.kind_count);
+    PyMem_Free(L.kind_order);
+    PyMem_Free(L.kind_pos);
     Py_XDECREF(L.macs);
     Py_XDECREF(L.counts_dict);
     PyBuffer_Release(&bvc);

@@ -192,14 +192,15 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
     return Prepared(program, target, check_hazards, numerics, tasks, memories, figures,
                     _min_ddr_bytes(program), compute_cycles, commands,
                     [s.init for s in program.semaphores.values()], list(program.semaphores),
-                    plan=_native_plan(tasks) if native.NATIVE else None)
+                    plan=_native_plan(tasks, check_hazards) if native.NATIVE else None)
 
 
-def _native_plan(tasks: list[list[_Task]]) -> Any:
+def _native_plan(tasks: list[list[_Task]], check_hazards: bool) -> Any:
     """The prepared tasks as the C event loop takes them (`native.plan`): per thread, per
     task in issue order, what `_try_start`, `_complete`, the fences and `_reflow` read of
     it, a fence's legs as task numbers (threads' lists one after the other) on its first
-    leg, and the byte counts of a run without hazard checks."""
+    leg, and (without `check_hazards`: `native.command` counts them otherwise) the byte
+    counts of its accesses."""
     number = {}
     for queue in tasks:
         for task in queue:
@@ -212,7 +213,7 @@ def _native_plan(tasks: list[list[_Task]]) -> Any:
             legs = (tuple(number[id(leg)] for leg in task.fence)
                     if task.fence is not None and task.fence[0] is task else None)
             counts = None
-            if task.reads is not None and task.writes is not None:
+            if not check_hazards and task.reads is not None and task.writes is not None:
                 counts = (tuple((a[1].level, a[4]) for a in task.reads),
                           tuple((a[1].level, a[4]) for a in task.writes))
             rows.append((task, task.core, task.index, task.unit, task.cmd.op, task.wait_label, task.tid,

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 
 static PyObject *join(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -144,7 +145,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule;
+    *S_token, *S_code, *S_granule, *S_macs;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -155,7 +156,7 @@ static int intern_names(void) {
     NAME(S_number, "number") NAME(S_starts, "starts") NAME(S_values, "values")
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
     NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
-    NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule")
+    NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
 #undef NAME
     return 0;
 }
@@ -585,14 +586,59 @@ static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo,
     return 0;
 }
 
+/* Whether none of p[0..n) is 0; in blocks the compiler vectorises (no exit inside one). */
+static inline int none_zero(const int32_t *p, long long n) {
+    long long q = 0;
+    for (; q + 64 <= n; q += 64) {
+        int zero = 0;
+        for (int i = 0; i < 64; i++)
+            zero |= p[q + i] == 0;
+        if (zero)
+            return 0;
+    }
+    for (; q < n; q++)
+        if (p[q] == 0)
+            return 0;
+    return 1;
+}
+
+/* Whether each of p[0..n) is 0 or one of `allowed` (`*last` the last one found there). */
+static inline int all_expected(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
+                               int32_t *last) {
+    long long q = 0;
+    while (q < n) {
+        long long end = q + 64 < n ? q + 64 : n;
+        const int32_t l = *last;
+        int other = 0;
+        for (long long i = q; i < end; i++)
+            other |= p[i] != 0 && p[i] != l;
+        if (other) {
+            for (long long i = q; i < end; i++) {
+                int32_t v = p[i];
+                if (v == 0 || v == *last)
+                    continue;
+                int found = 0;
+                for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
+                    found = v == allowed[a];
+                if (!found)
+                    return 0;
+                *last = v;
+            }
+        }
+        q = end;
+    }
+    return 1;
+}
+
 #define G_ZERO 0  /* whether none is 0 (never written) */
 #define G_SET 1   /* set them all to `value` */
+#define G_EXPECTED 2  /* whether each is 0 (never written: the tracker's case) or one of `allowed` */
 
 /* Over the granules of footprint `fp` (base, shape, strides, run, span), with `code`
    brought up to date over its hull first (`Memory.codes`): per `mode`, whether they are
    fine (1) or not (0); -1 on error. An empty footprint is never fine. */
 static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values, int mode,
-                    long long value) {
+                    long long value, const long long *allowed, Py_ssize_t n_allowed) {
     if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
         PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
         return -1;
@@ -628,6 +674,61 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         out = -1;
         goto end;
     }
+    if (run == span && mode != G_SET) {
+        /* dense: its granules are the hull's, so the runs say it where they are known (a
+           known run's code is its granules'; a run of 0 is never written) and the codes
+           are looked at only under unknown runs, which `code` holds up to date: nothing
+           filled in (`_granules_dense`) */
+        int err = 0;
+        Py_ssize_t k = bisect(starts, hi, 0, &err);
+        Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+        if (err) {
+            out = -1;
+            goto end;
+        }
+        Py_ssize_t n = PyList_GET_SIZE(starts);
+        if (j < 0 || k > PyList_GET_SIZE(values)) {
+            PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+            out = -1;
+            goto end;
+        }
+        int32_t last_ok = 0;
+        for (; j < k && out == 1; j++) {
+            long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+            if (v == -1 && PyErr_Occurred()) {
+                out = -1;
+                break;
+            }
+            if (v >= 0) {
+                if (mode == G_ZERO) {
+                    out = v != 0;
+                } else if (v != 0 && v != last_ok) {
+                    int found = 0;
+                    for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
+                        found = v == allowed[a];
+                    if (found)
+                        last_ok = (int32_t)v;
+                    else
+                        out = 0;
+                }
+                continue;
+            }
+            long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
+            long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
+            if (PyErr_Occurred()) {
+                out = -1;
+                break;
+            }
+            if (a < lo)
+                a = lo;
+            if (b > hi)
+                b = hi;
+            if (a < b)
+                out = mode == G_ZERO ? none_zero(c.code + a, b - a)
+                                     : all_expected(c.code + a, b - a, allowed, n_allowed, &last_ok);
+        }
+        goto end;
+    }
     if (fill_runs(&c, starts, values, lo, hi) < 0) {
         out = -1;
         goto end;
@@ -637,6 +738,7 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             goto end;  /* no granule at all */
     const long long per = run / g;
     const int32_t v32 = (int32_t)value;
+    int32_t last_ok = 0;
     for (;;) {
         long long at = base;
         for (int d = 0; d < nd; d++)
@@ -645,14 +747,14 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         if (mode == G_SET) {
             for (long long q = 0; q < per; q++)
                 p[q] = v32;
-        } else {
-            int zero = 0;
-            for (long long q = 0; q < per; q++)
-                zero |= p[q] == 0;
-            if (zero) {
+        } else if (mode == G_EXPECTED) {
+            if (!all_expected(p, per, allowed, n_allowed, &last_ok)) {
                 out = 0;
                 break;
             }
+        } else if (!none_zero(p, per)) {
+            out = 0;
+            break;
         }
         int d = nd - 1;
         while (d >= 0 && ++idx[d] == dims[d])
@@ -730,7 +832,7 @@ static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject
     if (span <= 0 || run <= 0)
         return 0;
     if (zero) {
-        int f = granules(mem, fp, starts, values, G_ZERO, 0);
+        int f = granules(mem, fp, starts, values, G_ZERO, 0, NULL, 0);
         if (f <= 0)
             return f;
     }
@@ -955,7 +1057,9 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                 if (PyErr_Occurred())
                     fine = -1;
             } else if (fine == 1)
-                fine = 0;  /* the granules: the hook (its cache of codes found expected first) */
+                fine = 0;
+            if (fine == 0)  /* else every granule 0 or by an expected writer (`_granules_expected`) */
+                fine = granules(mem, fp, rr[i].starts, rr[i].values, G_EXPECTED, 0, allowed, n_allowed);
             if (allowed != stack)
                 PyMem_Free(allowed);
             if (fine < 0)
@@ -1048,7 +1152,7 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             ok = !u;
         }
         if (ok) {
-            if (!dense && granules(mem, fp, starts, values, G_SET, code) < 0)
+            if (!dense && granules(mem, fp, starts, values, G_SET, code, NULL, 0) < 0)
                 goto write_done;  /* its hull's codes are kept per granule from now on */
             if (mark(mem, starts, values, lo, hi, code, !dense) < 0)
                 goto write_done;
@@ -1106,6 +1210,1052 @@ done:
     return result;
 }
 
+/* ---- prune(log, vc, active): `HazardTracker._prune` of a memory's read log (`_ReadLog`):
+   keep the reads some thread that still has commands (`active`) has not synchronised with
+   (epoch above the least its clocks, the rows of `vc`, have of the reader), the threads'
+   summaries rebuilt over them (`_ReadLog.keep`), `pruned_at` = max(64, n). */
+
+static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "prune(log, vc, active) takes 3 arguments");
+        return NULL;
+    }
+    PyObject *log = args[0];
+    Py_buffer bvc, bact;
+    if (PyObject_GetBuffer(args[1], &bvc, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[2], &bact, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&bvc);
+        return NULL;
+    }
+    PyObject *rows = NULL, *where = NULL, *new_rows = NULL, *new_where = NULL, *readers = NULL, *result = NULL;
+    Py_ssize_t nt = bact.len;
+    long long known[MAX_SEEN], sum_e[MAX_SEEN], sum_lo[MAX_SEEN], sum_hi[MAX_SEEN];
+    char has[MAX_SEEN];
+    if (bact.itemsize != 1 || nt > MAX_SEEN || bvc.itemsize != 8 || bvc.len != nt * nt * 8 || !bvc.format
+        || !(bvc.format[0] == 'l' || bvc.format[0] == 'q') || bvc.format[1] != 0) {
+        PyErr_SetString(PyExc_ValueError, "prune: an n x n int64 clock array and n active flags");
+        goto done;
+    }
+    const int64_t *vc = bvc.buf;
+    const unsigned char *active = bact.buf;
+    int any = 0;
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        has[t] = 0;
+        if (!active[t])
+            continue;
+        const int64_t *row = vc + t * nt;
+        for (Py_ssize_t u = 0; u < nt; u++)
+            if (!any || row[u] < known[u])
+                known[u] = row[u];
+        any = 1;
+    }
+    rows = PyObject_GetAttr(log, S_rows);
+    where = PyObject_GetAttr(log, S_where);
+    if (rows == NULL || where == NULL)
+        goto done;
+    if (!PyList_Check(rows) || !PyList_Check(where) || PyList_GET_SIZE(rows) != PyList_GET_SIZE(where)) {
+        PyErr_SetString(PyExc_TypeError, "prune: a log's rows and footprints are two lists of one length");
+        goto done;
+    }
+    if ((new_rows = PyList_New(0)) == NULL || (new_where = PyList_New(0)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; any && i < PyList_GET_SIZE(rows); i++) {
+        PyObject *r = PyList_GET_ITEM(rows, i);
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 4) {
+            PyErr_SetString(PyExc_TypeError, "prune: a row is (lo, hi, thread, epoch)");
+            goto done;
+        }
+        long long lo = item_ll(r, 0), hi = item_ll(r, 1), tid = item_ll(r, 2), epoch = item_ll(r, 3);
+        if (PyErr_Occurred())
+            goto done;
+        if (tid < 0 || tid >= nt) {
+            PyErr_SetString(PyExc_IndexError, "prune: a reader is not in the clocks");
+            goto done;
+        }
+        if (!(epoch > known[tid]))
+            continue;
+        if (PyList_Append(new_rows, r) < 0 || PyList_Append(new_where, PyList_GET_ITEM(where, i)) < 0)
+            goto done;
+        if (!has[tid]) {  /* `_note_max` */
+            has[tid] = 1;
+            sum_e[tid] = epoch;
+            sum_lo[tid] = lo;
+            sum_hi[tid] = hi;
+        } else {
+            if (epoch > sum_e[tid])
+                sum_e[tid] = epoch;
+            if (lo < sum_lo[tid])
+                sum_lo[tid] = lo;
+            if (hi > sum_hi[tid])
+                sum_hi[tid] = hi;
+        }
+    }
+    if ((readers = PyDict_New()) == NULL)
+        goto done;
+    for (Py_ssize_t t = 0; t < nt; t++) {  /* by thread, in order */
+        if (!has[t])
+            continue;
+        PyObject *key = PyLong_FromSsize_t(t), *summary = Py_BuildValue("[LLL]", sum_e[t], sum_lo[t], sum_hi[t]);
+        int rc = key && summary ? PyDict_SetItem(readers, key, summary) : -1;
+        Py_XDECREF(key);
+        Py_XDECREF(summary);
+        if (rc < 0)
+            goto done;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(new_rows);
+    PyObject *n_obj = PyLong_FromSsize_t(n), *at = PyLong_FromSsize_t(n > 64 ? n : 64);
+    int rc = n_obj && at && PyObject_SetAttr(log, S_rows, new_rows) == 0
+             && PyObject_SetAttr(log, S_where, new_where) == 0 && PyObject_SetAttr(log, S_n, n_obj) == 0
+             && PyObject_SetAttr(log, S_readers, readers) == 0 && PyObject_SetAttr(log, S_pruned_at, at) == 0;
+    Py_XDECREF(n_obj);
+    Py_XDECREF(at);
+    if (rc) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+done:
+    Py_XDECREF(rows);
+    Py_XDECREF(where);
+    Py_XDECREF(new_rows);
+    Py_XDECREF(new_where);
+    Py_XDECREF(readers);
+    PyBuffer_Release(&bvc);
+    PyBuffer_Release(&bact);
+    return result;
+}
+
+/* ---- the event loop: `plan(rows)` and `simulate(plan, state)`, `Simulator._simulate` step
+   for step over the prepared tasks (simulator.py's Python loop is the authority and the
+   fallback). Times keep Python's int / float distinction (an int time plus an int stays an
+   int; a DMA's end, a division, makes it a float), so the timeline's values are the same
+   objects as the Python loop's. */
+
+typedef struct {
+    double v;
+    int isint;
+} Time;
+
+static inline Time t_add(Time a, Time b) {
+    Time r = {a.v + b.v, a.isint && b.isint};
+    return r;
+}
+
+static int t_of(PyObject *o, Time *t) {
+    if (PyLong_Check(o)) {
+        long long x = PyLong_AsLongLong(o);
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        t->v = (double)x;
+        t->isint = 1;
+        return 0;
+    }
+    t->v = PyFloat_AsDouble(o);
+    t->isint = 0;
+    return (t->v == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject *t_obj(Time t) {
+    return t.isint ? PyLong_FromLongLong((long long)t.v) : PyFloat_FromDouble(t.v);
+}
+
+typedef struct {
+    PyObject *task, *who, *core, *index, *unit, *label, *wait_label, *kind, *macs, *count_r, *count_w;
+    int tid, is_dma, nwaits, ngroups, first_leg, nlegs, kind_id;
+    Time ready, dur;  /* when its issue completes; its duration (compute) or latency (DMA) */
+    double nbytes;
+    int *wait_sem;
+    long long *wait_n;
+    Time *delay;  /* per signal group */
+    int *group_at;  /* ngroups + 1 offsets into sems */
+    int *sems;
+    int *legs;  /* a fence's first leg: every leg's task number */
+} CTask;
+
+typedef struct {
+    Py_ssize_t n_tasks, n_threads, n_kinds;
+    CTask *tasks;
+    PyObject *kind_ids, *kinds;  /* the distinct DMA kinds: kind -> number, and the list of them */
+    PyObject *memo;  /* (kind number, count) pairs, as bytes -> their rates (doubles, as bytes) */
+    Py_ssize_t *first;  /* per thread: its first task number; first[n_threads] = n_tasks */
+} Plan;
+
+static void plan_free(PyObject *capsule) {
+    Plan *p = (Plan *)PyCapsule_GetPointer(capsule, "stc_mlir.emulator._loop.plan");
+    if (p == NULL)
+        return;
+    for (Py_ssize_t i = 0; i < p->n_tasks; i++) {
+        CTask *t = &p->tasks[i];
+        Py_XDECREF(t->task); Py_XDECREF(t->who); Py_XDECREF(t->core); Py_XDECREF(t->index);
+        Py_XDECREF(t->unit); Py_XDECREF(t->label); Py_XDECREF(t->wait_label); Py_XDECREF(t->kind);
+        Py_XDECREF(t->macs); Py_XDECREF(t->count_r); Py_XDECREF(t->count_w);
+        PyMem_Free(t->wait_sem); PyMem_Free(t->wait_n); PyMem_Free(t->delay); PyMem_Free(t->group_at);
+        PyMem_Free(t->sems); PyMem_Free(t->legs);
+    }
+    PyMem_Free(p->tasks);
+    PyMem_Free(p->first);
+    Py_XDECREF(p->kind_ids);
+    Py_XDECREF(p->kinds);
+    Py_XDECREF(p->memo);
+    PyMem_Free(p);
+}
+
+#define PLAN_FIELDS 17
+
+/* plan(threads): threads is a list (per thread) of lists of per-task tuples
+   (task, core, index, unit, label, wait_label, tid, ready, duration or latency, is_dma,
+    nbytes, kind, macs, waits ((sem, n), ...), signals ((delay, (sem, ...)), ...),
+    legs (task numbers of a fence's legs, on its first leg; else None), counts
+    (((level, n), ...) read, ((level, n), ...) written) or None) */
+static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 1 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "plan(threads) takes a list of lists of task tuples");
+        return NULL;
+    }
+    PyObject *threads = args[0];
+    Plan *p = PyMem_Calloc(1, sizeof(Plan));
+    if (p == NULL)
+        return PyErr_NoMemory();
+    PyObject *capsule = PyCapsule_New(p, "stc_mlir.emulator._loop.plan", plan_free);
+    if (capsule == NULL) {
+        PyMem_Free(p);
+        return NULL;
+    }
+    p->n_threads = PyList_GET_SIZE(threads);
+    Py_ssize_t total = 0;
+    for (Py_ssize_t t = 0; t < p->n_threads; t++) {
+        PyObject *q = PyList_GET_ITEM(threads, t);
+        if (!PyList_Check(q)) {
+            PyErr_SetString(PyExc_TypeError, "plan: a list of tasks per thread");
+            goto fail;
+        }
+        total += PyList_GET_SIZE(q);
+    }
+    if ((p->kind_ids = PyDict_New()) == NULL || (p->kinds = PyList_New(0)) == NULL || (p->memo = PyDict_New()) == NULL)
+        goto fail;
+    p->first = PyMem_Calloc((size_t)p->n_threads + 1, sizeof(Py_ssize_t));
+    p->tasks = PyMem_Calloc((size_t)total + 1, sizeof(CTask));
+    if (p->first == NULL || p->tasks == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t k = 0;
+    for (Py_ssize_t t = 0; t < p->n_threads; t++) {
+        PyObject *q = PyList_GET_ITEM(threads, t);
+        p->first[t] = k;
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(q); j++, k++) {
+            PyObject *row = PyList_GET_ITEM(q, j);
+            CTask *c = &p->tasks[k];
+            p->n_tasks = k + 1;  /* freed from here on */
+            c->first_leg = -1;
+            if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != PLAN_FIELDS) {
+                PyErr_SetString(PyExc_TypeError, "plan: a task is a tuple of 17");
+                goto fail;
+            }
+#define OBJ(field, i) c->field = PyTuple_GET_ITEM(row, i); Py_INCREF(c->field);
+            OBJ(task, 0) OBJ(core, 1) OBJ(index, 2) OBJ(unit, 3) OBJ(label, 4) OBJ(wait_label, 5)
+            OBJ(kind, 11) OBJ(macs, 12)
+#undef OBJ
+            if (!(c->who = PyTuple_Pack(2, c->core, c->index)))
+                goto fail;
+            {  /* its kind's number */
+                PyObject *id = PyDict_GetItemWithError(p->kind_ids, c->kind);
+                if (id == NULL) {
+                    if (PyErr_Occurred())
+                        goto fail;
+                    PyObject *n = PyLong_FromSsize_t(PyList_GET_SIZE(p->kinds));
+                    int rc = n == NULL ? -1 : PyDict_SetItem(p->kind_ids, c->kind, n);
+                    Py_XDECREF(n);
+                    if (rc < 0 || PyList_Append(p->kinds, c->kind) < 0)
+                        goto fail;
+                    c->kind_id = (int)(PyList_GET_SIZE(p->kinds) - 1);
+                } else
+                    c->kind_id = (int)PyLong_AsLong(id);
+            }
+            c->tid = (int)PyLong_AsLong(PyTuple_GET_ITEM(row, 6));
+            if (t_of(PyTuple_GET_ITEM(row, 7), &c->ready) < 0 || t_of(PyTuple_GET_ITEM(row, 8), &c->dur) < 0)
+                goto fail;
+            c->is_dma = PyObject_IsTrue(PyTuple_GET_ITEM(row, 9));
+            c->nbytes = PyFloat_AsDouble(PyTuple_GET_ITEM(row, 10));
+            if (PyErr_Occurred())
+                goto fail;
+            if (c->tid != t) {
+                PyErr_SetString(PyExc_ValueError, "plan: a task is not in its thread's list");
+                goto fail;
+            }
+            PyObject *waits = PyTuple_GET_ITEM(row, 13), *signals = PyTuple_GET_ITEM(row, 14),
+                     *legs = PyTuple_GET_ITEM(row, 15), *counts = PyTuple_GET_ITEM(row, 16);
+            if (!PyTuple_Check(waits) || !PyTuple_Check(signals)) {
+                PyErr_SetString(PyExc_TypeError, "plan: waits and signals are tuples");
+                goto fail;
+            }
+            c->nwaits = (int)PyTuple_GET_SIZE(waits);
+            c->wait_sem = PyMem_Calloc((size_t)c->nwaits + 1, sizeof(int));
+            c->wait_n = PyMem_Calloc((size_t)c->nwaits + 1, sizeof(long long));
+            if (c->wait_sem == NULL || c->wait_n == NULL) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            for (int w = 0; w < c->nwaits; w++) {
+                PyObject *sn = PyTuple_GET_ITEM(waits, w);
+                c->wait_sem[w] = (int)PyLong_AsLong(PyTuple_GET_ITEM(sn, 0));
+                c->wait_n[w] = PyLong_AsLongLong(PyTuple_GET_ITEM(sn, 1));
+            }
+            c->ngroups = (int)PyTuple_GET_SIZE(signals);
+            Py_ssize_t n_sems = 0;
+            for (int g = 0; g < c->ngroups; g++)
+                n_sems += PyTuple_GET_SIZE(PyTuple_GET_ITEM(PyTuple_GET_ITEM(signals, g), 1));
+            c->delay = PyMem_Calloc((size_t)c->ngroups + 1, sizeof(Time));
+            c->group_at = PyMem_Calloc((size_t)c->ngroups + 1, sizeof(int));
+            c->sems = PyMem_Calloc((size_t)n_sems + 1, sizeof(int));
+            if (c->delay == NULL || c->group_at == NULL || c->sems == NULL) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            int at = 0;
+            for (int g = 0; g < c->ngroups; g++) {
+                PyObject *grp = PyTuple_GET_ITEM(signals, g), *sems = PyTuple_GET_ITEM(grp, 1);
+                if (t_of(PyTuple_GET_ITEM(grp, 0), &c->delay[g]) < 0)
+                    goto fail;
+                c->group_at[g] = at;
+                for (Py_ssize_t s = 0; s < PyTuple_GET_SIZE(sems); s++)
+                    c->sems[at++] = (int)PyLong_AsLong(PyTuple_GET_ITEM(sems, s));
+            }
+            c->group_at[c->ngroups] = at;
+            if (legs != Py_None) {
+                c->nlegs = (int)PyTuple_GET_SIZE(legs);
+                c->legs = PyMem_Calloc((size_t)c->nlegs + 1, sizeof(int));
+                if (c->legs == NULL) {
+                    PyErr_NoMemory();
+                    goto fail;
+                }
+                for (int l = 0; l < c->nlegs; l++)
+                    c->legs[l] = (int)PyLong_AsLong(PyTuple_GET_ITEM(legs, l));
+            }
+            if (counts != Py_None) {
+                c->count_r = PyTuple_GET_ITEM(counts, 0);
+                c->count_w = PyTuple_GET_ITEM(counts, 1);
+                Py_INCREF(c->count_r);
+                Py_INCREF(c->count_w);
+            }
+            if (PyErr_Occurred())
+                goto fail;
+        }
+    }
+    p->first[p->n_threads] = k;
+    p->n_kinds = PyList_GET_SIZE(p->kinds);
+    /* every leg names its fence's first leg */
+    for (Py_ssize_t i = 0; i < p->n_tasks; i++) {
+        CTask *c = &p->tasks[i];
+        for (int l = 0; l < c->nlegs; l++) {
+            if (c->legs[l] < 0 || c->legs[l] >= p->n_tasks) {
+                PyErr_SetString(PyExc_ValueError, "plan: a fence leg out of range");
+                goto fail;
+            }
+            p->tasks[c->legs[l]].first_leg = (int)i;
+        }
+    }
+    for (Py_ssize_t i = 0; i < p->n_tasks; i++) {
+        CTask *c = &p->tasks[i];
+        for (int w = 0; w < c->nwaits; w++)
+            if (c->wait_sem[w] < 0) {
+                PyErr_SetString(PyExc_ValueError, "plan: a negative semaphore");
+                goto fail;
+            }
+    }
+    return capsule;
+fail:
+    Py_DECREF(capsule);
+    return NULL;
+}
+
+enum { E_KICK, E_DONE, E_SIGNAL, E_FLOW, E_FLOWS };
+
+typedef struct {
+    Time t;
+    long long seq;
+    int kind, group;
+    Py_ssize_t a;  /* thread, task number or flow generation */
+    int64_t *clock;  /* a signal's clock (owned) */
+} Event;
+
+typedef struct {
+    Py_ssize_t task;
+    double bytes, remaining, rate;
+} Flow;
+
+typedef struct {
+    Plan *p;
+    Py_ssize_t nt, n_sems, words;  /* threads, semaphores, 64-bit words of a thread set */
+    Time now, flow_time;
+    Event *heap;
+    Py_ssize_t n_events, cap_events;
+    long long seq, generation;
+    Py_ssize_t *pos;  /* per thread: its head's task number */
+    char *busy;
+    Time *blocked;
+    char *is_blocked;
+    Time *start;
+    uint64_t *waiting;  /* per semaphore: the threads blocked on it */
+    long long *sem_count;
+    int64_t *vc, *sem_clock;  /* rows of nt */
+    unsigned char *active;
+    Flow *flows;
+    Py_ssize_t n_flows, cap_flows;
+    Py_ssize_t *done;
+    long long *kind_count;  /* per kind number, in a reflow */
+    int *kind_order, *kind_pos;
+    long long macs_int;
+    PyObject *macs;  /* the sum of the tasks' macs (their objects, as the report adds them) */
+    PyObject *timeline, *who, *rows, *code_of, *bytes_read, *bytes_written, *hooks, *compute,
+        *command_done, *shares, *slice_type, *sync, *fence, *counts_dict;
+} Loop;
+
+static inline int ev_less(const Event *a, const Event *b) {
+    return a->t.v < b->t.v || (a->t.v == b->t.v && a->seq < b->seq);
+}
+
+static int push(Loop *L, Time t, int kind, Py_ssize_t a, int group, int64_t *clock) {
+    if (L->n_events == L->cap_events) {
+        Py_ssize_t cap = L->cap_events ? 2 * L->cap_events : 1024;
+        Event *h = PyMem_Realloc(L->heap, (size_t)cap * sizeof(Event));
+        if (h == NULL) {
+            PyMem_Free(clock);
+            PyErr_NoMemory();
+            return -1;
+        }
+        L->heap = h;
+        L->cap_events = cap;
+    }
+    Event e = {t, ++L->seq, kind, group, a, clock};
+    Py_ssize_t i = L->n_events++;
+    while (i > 0) {
+        Py_ssize_t parent = (i - 1) / 2;
+        if (!ev_less(&e, &L->heap[parent]))
+            break;
+        L->heap[i] = L->heap[parent];
+        i = parent;
+    }
+    L->heap[i] = e;
+    return 0;
+}
+
+static Event pop(Loop *L) {
+    Event top = L->heap[0];
+    Event last = L->heap[--L->n_events];
+    Py_ssize_t n = L->n_events, i = 0;
+    while (1) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && ev_less(&L->heap[c + 1], &L->heap[c]))
+            c++;
+        if (!ev_less(&L->heap[c], &last))
+            break;
+        L->heap[i] = L->heap[c];
+        i = c;
+    }
+    if (n > 0)
+        L->heap[i] = last;
+    return top;
+}
+
+static inline void join_rows(int64_t *d, const int64_t *s, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (s[i] > d[i])
+            d[i] = s[i];
+}
+
+/* timeline.append(Slice(core, unit, index, label, start, end, wait)) */
+static int add_slice(Loop *L, CTask *c, PyObject *unit, PyObject *label, Time start, Time end, int wait) {
+    PyTypeObject *type = (PyTypeObject *)L->slice_type;
+    PyObject *s = type->tp_alloc(type, 7);
+    if (s == NULL)
+        return -1;
+    PyObject *a = t_obj(start), *b = t_obj(end);
+    if (a == NULL || b == NULL) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        Py_DECREF(s);
+        return -1;
+    }
+    Py_INCREF(c->core); Py_INCREF(unit); Py_INCREF(c->index); Py_INCREF(label);
+    PyTuple_SET_ITEM(s, 0, c->core);
+    PyTuple_SET_ITEM(s, 1, unit);
+    PyTuple_SET_ITEM(s, 2, c->index);
+    PyTuple_SET_ITEM(s, 3, label);
+    PyTuple_SET_ITEM(s, 4, a);
+    PyTuple_SET_ITEM(s, 5, b);
+    PyObject *w = wait ? Py_True : Py_False;
+    Py_INCREF(w);
+    PyTuple_SET_ITEM(s, 6, w);
+    int rc = PyList_Append(L->timeline, s);
+    Py_DECREF(s);
+    return rc;
+}
+
+static inline int head_is(Loop *L, Py_ssize_t tid, Py_ssize_t k) {
+    return L->pos[tid] < L->p->first[tid + 1] && L->pos[tid] == k;
+}
+
+static int block(Loop *L, Py_ssize_t tid, CTask *c) {  /* the short semaphores wait for tid */
+    if (!L->is_blocked[tid]) {
+        L->is_blocked[tid] = 1;
+        L->blocked[tid] = L->now;
+    }
+    for (int w = 0; w < c->nwaits; w++) {
+        int s = c->wait_sem[w];
+        if (L->sem_count[s] < c->wait_n[w])
+            L->waiting[(Py_ssize_t)s * L->words + tid / 64] |= (uint64_t)1 << (tid % 64);
+    }
+    return 0;
+}
+
+static int short_of(Loop *L, CTask *c) {
+    for (int w = 0; w < c->nwaits; w++)
+        if (L->sem_count[c->wait_sem[w]] < c->wait_n[w])
+            return 1;
+    return 0;
+}
+
+static int end_wait(Loop *L, Py_ssize_t tid, CTask *c, PyObject *unit) {
+    if (L->is_blocked[tid]) {
+        if (L->now.v > L->blocked[tid].v && add_slice(L, c, unit, c->wait_label, L->blocked[tid], L->now, 1) < 0)
+            return -1;
+        L->is_blocked[tid] = 0;
+    }
+    return 0;
+}
+
+static int begin(Loop *L, Py_ssize_t tid, CTask *c) {  /* the tracker's begin */
+    return PyList_Append(PyList_GET_ITEM(L->who, tid), c->who);
+}
+
+static int apply(Loop *L, CTask *c) {
+    if (L->hooks != Py_None) {
+        PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,
+                             L->bytes_written, L->hooks};
+        PyObject *r = command(NULL, args, 6);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    } else if (c->count_r != NULL) {
+        for (int w = 0; w < 2; w++) {
+            PyObject *counts = w ? c->count_w : c->count_r, *into = w ? L->bytes_written : L->bytes_read;
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counts); i++) {
+                PyObject *lv = PyTuple_GET_ITEM(counts, i);
+                if (count(into, PyTuple_GET_ITEM(lv, 0), PyTuple_GET_ITEM(lv, 1)) < 0)
+                    return -1;
+            }
+        }
+    }
+    if (L->compute != Py_None) {
+        PyObject *r = PyObject_CallOneArg(L->compute, c->task);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+static int try_start(Loop *L, Py_ssize_t tid);
+
+static int try_fence(Loop *L, CTask *c) {
+    CTask *first = &L->p->tasks[c->first_leg];
+    for (int l = 0; l < first->nlegs; l++) {
+        Py_ssize_t k = first->legs[l];
+        Py_ssize_t lt = L->p->tasks[k].tid;
+        if (L->busy[lt] || !head_is(L, lt, k))
+            return 0;  /* that unit resumes the fence when it reaches it */
+    }
+    Py_ssize_t ft = first->tid;
+    if (short_of(L, c))
+        return block(L, ft, c);
+    if (L->is_blocked[ft]) {
+        if (L->now.v > L->blocked[ft].v && add_slice(L, c, L->sync, c->wait_label, L->blocked[ft], L->now, 1) < 0)
+            return -1;
+        L->is_blocked[ft] = 0;
+    }
+    Py_ssize_t nt = L->nt;
+    int64_t joint[MAX_SEEN];
+    memcpy(joint, L->vc + (Py_ssize_t)first->tid * nt, (size_t)nt * 8);
+    for (int l = 1; l < first->nlegs; l++)
+        join_rows(joint, L->vc + (Py_ssize_t)L->p->tasks[first->legs[l]].tid * nt, nt);
+    for (int w = 0; w < c->nwaits; w++) {
+        int s = c->wait_sem[w];
+        L->sem_count[s] -= c->wait_n[w];
+        join_rows(joint, L->sem_clock + (Py_ssize_t)s * nt, nt);
+    }
+    for (int l = 0; l < first->nlegs; l++) {
+        CTask *leg = &L->p->tasks[first->legs[l]];
+        L->pos[leg->tid]++;
+        L->busy[leg->tid] = 1;
+        join_rows(L->vc + (Py_ssize_t)leg->tid * nt, joint, nt);
+        if (begin(L, leg->tid, leg) < 0)
+            return -1;
+    }
+    L->start[ft] = L->now;
+    return push(L, L->now, E_DONE, c->first_leg, 0, NULL);
+}
+
+static int try_start(Loop *L, Py_ssize_t tid) {
+    if (L->busy[tid])
+        return 0;
+    Py_ssize_t k = L->pos[tid];
+    if (k >= L->p->first[tid + 1])
+        return 0;
+    CTask *c = &L->p->tasks[k];
+    if (c->ready.v > L->now.v)
+        return push(L, c->ready, E_KICK, tid, 0, NULL);
+    if (c->first_leg >= 0)
+        return try_fence(L, c);
+    if (c->nwaits && short_of(L, c))
+        return block(L, tid, c);
+    if (end_wait(L, tid, c, c->unit) < 0)
+        return -1;
+    Py_ssize_t nt = L->nt;
+    int64_t *row = L->vc + tid * nt;
+    for (int w = 0; w < c->nwaits; w++) {
+        int s = c->wait_sem[w];
+        L->sem_count[s] -= c->wait_n[w];
+        join_rows(row, L->sem_clock + (Py_ssize_t)s * nt, nt);  /* the tracker's acquire */
+    }
+    L->pos[tid]++;
+    L->busy[tid] = 1;
+    L->start[tid] = L->now;
+    if (begin(L, tid, c) < 0 || apply(L, c) < 0)
+        return -1;
+    return push(L, t_add(L->now, c->dur), c->is_dma ? E_FLOW : E_DONE, k, 0, NULL);
+}
+
+static int signal_all(Loop *L, Py_ssize_t k, const int64_t *clock) {
+    CTask *c = &L->p->tasks[k];
+    for (int g = 0; g < c->ngroups; g++) {
+        int64_t *copy = PyMem_Malloc((size_t)L->nt * 8);
+        if (copy == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(copy, clock, (size_t)L->nt * 8);
+        if (push(L, t_add(L->now, c->delay[g]), E_SIGNAL, k, g, copy) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int complete(Loop *L, Py_ssize_t k) {
+    CTask *c = &L->p->tasks[k];
+    if (L->command_done != Py_None) {
+        PyObject *r = PyObject_CallNoArgs(L->command_done);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    }
+    Py_ssize_t nt = L->nt;
+    if (c->nlegs) {  /* a fence (its first leg) */
+        if (add_slice(L, c, L->sync, L->fence, L->start[c->tid], L->now, 0) < 0)
+            return -1;
+        int64_t clock[MAX_SEEN];
+        for (int l = 0; l < c->nlegs; l++) {  /* the tracker's release of each leg */
+            Py_ssize_t lt = L->p->tasks[c->legs[l]].tid;
+            if (l == 0)
+                memcpy(clock, L->vc + lt * nt, (size_t)nt * 8);
+            L->vc[lt * nt + lt] += 1;
+        }
+        if (signal_all(L, k, clock) < 0)
+            return -1;
+        for (int l = 0; l < c->nlegs; l++) {
+            Py_ssize_t lt = L->p->tasks[c->legs[l]].tid;
+            L->busy[lt] = 0;
+            if (L->pos[lt] >= L->p->first[lt + 1])
+                L->active[lt] = 0;
+        }
+        for (int l = 0; l < c->nlegs; l++)
+            if (try_start(L, L->p->tasks[c->legs[l]].tid) < 0)
+                return -1;
+        return 0;
+    }
+    Py_ssize_t tid = c->tid;
+    L->busy[tid] = 0;
+    if (add_slice(L, c, c->unit, c->label, L->start[tid], L->now, 0) < 0)
+        return -1;
+    if (PyLong_CheckExact(c->macs)) {
+        int overflow = 0;
+        long long m = PyLong_AsLongLongAndOverflow(c->macs, &overflow);
+        if (overflow || m > (1LL << 60) || L->macs_int > (1LL << 61)) {
+            PyErr_SetString(PyExc_OverflowError, "simulate: macs out of range");
+            return -1;
+        }
+        L->macs_int += m;
+    } else {
+        PyObject *sum = PyNumber_Add(L->macs, c->macs);
+        if (sum == NULL)
+            return -1;
+        Py_SETREF(L->macs, sum);
+    }
+    int64_t *row = L->vc + tid * nt;
+    if (c->ngroups && signal_all(L, k, row) < 0)  /* the tracker's release: the clock, then a new epoch */
+        return -1;
+    row[tid] += 1;
+    if (L->pos[tid] >= L->p->first[tid + 1])
+        L->active[tid] = 0;
+    return try_start(L, tid);
+}
+
+static int reflow(Loop *L, Py_ssize_t new_task, Py_ssize_t *n_done) {
+    double dt = L->now.v - L->flow_time.v;
+    L->flow_time = L->now;
+    *n_done = 0;
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < L->n_flows; i++) {
+        Flow f = L->flows[i];
+        f.remaining -= f.rate * dt;
+        if (new_task < 0 && f.remaining <= 1e-9 * f.bytes) {
+            L->done[(*n_done)++] = f.task;
+        } else {
+            L->flows[kept++] = f;
+        }
+    }
+    L->n_flows = kept;
+    if (new_task >= 0) {
+        if (L->n_flows == L->cap_flows) {
+            Py_ssize_t cap = L->cap_flows ? 2 * L->cap_flows : 64;
+            Flow *fl = PyMem_Realloc(L->flows, (size_t)cap * sizeof(Flow));
+            Py_ssize_t *dn = PyMem_Realloc(L->done, (size_t)cap * sizeof(Py_ssize_t));
+            if (fl != NULL)
+                L->flows = fl;
+            if (dn != NULL)
+                L->done = dn;
+            if (fl == NULL || dn == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            L->cap_flows = cap;
+        }
+        CTask *c = &L->p->tasks[new_task];
+        Flow f = {new_task, c->nbytes, c->nbytes, 0.0};
+        L->flows[L->n_flows++] = f;
+    }
+    /* the kinds counted in the flows' order (the order `_reflow` counts them in) */
+    int n_order = 0;
+    for (Py_ssize_t i = 0; i < L->n_flows; i++) {
+        int id = L->p->tasks[L->flows[i].task].kind_id;
+        if (L->kind_count[id]++ == 0)
+            L->kind_order[n_order++] = id;
+    }
+    L->generation++;
+    if (L->n_flows == 0)
+        return 0;
+    /* the memo's key: (kind number, count) pairs by kind number */
+    int32_t key_buf[128], *key = key_buf;
+    if (2 * n_order > 128 && (key = PyMem_Malloc((size_t)n_order * 2 * sizeof(int32_t))) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int *sorted_ids = L->kind_order + L->p->n_kinds;  /* scratch after the order */
+    memcpy(sorted_ids, L->kind_order, (size_t)n_order * sizeof(int));
+    for (int a = 1; a < n_order; a++) {  /* insertion sort: a few kinds */
+        int v = sorted_ids[a], b = a - 1;
+        while (b >= 0 && sorted_ids[b] > v) {
+            sorted_ids[b + 1] = sorted_ids[b];
+            b--;
+        }
+        sorted_ids[b + 1] = v;
+    }
+    for (int a = 0; a < n_order; a++) {
+        key[2 * a] = sorted_ids[a];
+        key[2 * a + 1] = (int32_t)L->kind_count[sorted_ids[a]];
+        L->kind_pos[sorted_ids[a]] = a;
+    }
+    PyObject *key_obj = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)n_order * 2 * sizeof(int32_t));
+    if (key != key_buf)
+        PyMem_Free(key);
+    for (int a = 0; a < n_order; a++)
+        L->kind_count[L->kind_order[a]] = 0;  /* (the counts are in the key now) */
+    if (key_obj == NULL)
+        return -1;
+    PyObject *value = PyDict_GetItemWithError(L->p->memo, key_obj);
+    if (value != NULL)
+        Py_INCREF(value);
+    else if (PyErr_Occurred()) {
+        Py_DECREF(key_obj);
+        return -1;
+    } else {  /* a new set of kinds: `cost.shares` of them as `_reflow` asks (its memo decides) */
+        PyObject *counts = L->counts_dict;
+        PyDict_Clear(counts);
+        for (Py_ssize_t i = 0; i < L->n_flows; i++) {
+            PyObject *kind = L->p->tasks[L->flows[i].task].kind;
+            PyObject *old = PyDict_GetItemWithError(counts, kind);
+            if (old == NULL && PyErr_Occurred()) {
+                Py_DECREF(key_obj);
+                return -1;
+            }
+            PyObject *n = PyLong_FromLong(old == NULL ? 1 : PyLong_AsLong(old) + 1);
+            if (n == NULL || PyDict_SetItem(counts, kind, n) < 0) {
+                Py_XDECREF(n);
+                Py_DECREF(key_obj);
+                return -1;
+            }
+            Py_DECREF(n);
+        }
+        PyObject *items = PyDict_Items(counts);
+        PyObject *kinds = items ? PyFrozenSet_New(items) : NULL;
+        Py_XDECREF(items);
+        PyObject *rates = kinds ? PyObject_CallOneArg(L->shares, kinds) : NULL;
+        Py_XDECREF(kinds);
+        value = rates ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n_order * sizeof(double)) : NULL;
+        for (int a = 0; value != NULL && a < n_order; a++) {
+            PyObject *r = PyObject_GetItem(rates, PyList_GET_ITEM(L->p->kinds, sorted_ids[a]));
+            double x = r ? PyFloat_AsDouble(r) : -1.0;
+            Py_XDECREF(r);
+            if (r == NULL || (x == -1.0 && PyErr_Occurred()))
+                Py_CLEAR(value);
+            else
+                ((double *)PyBytes_AS_STRING(value))[a] = x;
+        }
+        Py_XDECREF(rates);
+        if (value == NULL || PyDict_SetItem(L->p->memo, key_obj, value) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(key_obj);
+            return -1;
+        }
+    }
+    Py_DECREF(key_obj);
+    const double *rate_of = (const double *)PyBytes_AS_STRING(value);
+    double finish = INFINITY;
+    for (Py_ssize_t i = 0; i < L->n_flows; i++) {
+        Flow *f = &L->flows[i];
+        f->rate = rate_of[L->kind_pos[L->p->tasks[f->task].kind_id]];
+        double left = f->remaining;
+        if (f->rate == 0.0) {
+            Py_DECREF(value);
+            PyErr_SetString(PyExc_ZeroDivisionError, "float division by zero");
+            return -1;
+        }
+        double t = (left > 0.0 ? left : 0.0) / f->rate;
+        if (t < finish)
+            finish = t;
+    }
+    Py_DECREF(value);
+    Time tf = {finish, 0};
+    return push(L, t_add(L->now, tf), E_FLOWS, (Py_ssize_t)L->generation, 0, NULL);
+}
+
+static int buffer_of(PyObject *arr, Py_buffer *b, Py_ssize_t itemsize, Py_ssize_t len) {
+    if (PyObject_GetBuffer(arr, b, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
+        return -1;
+    if (b->itemsize != itemsize || b->len != len * itemsize) {
+        PyBuffer_Release(b);
+        PyErr_SetString(PyExc_ValueError, "simulate: an array of the wrong size");
+        return -1;
+    }
+    return 0;
+}
+
+/* simulate(plan, vc, sem_clocks, sem_count, active, timeline, who, rows, code_of,
+            bytes_read, bytes_written, hooks, compute, command_done, shares, slice_type, sync, fence,
+            report) -> per thread, the number of its tasks started; `report.macs` gets the macs
+   of the commands completed (also when a hook raises). `hooks` None: no hazard
+   checks (the byte counts from the plan); `compute` None: no numerics. */
+static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 19) {
+        PyErr_SetString(PyExc_TypeError, "simulate takes 19 arguments");
+        return NULL;
+    }
+    Plan *p = (Plan *)PyCapsule_GetPointer(args[0], "stc_mlir.emulator._loop.plan");
+    if (p == NULL)
+        return NULL;
+    PyObject *sem_count = args[3];
+    if (!PyList_Check(sem_count) || !PyList_Check(args[5]) || !PyList_Check(args[6]) || !PyList_Check(args[7])
+        || PyList_GET_SIZE(args[6]) != p->n_threads || PyList_GET_SIZE(args[7]) != p->n_threads
+        || p->n_threads > MAX_SEEN || !PyDict_Check(args[9]) || !PyDict_Check(args[10])
+        || !PyType_Check(args[15]) || !PyType_IsSubtype((PyTypeObject *)args[15], &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "simulate: bad arguments");
+        return NULL;
+    }
+    Loop L;
+    memset(&L, 0, sizeof(L));
+    L.p = p;
+    L.nt = p->n_threads;
+    L.n_sems = PyList_GET_SIZE(sem_count);
+    L.words = (L.nt + 63) / 64;
+    L.timeline = args[5]; L.who = args[6]; L.rows = args[7]; L.code_of = args[8];
+    L.bytes_read = args[9]; L.bytes_written = args[10]; L.hooks = args[11]; L.compute = args[12];
+    L.command_done = args[13]; L.shares = args[14]; L.slice_type = args[15]; L.sync = args[16];
+    L.fence = args[17];
+    if (L.hooks != Py_None && !PyList_Check(L.code_of)) {
+        PyErr_SetString(PyExc_TypeError, "simulate: code_of must be a list");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < p->n_tasks; i++) {
+        CTask *c = &p->tasks[i];
+        for (int w = 0; w < c->nwaits; w++)
+            if (c->wait_sem[w] >= L.n_sems) {
+                PyErr_SetString(PyExc_ValueError, "simulate: a semaphore out of range");
+                return NULL;
+            }
+        for (int s = 0; s < c->group_at[c->ngroups]; s++)
+            if (c->sems[s] < 0 || c->sems[s] >= L.n_sems) {
+                PyErr_SetString(PyExc_ValueError, "simulate: a semaphore out of range");
+                return NULL;
+            }
+    }
+    Py_buffer bvc, bsem, bact;
+    if (buffer_of(args[1], &bvc, 8, L.nt * L.nt) < 0)
+        return NULL;
+    if (buffer_of(args[2], &bsem, 8, L.n_sems * L.nt) < 0) {
+        PyBuffer_Release(&bvc);
+        return NULL;
+    }
+    if (buffer_of(args[4], &bact, 1, L.nt) < 0) {
+        PyBuffer_Release(&bvc);
+        PyBuffer_Release(&bsem);
+        return NULL;
+    }
+    L.vc = bvc.buf;
+    L.sem_clock = bsem.buf;
+    L.active = bact.buf;
+    PyObject *result = NULL;
+    L.macs = PyLong_FromLong(0);
+    L.counts_dict = PyDict_New();
+    L.pos = PyMem_Calloc((size_t)L.nt + 1, sizeof(Py_ssize_t));
+    L.busy = PyMem_Calloc((size_t)L.nt + 1, 1);
+    L.is_blocked = PyMem_Calloc((size_t)L.nt + 1, 1);
+    L.blocked = PyMem_Calloc((size_t)L.nt + 1, sizeof(Time));
+    L.start = PyMem_Calloc((size_t)L.nt + 1, sizeof(Time));
+    L.waiting = PyMem_Calloc((size_t)(L.n_sems * L.words) + 1, sizeof(uint64_t));
+    L.sem_count = PyMem_Calloc((size_t)L.n_sems + 1, sizeof(long long));
+    L.kind_count = PyMem_Calloc((size_t)p->n_kinds + 1, sizeof(long long));
+    L.kind_order = PyMem_Calloc((size_t)(2 * p->n_kinds) + 1, sizeof(int));
+    L.kind_pos = PyMem_Calloc((size_t)p->n_kinds + 1, sizeof(int));
+    if (L.macs == NULL || L.counts_dict == NULL || !L.pos || !L.busy || !L.is_blocked || !L.blocked
+        || !L.start || !L.waiting || !L.sem_count || !L.kind_count || !L.kind_order || !L.kind_pos) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s < L.n_sems; s++) {
+        L.sem_count[s] = PyLong_AsLongLong(PyList_GET_ITEM(sem_count, s));
+        if (PyErr_Occurred())
+            goto done;
+    }
+    L.now.isint = 1;
+    L.flow_time.isint = 0;  /* Python's 0.0 */
+    for (Py_ssize_t t = 0; t < L.nt; t++) {
+        L.pos[t] = p->first[t];
+        if (p->first[t] < p->first[t + 1] && push(&L, p->tasks[p->first[t]].ready, E_KICK, t, 0, NULL) < 0)
+            goto done;
+    }
+    while (L.n_events) {
+        Event e = pop(&L);
+        L.now = e.t;
+        int rc = 0;
+        switch (e.kind) {
+        case E_KICK:
+            rc = try_start(&L, e.a);
+            break;
+        case E_DONE:
+            rc = complete(&L, e.a);
+            break;
+        case E_SIGNAL: {  /* the signals of one command that land at the same time, in order */
+            CTask *c = &p->tasks[e.a];
+            for (int i = c->group_at[e.group]; i < c->group_at[e.group + 1] && rc == 0; i++) {
+                int s = c->sems[i];
+                L.sem_count[s] += 1;
+                join_rows(L.sem_clock + (Py_ssize_t)s * L.nt, e.clock, L.nt);
+                uint64_t blocked[MAX_SEEN / 64];
+                uint64_t *w = L.waiting + (Py_ssize_t)s * L.words;
+                memcpy(blocked, w, (size_t)L.words * 8);
+                memset(w, 0, (size_t)L.words * 8);
+                for (Py_ssize_t word = 0; word < L.words && rc == 0; word++)
+                    for (uint64_t bits = blocked[word]; bits && rc == 0; bits &= bits - 1)
+                        rc = try_start(&L, word * 64 + __builtin_ctzll(bits));
+            }
+            PyMem_Free(e.clock);
+            break;
+        }
+        case E_FLOW: {
+            Py_ssize_t n_done;
+            rc = reflow(&L, e.a, &n_done);
+            break;
+        }
+        default:  /* E_FLOWS */
+            if (e.a == L.generation) {
+                Py_ssize_t n_done;
+                rc = reflow(&L, -1, &n_done);
+                /* `done` is reused by the next reflow: completing may start a DMA */
+                Py_ssize_t finished[MAX_SEEN * 4];
+                Py_ssize_t *list = n_done <= MAX_SEEN * 4 ? finished : PyMem_Malloc((size_t)n_done * sizeof(Py_ssize_t));
+                if (list == NULL) {
+                    PyErr_NoMemory();
+                    rc = -1;
+                }
+                if (rc == 0) {
+                    memcpy(list, L.done, (size_t)n_done * sizeof(Py_ssize_t));
+                    for (Py_ssize_t i = 0; i < n_done && rc == 0; i++)
+                        rc = complete(&L, list[i]);
+                }
+                if (list != NULL && list != finished)
+                    PyMem_Free(list);
+            }
+        }
+        if (rc < 0)
+            goto done;
+    }
+    for (Py_ssize_t s = 0; s < L.n_sems; s++) {
+        PyObject *v = PyLong_FromLongLong(L.sem_count[s]);
+        if (v == NULL || PyList_SetItem(sem_count, s, v) < 0)
+            goto done;
+    }
+    result = PyTuple_New(L.nt);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t t = 0; t < L.nt; t++) {
+        PyObject *v = PyLong_FromSsize_t(L.pos[t] - p->first[t]);
+        if (v == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyTuple_SET_ITEM(result, t, v);
+    }
+done:
+    if (L.macs != NULL) {  /* report.macs += the macs of the commands completed, hazard or not */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *mi = PyLong_FromLongLong(L.macs_int), *old = PyObject_GetAttr(args[18], S_macs);
+        PyObject *sum = mi && old ? PyNumber_Add(old, L.macs) : NULL;
+        PyObject *total = sum ? PyNumber_Add(sum, mi) : NULL;
+        if (total == NULL || PyObject_SetAttr(args[18], S_macs, total) < 0)
+            Py_CLEAR(result);
+        Py_XDECREF(mi); Py_XDECREF(old); Py_XDECREF(sum); Py_XDECREF(total);
+        if (type != NULL)
+            PyErr_Restore(type, value, tb);
+    }
+    for (Py_ssize_t i = 0; i < L.n_events; i++)
+        PyMem_Free(L.heap[i].clock);
+    PyMem_Free(L.heap);
+    PyMem_Free(L.flows);
+    PyMem_Free(L.done);
+    PyMem_Free(L.pos);
+    PyMem_Free(L.busy);
+    PyMem_Free(L.is_blocked);
+    PyMem_Free(L.blocked);
+    PyMem_Free(L.start);
+    PyMem_Free(L.waiting);
+    PyMem_Free(L.sem_count);
+    PyMem_Free(L.kind_count);
+    PyMem_Free(L.kind_order);
+    PyMem_Free(L.kind_pos);
+    Py_XDECREF(L.macs);
+    Py_XDECREF(L.counts_dict);
+    PyBuffer_Release(&bvc);
+    PyBuffer_Release(&bsem);
+    PyBuffer_Release(&bact);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"join", (PyCFunction)(void (*)(void))join, METH_FASTCALL,
      "join(dst, src): dst = max(dst, src) element-wise, in place (int64, C-contiguous)."},
@@ -1113,6 +2263,12 @@ static PyMethodDef methods[] = {
      "settled(starts, values, lo, hi, seen, writers, bits) -> (known, write settled, read settled)."},
     {"command", (PyCFunction)(void (*)(void))command, METH_FASTCALL,
      "command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard checks (native.python_command)."},
+    {"prune", (PyCFunction)(void (*)(void))prune, METH_FASTCALL,
+     "prune(log, vc, active): HazardTracker._prune of a read log (native.python_prune)."},
+    {"plan", (PyCFunction)(void (*)(void))plan, METH_FASTCALL,
+     "plan(threads): the prepared tasks as C arrays, for simulate (simulator._native_plan)."},
+    {"simulate", (PyCFunction)(void (*)(void))simulate, METH_FASTCALL,
+     "simulate(plan, ...): Simulator._simulate's event loop over a plan (simulator._simulate_native)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1123,7 +2279,7 @@ static struct PyModuleDef module = {
 
 /* Bumped whenever a function's arguments or meaning change: native.py uses a build whose
    INTERFACE is its own and falls back to Python for any other. */
-#define LOOP_INTERFACE 2
+#define LOOP_INTERFACE 3
 
 PyMODINIT_FUNC PyInit__loop(void) {
     if (intern_names() < 0)

@@ -10,9 +10,15 @@
 - `command(task, clock, code_of, bytes_read, bytes_written, hooks)`: a command's hazard
   and provenance checks and byte counts (`python_command`): what the writer runs or the
   granule codes settle in one call, the rest by the simulator's slow paths.
+- `plan(threads)` and `simulate(plan, ...)`: the whole event loop of a run
+  (`Simulator._simulate`) in C over the prepared tasks (`simulator._native_plan`), calling
+  `command` directly and the simulator's Python code for what is not per-command routine
+  (the hooks of `command`, a command's numerics, the DMA rates' memo, a deadlock's message).
+  No Python version here: the simulator's own loop is it (`Simulator._simulate`, used when
+  these are not).
 
 The optional C module `_loop` (built by setup.py with `_f16`; `python setup.py build_ext
---inplace` in a source tree) provides all three; without it the Python versions below are used,
+--inplace` in a source tree) provides them; without it the Python versions are used,
 with the same results. `STC_LOOP_NATIVE=0` in the environment turns the C path off.
 """
 
@@ -33,7 +39,7 @@ except ImportError:  # not built (a plain source tree) or not buildable here
 TID_BITS = 8
 """The thread bits of a writer code (`HazardTracker.TID_BITS`, which is this)."""
 
-INTERFACE = 2
+INTERFACE = 3
 """The `_loop.c` interface this file calls (its `LOOP_INTERFACE`)."""
 NATIVE = bool(_loop is not None and os.environ.get("STC_LOOP_NATIVE", "1") != "0"
               and getattr(_loop, "INTERFACE", None) == INTERFACE)
@@ -90,16 +96,51 @@ def _granules_fine(mem: Any, fp: Any, seen: list[int], zero: bool) -> bool:
     """What a check the writer runs do not settle finds with the tracker's own tests
     (`HazardTracker.read` / `write`), when they find nothing: with `zero`, no granule code
     of footprint `fp` of `mem` is 0 (never written; `Memory.codes` brings them up to date
-    over its hull first), and no thread that wrote `mem` after the epoch `seen` has of it
+    over its hull first; a dense footprint's from its runs, `_granules_dense`), and no thread that wrote `mem` after the epoch `seen` has of it
     wrote near `fp` (`_check_writers`'s candidates: none, so no granule to look at). An
     empty footprint is never fine (the slow path says what it is)."""
     if fp.span <= 0 or fp.run <= 0:
         return False
-    if zero and not mem.codes(fp).all():
+    if zero and not (_granules_dense(mem, fp, None) if fp.run == fp.span else mem.codes(fp).all()):
         return False
     lo, hi = fp.base, fp.base + fp.span
     return not any(epoch > seen[w] and wlo < hi and whi > lo and _wrote_since(mem.writes[w], seen[w], lo, hi)
                    for w, (epoch, wlo, whi) in mem.writers.items())
+
+
+def _granules_dense(mem: Any, fp: Any, allowed: set[int] | None) -> bool:
+    """For a dense footprint `fp` of `mem` (its granules are its hull's): whether each of
+    its granule codes is nonzero (`allowed` None) or in `allowed`, from the writer runs
+    where they are known (a known run's code is its granules', a run of 0 never written)
+    and from `code` under the unknown runs only (which it holds up to date there): nothing
+    filled in."""
+    g = mem.granule
+    lo, hi = fp.base // g, -(-(fp.base + fp.span) // g)
+    starts, values = mem.starts, mem.values
+    for j in range(bisect_right(starts, lo) - 1, bisect_left(starts, hi)):
+        v = values[j]
+        if v >= 0:
+            if (v == 0) if allowed is None else (v not in allowed):
+                return False
+            continue
+        at = mem.code[max(starts[j], lo):starts[j + 1] if j + 1 < len(starts) and starts[j + 1] < hi else hi]
+        if not (at.all() if allowed is None else np.isin(at, list(allowed)).all()):
+            return False
+    return True
+
+
+def _granules_expected(mem: Any, fp: Any, allowed: list[int]) -> bool:
+    """Whether every granule code of footprint `fp` of `mem` is 0 (never written: the
+    tracker's uninitialised read, not the provenance check's) or one of `allowed`: what
+    `Provenance.check_read` finds without a failure, when the runs do not settle it (a
+    dense footprint from its runs, `_granules_dense`; else `Memory.codes`). An empty
+    footprint is never fine (the slow path says what it is)."""
+    if fp.span <= 0 or fp.run <= 0:
+        return False
+    if fp.run == fp.span:
+        return _granules_dense(mem, fp, {0, *allowed})
+    at = mem.codes(fp)
+    return bool(np.isin(at, [0, *allowed]).all())
 
 
 def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read: dict[str, int],
@@ -115,7 +156,8 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
     2. per read, its hull's writer runs (`python_settled`);
     3. per provenance expectation (`Provenance.expectations`), settled if the host is
        among the writers and no command wrote near the read, or if every run of the hull
-       (else every granule of the read) was written by an expected writer; else
+       was written by an expected writer, or else every granule of the read by one or
+       never (`_granules_expected`); else
        `provenance(task, i, host, writers, codes, runs)` (`codes`: one slot per read for
        the granule codes a slow path looks at, shared with the reads' slow paths; `runs`:
        the hull's codes or None);
@@ -153,6 +195,8 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
         allowed = [(1 << bits) if w < 0 else code_of[w] or -1 for w in writers]
         if runs is not None and all(r in allowed for r in runs):
             continue
+        if _granules_expected(mem, fp, allowed):
+            continue
         provenance(task, i, host, writers, codes, runs)
     for i, (_, mem, fp, _, nbytes, _, _) in enumerate(reads):
         runs, _, fine = hulls[i]
@@ -185,3 +229,20 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
 
 command: Callable[..., None] = _loop.command if NATIVE else python_command
 """See `python_command`."""
+
+def python_prune(log: Any, vc: np.ndarray, active: np.ndarray) -> None:
+    """`HazardTracker.python_prune` (memory imports this module: looked up when called)."""
+    from .memory import HazardTracker
+
+    HazardTracker.python_prune(log, vc, active)
+
+
+prune: Callable[[Any, np.ndarray, np.ndarray], None] = _loop.prune if NATIVE else python_prune
+"""A read log's pruning (`HazardTracker._prune`): the reads every thread that still has
+commands has synchronised with forgotten, the readers' summaries rebuilt."""
+
+plan: Callable[..., Any] | None = _loop.plan if NATIVE else None
+"""The C event loop's prepared tasks (None: no C loop; see the module docstring)."""
+
+simulate: Callable[..., tuple[int, ...]] | None = _loop.simulate if NATIVE else None
+"""The C event loop (`Simulator._simulate_native`); None without the C path."""

@@ -136,6 +136,8 @@ class Prepared:
     sem_init: list[int]  # per semaphore id (their order in `program.semaphores`)
     sem_names: list[str]
     runs: int = 0
+    plan: Any = None  # the tasks as C arrays for `native.simulate` (`_native_plan`), if built
+
 
     def serves(self, program: Program, target: Target, check_hazards: bool, numerics: bool) -> bool:
         return (self.program is program and self.target == target and self.check_hazards == check_hazards
@@ -189,7 +191,37 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
             task.signal_to = tuple((delay, tuple(sems)) for delay, sems in to.items())
     return Prepared(program, target, check_hazards, numerics, tasks, memories, figures,
                     _min_ddr_bytes(program), compute_cycles, commands,
-                    [s.init for s in program.semaphores.values()], list(program.semaphores))
+                    [s.init for s in program.semaphores.values()], list(program.semaphores),
+                    plan=_native_plan(tasks, check_hazards) if native.NATIVE else None)
+
+
+def _native_plan(tasks: list[list[_Task]], check_hazards: bool) -> Any:
+    """The prepared tasks as the C event loop takes them (`native.plan`): per thread, per
+    task in issue order, what `_try_start`, `_complete`, the fences and `_reflow` read of
+    it, a fence's legs as task numbers (threads' lists one after the other) on its first
+    leg, and (without `check_hazards`: `native.command` counts them otherwise) the byte
+    counts of its accesses."""
+    number = {}
+    for queue in tasks:
+        for task in queue:
+            number[id(task)] = len(number)
+    threads = []
+    for queue in tasks:
+        rows = []
+        for task in queue:
+            dma = task.dma
+            legs = (tuple(number[id(leg)] for leg in task.fence)
+                    if task.fence is not None and task.fence[0] is task else None)
+            counts = None
+            if not check_hazards and task.reads is not None and task.writes is not None:
+                counts = (tuple((a[1].level, a[4]) for a in task.reads),
+                          tuple((a[1].level, a[4]) for a in task.writes))
+            rows.append((task, task.core, task.index, task.unit, task.cmd.op, task.wait_label, task.tid,
+                         task.ready, task.duration if dma is None else dma.latency, dma is not None,
+                         0.0 if dma is None else float(dma.nbytes), task.kind, task.macs, task.wait_ids,
+                         task.signal_to, legs, counts))
+        threads.append(rows)
+    return native.plan(threads)
 
 
 def _make_memories(program: Program, places: dict, check_hazards: bool, numerics: bool
@@ -310,6 +342,8 @@ class Simulator:
         self.sem_init = prepared.sem_init
         self.sem_names = prepared.sem_names
         self.memories = prepared.memories
+        self.prepared_tasks = prepared.tasks
+        self.plan = prepared.plan
         self.tasks = [deque(queue) for queue in prepared.tasks]
 
     def _place(self, buffer: str) -> tuple[Memory, int]:
@@ -396,6 +430,10 @@ class Simulator:
         self.now = 0.0
         for tid, queue in enumerate(self.tasks):
             self.tracker.active[tid] = bool(queue)
+        if self.plan is not None and self.observer is None:  # the same loop in C
+            self._simulate_native()
+            return
+        for tid, queue in enumerate(self.tasks):
             if queue:
                 self._push(queue[0].ready, _KICK, tid)
         events, pop = self._events, heapq.heappop
@@ -421,6 +459,26 @@ class Simulator:
             elif data == self.flow_generation:  # _FLOWS
                 for f in self._reflow(None):
                     complete(f.task)
+        ends = [s.end for s in self.report.timeline]
+        self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))
+        if any(self.tasks):
+            self._deadlock()
+
+    def _simulate_native(self) -> None:
+        """`_simulate`'s loop in C (`native.simulate`), over the prepared plan: the same
+        events in the same order, the same timeline, clocks, semaphores and hook calls; what
+        it leaves behind is what the Python loop leaves (the tasks not started, the
+        semaphore counts, the macs), so the end of `_simulate` and `_deadlock` are shared."""
+        target = self.target
+        started = native.simulate(
+            self.plan, self.tracker.vc, self.sem_clocks, self.sem_count, self.tracker.active,
+            self.report.timeline, self.tracker.who, self.tracker.rows,
+            self.provenance.codes if self.provenance is not None else None,
+            self.report.bytes_read, self.report.bytes_written,
+            self._hooks if self.check_hazards else None, self._compute if self.numerics else None,
+            self._command_done, lambda kinds: cost.shares(kinds, target), Slice, "sync", "fence",
+            self.report)
+        self.tasks = [deque(queue[n:]) for queue, n in zip(self.prepared_tasks, started)]
         ends = [s.end for s in self.report.timeline]
         self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))
         if any(self.tasks):
@@ -527,9 +585,6 @@ class Simulator:
 
     def _apply(self, task: _Task) -> None:
         """The command's data effect, with its hazard checks and byte counts."""
-        cmd = task.cmd
-        ins: dict[str, np.ndarray] = {}
-        outs: dict[str, np.ndarray] = {}
         numerics = self.numerics
         reads, writes, tid = task.reads, task.writes, task.tid
         assert reads is not None and writes is not None
@@ -545,12 +600,19 @@ class Simulator:
             for _, mem, _, _, nbytes, _, _ in writes:
                 bytes_written[mem.level] += nbytes
         if numerics:
-            for slot, mem, fp, tile, _, _, _ in reads:
-                ins[slot] = mem.view(fp.base, tile)
-            for slot, mem, fp, tile, _, _, _ in writes:
-                outs[slot] = mem.view(fp.base, tile)
-        if not self.numerics:
-            return
+            self._compute(task)
+
+    def _compute(self, task: _Task) -> None:
+        """The command's values (a run with numerics), after its checks."""
+        cmd = task.cmd
+        ins: dict[str, np.ndarray] = {}
+        outs: dict[str, np.ndarray] = {}
+        reads, writes = task.reads, task.writes
+        assert reads is not None and writes is not None
+        for slot, mem, fp, tile, _, _, _ in reads:
+            ins[slot] = mem.view(fp.base, tile)
+        for slot, mem, fp, tile, _, _, _ in writes:
+            outs[slot] = mem.view(fp.base, tile)
 
         def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
             key, fp = task.places[slot]

@@ -181,3 +181,34 @@ def test_the_built_module_is_the_interface_native_calls():
     # functions may be missing or take other arguments
     assert native._loop.INTERFACE == native.INTERFACE
     assert native.NATIVE or native.os.environ.get("STC_LOOP_NATIVE") == "0"
+
+
+@built
+def test_native_prune_matches_python():
+    """`native.prune` (a read log's pruning in C) leaves the log as
+    `HazardTracker.python_prune` does: rows, footprints, count, summaries in thread order,
+    the next pruning's mark; on random logs, clocks and active threads (none active too)."""
+    import copy
+
+    from stc_mlir.emulator.memory import HazardTracker
+
+    rng = random.Random(23)
+    kept = pruned = 0
+    for _ in range(600):
+        log = _random_memory(rng, "m").reads
+        n = rng.choice([5, 9])
+        vc = np.array([[rng.randint(0, 6) for _ in range(n)] for _ in range(n)], dtype=np.int64)
+        active = np.array([rng.random() < 0.6 for _ in range(n)], dtype=bool)
+        twin = copy.deepcopy(log)
+        before = log.n
+        native._loop.prune(log, vc, active)
+        HazardTracker.python_prune(twin, vc, active)
+        state = [(x.rows, x.where, x.n, x.readers, list(x.readers), x.pruned_at, x.by) for x in (log, twin)]
+        assert repr(state[0]) == repr(state[1])
+        kept += log.n
+        pruned += before - log.n
+    assert kept > 1000 and pruned > 1000  # both ways, many times
+    with pytest.raises(ValueError):
+        native._loop.prune(log, np.zeros((3, 3), dtype=np.int32), np.zeros(3, dtype=bool))
+    with pytest.raises(ValueError):
+        native._loop.prune(log, np.zeros((3, 3), dtype=np.int64), np.zeros(4, dtype=bool))

@@ -140,6 +140,9 @@ def conv2d(
     ho = window_output_size(h, kh, sh, pt, pb, dh)
     wo = window_output_size(wd, kw, sw, pl, pr, dw)
     og = o // groups
+    if columns is not None and not _windowed(w.shape, groups, strides, pads):  # (the usual case)
+        out = np.matmul(w.reshape(groups, og, cg * kh * kw), columns).reshape(n, o, ho, wo)
+        return out if bias is None else add_channel_bias(out, bias)
     depthwise = uses_windows(x.shape, w.shape, strides, pads, dilations, groups)
     if _windowed(w.shape, groups, strides, pads) and not depthwise:
         x = _f32(x)  # (einsum shapes its product differently around unit dimensions)

@@ -58,18 +58,60 @@ def _upcast(ins: Mapping[str, np.ndarray], derived: Derived, keep: tuple[str, ..
     return out
 
 
+_CONV_PLANS: dict[tuple, tuple] = {}
+"""Per conv geometry (input and weight shapes, strides, pads, dilations, groups, whether
+`halves` has its C path): what `_conv_plan` says (the same for every command of that shape)."""
+
+
+def _conv_plan(key: tuple) -> tuple:
+    """(the input slots left in fp16, the key of its columns or None, whether it works on
+    depthwise windows) of a conv of geometry `key` (see `_CONV_PLANS`)."""
+    x_shape, w_shape, strides, pads, dilations, groups, _ = key
+    geometry = (strides, pads, dilations, groups)
+    columns = kernels.uses_columns(w_shape, groups, strides, pads)
+    # a conv's fp16 input whose columns are built straight from its halves stays fp16,
+    # and so does its residual (read once: the epilogue converts it, C or numpy)
+    keep = (("input", "residual") if columns and halves.columns_of_halves(w_shape[2:], strides, pads)
+            else ("residual",))
+    plan = (keep, ("columns", w_shape[2:], *geometry) if columns else None,
+            kernels.uses_windows(x_shape, w_shape, *geometry))
+    if len(_CONV_PLANS) > 4096:  # (many programs in one process)
+        _CONV_PLANS.clear()
+    _CONV_PLANS[key] = plan
+    return plan
+
+
+def _conv2d(p: Mapping, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray],
+            derived: Derived) -> None:
+    strides, pads, dilations, groups = geometry = p["strides"], p["pads"], p["dilations"], p["groups"]
+    key = (ins["input"].shape, ins["weight"].shape, *geometry, halves.NATIVE)
+    keep, columns_key, uses_windows = _CONV_PLANS.get(key) or _conv_plan(key)
+    ins = _upcast(ins, derived, keep)
+    x, w = ins["input"], ins["weight"]
+    columns = windows = None
+    if columns_key is not None:
+        kernel = columns_key[1]
+        columns = derived("input", columns_key,
+                          lambda: halves.conv2d_columns(x, kernel, *geometry))
+    elif uses_windows:
+        windows = halves.depthwise_windows(x, w.shape[2:], strides, pads, dilations)
+    acc = kernels.conv2d(x, w, None, *geometry, columns=columns, windows=windows)
+    bias, residual = ins.get("bias"), ins.get("residual")
+    if halves.store_epilogue(outs["output"], acc, bias, residual, p["act"]):
+        return
+    result = kernels.epilogue(kernels.add_channel_bias(acc, bias), residual, p["act"], in_place=True)
+    halves.store(outs["output"], result)
+
+
 def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray],
             derived: Derived = _nothing_kept) -> None:
     """Compute `cmd` from the input views `ins` into the output views `outs` (by slot).
     Raises IndexError for a gather (gather, gather_elements, gather_nd) index out of range."""
     p = cmd.params
     if cmd.op == "conv2d":
-        # a conv's fp16 input whose columns are built straight from its halves stays fp16,
-        # and so does its residual (read once: the epilogue converts it, C or numpy)
-        halves_in = (kernels.uses_columns(ins["weight"].shape, p["groups"], p["strides"], p["pads"])
-                     and halves.columns_of_halves(ins["weight"].shape[2:], p["strides"], p["pads"]))
-        ins = _upcast(ins, derived, ("input", "residual") if halves_in else ("residual",))
-    elif cmd.op not in MOVEMENT:
+        _conv2d(p, ins, outs, derived)
+        return
+    if cmd.op not in MOVEMENT:
         ins = _upcast(ins, derived)
     match cmd.op:
         case "dma":
@@ -92,22 +134,6 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
             return
         case "fence":
             return
-        case "conv2d":
-            columns = None
-            w_shape, geometry = ins["weight"].shape, (p["strides"], p["pads"], p["dilations"], p["groups"])
-            if kernels.uses_columns(w_shape, p["groups"], p["strides"], p["pads"]):
-                x = ins["input"]
-                columns = derived("input", ("columns", w_shape[2:], *geometry),
-                                  lambda: halves.conv2d_columns(x, w_shape[2:], *geometry))
-            windows = None
-            if kernels.uses_windows(ins["input"].shape, w_shape, *geometry):
-                windows = halves.depthwise_windows(ins["input"], w_shape[2:], *geometry[:3])
-            acc = kernels.conv2d(ins["input"], ins["weight"], None, *geometry, columns=columns,
-                                 windows=windows)
-            if halves.store_epilogue(outs["output"], acc, ins.get("bias"), ins.get("residual"),
-                                     p["act"]):
-                return
-            result = _epilogue(cmd, kernels.add_channel_bias(acc, ins.get("bias")), ins)
         case "matmul":
             acc = kernels.matmul(ins["lhs"], ins["rhs"])
             if "bias" in ins:

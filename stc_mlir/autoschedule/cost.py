@@ -384,8 +384,16 @@ class Estimator:
                     llb += size
                 elif tuple(src_cores) != tuple(bind.cores):
                     noc += size / cores
-            if isinstance(o, g.GatherOp):
-                ddr += gathered_bytes(o, cores)
+            if isinstance(o, g.GatherOp):  # its rows come from where the table lives
+                table = args.get(o.operands[0])
+                place, src_cores = (where.get(table, (s.NPUMemScope.DDR, ())) if table is not None
+                                    else (s.NPUMemScope.DDR, ()))
+                if place == s.NPUMemScope.LLB:
+                    llb += gathered_bytes(o, cores)
+                elif place == s.NPUMemScope.L1 and tuple(src_cores) == tuple(bind.cores):
+                    noc += nbytes(o.results[0].type) / cores  # picked from the core's own L1
+                else:
+                    ddr += gathered_bytes(o, cores)
             elif isinstance(o, MOVEMENT_OPS):
                 noc += nbytes(o.results[0].type) / cores
             result = output_of(o)  # a TopK copy hands on its indices or its values

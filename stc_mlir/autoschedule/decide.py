@@ -231,6 +231,8 @@ class Decider:
         """The search, under each L1 fill in turn until a candidate lowers: its best-estimated
         unbiased and biased candidates, judged against each other and the level below."""
         bar = min(self.first_estimate(0), self.first_estimate(1), self.first_estimate(2))
+        if bar < JUDGE_ALWAYS_CYCLES:  # the emulator judges: the estimate's doubt drops no candidate
+            bar *= 1 + DOUBT
         view = GraphView(self.sunk[self.name].op)
         small = Estimator(self.t).regime(view.ops) is not CALIBRATION
         for fill in FALLBACK_FILLS:

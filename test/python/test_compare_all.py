@@ -264,7 +264,7 @@ def test_row_stripe_regions_survive_an_stcobj(striped_program, tmp_path):
 
 
 def test_a_level_3_schedule_with_row_stripes_compares_every_value(tmp_path, monkeypatch):
-    """One 256 x 256 sample with 32 channels: the auto-scheduler cuts its convs into stripes."""
+    """One 384 x 384 sample with 32 channels: the auto-scheduler cuts its convs into stripes."""
     from test_spatial import _wide
 
     monkeypatch.setenv("STC_MLIR_CACHE_DIR", str(tmp_path / "cache"))

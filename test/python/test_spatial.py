@@ -121,8 +121,9 @@ def test_a_512_image_compiles_and_runs_at_every_level(level, tmp_path, monkeypat
 
 
 def _wide(seed: int = 3):
-    """One 256 x 256 sample with 32 channels: a conv's input and output need 1 MiB per core
-    over 8 cores, more than L1 leaves a group."""
+    """One 384 x 384 sample with 32 channels: the first conv's result alone needs 1.1 MiB per
+    core over 8 cores, more than L1 (at 256 x 256 it fit in all of L1, which the fork-join
+    candidate plans for: no stripes needed)."""
     rng = np.random.default_rng(seed)
     w1 = (rng.standard_normal((32, 32, 3, 3)) * 0.05).astype(F)
     w2 = (rng.standard_normal((32, 32, 3, 3)) * 0.05).astype(F)
@@ -132,7 +133,7 @@ def _wide(seed: int = 3):
         c2 = b(g.Conv2DOp.make(c1, b.const(w2), pads=(1, 1, 1, 1), strides=(2, 2)))
         return b(g.ReduceMeanOp.make(c2, axes=(2, 3), keepdims=True))
 
-    return function({"x": ((1, 32, 256, 256), F)}, body)
+    return function({"x": ((1, 32, 384, 384), F)}, body)
 
 
 @pytest.mark.parametrize("level", [1, 3])

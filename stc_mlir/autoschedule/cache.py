@@ -23,7 +23,7 @@ from stc_mlir.dialects import graph as g
 
 from .search import Segment
 
-VERSION = 15
+VERSION = 16
 
 
 def directory() -> Path:

@@ -25,6 +25,7 @@ from stc_mlir import target as targets
 from stc_mlir.errors import StcError
 from stc_mlir.graph_schedule import IRModule
 from stc_mlir.isa.program import DTYPES, Program
+from stc_mlir.passes.schedule_verify import verify_function
 from stc_mlir.progress import counted
 
 from .build import build
@@ -153,10 +154,12 @@ class Decider:
     def trial(self, segments: list[Segment], style: int, fill: float, llb_fill: float | None = None,
               sunk: bool = False) -> Choice | None:
         """`segments` built by `style`'s rules on a copy of the module (with its ops sunk:
-        `sunk`), estimated (None if `build` refuses them)."""
+        `sunk`), estimated (None if `build` or the verifier refuses them: the search's batch
+        test is per op, the verifier's per group, e.g. a gather of a flattened batch)."""
         copy = IRModule((self.sunk if sunk else self.mod).module.clone())
         try:
             build(copy, copy[self.name].op, segments, style, self.t, fill, llb_fill)
+            verify_function(copy[self.name].op, self.t)
         except StcError as e:
             self.reasons.append(str(e))
             return None

@@ -529,14 +529,3 @@ class HazardTracker:
         """Forget reads every thread that still has commands has synchronised with."""
         native.prune(mem.reads, self.vc, self.active)
 
-    @staticmethod
-    def python_prune(log: _ReadLog, vc: np.ndarray, active: np.ndarray) -> None:
-        """`_prune` of read log `log` with the threads' clocks `vc` and `active` flags (the
-        Python version of `native.prune`)."""
-        live = np.flatnonzero(active)
-        if live.size:
-            known = vc[live].min(axis=0).tolist()
-            log.keep([epoch > known[tid] for _, _, tid, epoch in log.rows])
-        else:
-            log.keep([False] * log.n)
-        log.pruned_at = max(64, log.n)

@@ -231,10 +231,16 @@ command: Callable[..., None] = _loop.command if NATIVE else python_command
 """See `python_command`."""
 
 def python_prune(log: Any, vc: np.ndarray, active: np.ndarray) -> None:
-    """`HazardTracker.python_prune` (memory imports this module: looked up when called)."""
-    from .memory import HazardTracker
-
-    HazardTracker.python_prune(log, vc, active)
+    """A read log's pruning in Python (`prune`'s fallback): with the threads' clocks `vc` and
+    `active` flags, keep only the reads some thread that still has commands has not
+    synchronised with."""
+    live = np.flatnonzero(active)
+    if live.size:
+        known = vc[live].min(axis=0).tolist()
+        log.keep([epoch > known[tid] for _, _, tid, epoch in log.rows])
+    else:
+        log.keep([False] * log.n)
+    log.pruned_at = max(64, log.n)
 
 
 prune: Callable[[Any, np.ndarray, np.ndarray], None] = _loop.prune if NATIVE else python_prune

@@ -186,11 +186,9 @@ def test_the_built_module_is_the_interface_native_calls():
 @built
 def test_native_prune_matches_python():
     """`native.prune` (a read log's pruning in C) leaves the log as
-    `HazardTracker.python_prune` does: rows, footprints, count, summaries in thread order,
+    `native.python_prune` does: rows, footprints, count, summaries in thread order,
     the next pruning's mark; on random logs, clocks and active threads (none active too)."""
     import copy
-
-    from stc_mlir.emulator.memory import HazardTracker
 
     rng = random.Random(23)
     kept = pruned = 0
@@ -202,7 +200,7 @@ def test_native_prune_matches_python():
         twin = copy.deepcopy(log)
         before = log.n
         native._loop.prune(log, vc, active)
-        HazardTracker.python_prune(twin, vc, active)
+        native.python_prune(twin, vc, active)
         state = [(x.rows, x.where, x.n, x.readers, list(x.readers), x.pruned_at, x.by) for x in (log, twin)]
         assert repr(state[0]) == repr(state[1])
         kept += log.n

@@ -598,20 +598,20 @@ class _Scanner:
         return Tile(name, int(m.group(3) or 0), shape, strides, dtype)
 
     def layout_alias(self, name: str, at: int) -> Layout:
-        layout = self.layouts.get(name)
-        if layout is None:
-            raise self.error(f"{name} is a sync alias, not a layout" if name in self.syncs else
-                             f"undefined layout alias {name} (define it before its first use: "
-                             f"{name} = SHAPExTYPE (strides [...])?)", at)
-        return layout
+        return self._alias(name, at, self.layouts, self.syncs, "layout", "sync", "SHAPExTYPE (strides [...])?")
 
     def sync_alias(self, name: str, at: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        sync = self.syncs.get(name)
-        if sync is None:
-            raise self.error(f"{name} is a layout alias, not a sync" if name in self.layouts else
-                             f"undefined sync alias {name} (define it before its first use: "
-                             f"{name} = {{waits = [...], signals = [...]}})", at)
-        return sync
+        return self._alias(name, at, self.syncs, self.layouts, "sync", "layout",
+                           "{waits = [...], signals = [...]}")
+
+    def _alias(self, name: str, at: int, table: dict, other: dict, kind: str, other_kind: str, form: str) -> Any:
+        """The definition of alias `name` in `table`, or an error at `at` saying why not."""
+        value = table.get(name)
+        if value is None:
+            raise self.error(f"{name} is a {other_kind} alias, not a {kind}" if name in other else
+                             f"undefined {kind} alias {name} (define it before its first use: "
+                             f"{name} = {form})", at)
+        return value
 
     def _tile_error(self) -> None:
         """Say exactly what is wrong with a tile the fast expression did not match."""

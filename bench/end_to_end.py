@@ -8,8 +8,9 @@ checks on) and timing-only emulation time (`run(numerics=False)`: the same repor
 values) next to onnxruntime's on the same batch in the same run (so the ratios mean
 something on a noisy machine), emulated cycles against the roofline, DDR bytes against the
 minimum, peak L1 / LLB, MAC utilisation, and the cosine similarity with onnxruntime (worst
-output). The emulator uses `--threads` BLAS threads (default $STC_EMULATOR_THREADS, else 1);
-the rest of the run is single-threaded BLAS (export OPENBLAS_NUM_THREADS to change it);
+output). The emulator computes values on `--threads` threads, each with single-threaded BLAS
+(default $STC_EMULATOR_THREADS, else 2 if a core is idle, else 1); the rest of the run is
+single-threaded BLAS (export OPENBLAS_NUM_THREADS to change it);
 onnxruntime uses its own thread pool. Then the same two runs on a prepared program
 (`emulator.prepare` timed apart as "prep s": an Executor's second call, as onnxruntime's run
 of a session made beforehand): "run s", "trun s" and their ratios. docs/performance.md has
@@ -111,7 +112,8 @@ def main() -> None:
     p.add_argument("--size", choices=("small", "full"), default="small")
     p.add_argument("--models", default=",".join(CONFIGS))
     p.add_argument("--json", help="also write the rows as JSON")
-    p.add_argument("--threads", type=int, help="BLAS threads of the emulator (default $STC_EMULATOR_THREADS, else 1)")
+    p.add_argument("--threads", type=int, help="threads computing the emulator's values (default $STC_EMULATOR_THREADS, "
+                   "else 2 if a core is idle, else 1)")
     args = p.parse_args()
     rows = []
     header = (f"{'model':12} {'schedule':18} {'batch':>5} {'compile s':>9} {'emulate s':>9} {'timing s':>8} "

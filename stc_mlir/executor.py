@@ -91,8 +91,10 @@ class Executor:
     def __call__(self, trace: str | os.PathLike[str] | None = None, check_hazards: bool = True,
                  threads: int | None = None) -> list[np.ndarray]:
         """Run the program on the inputs set; returns its outputs in order. `trace` writes a
-        Chrome trace of the run to that path; `threads` is the number of BLAS threads
-        (default $STC_EMULATOR_THREADS, else 1: see `stc_mlir.emulator.simulator.blas_threads`)."""
+        Chrome trace of the run to that path; `threads` is the number of threads computing
+        values, each with single-threaded BLAS, the outputs the same bits (default
+        $STC_EMULATOR_THREADS, else 2 if a core is idle, else 1: see
+        `stc_mlir.emulator.simulator.numerics_threads`)."""
         from stc_mlir.emulator import run
 
         self._check_inputs()

@@ -16,8 +16,10 @@ import heapq
 import math
 import os
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -30,6 +32,7 @@ from . import cost, native
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory
+from .parallel import Values
 from .tile_cache import TileCache
 from .provenance import Provenance, numbering
 from stc_mlir.isa.program import DTYPES, Command, Program, Tile
@@ -306,10 +309,20 @@ def _prepare_fence(queues: list[list[_Task]], tracker: HazardTracker, core: int,
         queues[tid].append(legs[-1])
 
 
+OFFLOAD_MACS = 1 << 20
+"""The matrix-unit work from which a command's values are computed on a helper thread
+(`_parallel`): a smaller product costs less than handing it over (and a gather, which
+may raise for an index out of range, does it where it would without helpers)."""
+
+
 class Simulator:
+    values: Values | None = None  # the commands' values on helper threads (`_parallel`)
+
     def __init__(self, program: Program, target: Target, check_hazards: bool = True,
-                 numerics: bool = True, observer: Observer | None = None, prepared: Prepared | None = None):
+                 numerics: bool = True, observer: Observer | None = None, prepared: Prepared | None = None,
+                 threads: int = 1):
         self.program = program
+        self.threads = threads
         self.target = target
         self.check_hazards = check_hazards
         self.numerics = numerics
@@ -360,7 +373,7 @@ class Simulator:
         # left in a reference cycle would keep its memories and caches until a full collection)
         self._hooks = (self._provenance_read, self._read, self._write, self.tracker._prune)
         try:
-            with steps("commands", total=commands) as self._command_done:  # shown by stc-run on a terminal
+            with steps("commands", total=commands) as self._command_done, self._parallel():  # (progress shown by stc-run on a terminal)
                 self._simulate()
             outputs = self._read_outputs()
             if self.observer is not None:
@@ -602,8 +615,38 @@ class Simulator:
         if numerics:
             self._compute(task)
 
+    @contextmanager
+    def _parallel(self) -> Iterator[None]:
+        """The run's commands' values computed on `threads` threads (`parallel`), if more
+        than one, with numerics and hazard checks (what makes it safe) and no observer (it
+        reads values as commands complete); all computed when the loop is over."""
+        if self.threads < 2 or not (self.numerics and self.check_hazards) or self.observer is not None:
+            yield
+            return
+        self.values = Values(self.threads)
+        try:
+            yield
+            self.values.finish()
+        finally:
+            self.values.close()
+            self.values = None
+
     def _compute(self, task: _Task) -> None:
-        """The command's values (a run with numerics), after its checks."""
+        """The command's values (a run with numerics), after its checks: with helper
+        threads (`_parallel`), after those of the commands completed since the last start
+        (`parallel`), a large product's on a helper, the rest here."""
+        values = self.values
+        if values is None:
+            self._values(task)
+            return
+        values.completed(self.report.timeline)
+        if task.macs < OFFLOAD_MACS:
+            self._values(task)
+        else:
+            values.start((task.core, task.index), partial(self._values, task))
+
+    def _values(self, task: _Task) -> None:
+        """The command's values, computed into its output tiles."""
         cmd = task.cmd
         ins: dict[str, np.ndarray] = {}
         outs: dict[str, np.ndarray] = {}
@@ -752,23 +795,33 @@ def _min_ddr_bytes(program: Program) -> int:
 
 
 THREADS_VARIABLE = "STC_EMULATOR_THREADS"
-"""Environment variable naming the BLAS threads of an emulation when `run` is not told."""
+"""Environment variable naming the threads of an emulation when `run` is not told."""
 
 
-def blas_threads(threads: int | None = None) -> int:
-    """The BLAS threads an emulation uses: `threads`, else $STC_EMULATOR_THREADS, else 1.
+def numerics_threads(threads: int | None = None) -> int:
+    """The threads computing the commands' values in an emulation (`parallel`): `threads`,
+    else $STC_EMULATOR_THREADS, else 2 if a core is idle (the load average of the last
+    minute leaves one of this process's cores free), else 1.
 
-    One by default: the emulator computes many small matrix products, for which BLAS
-    threads waiting for a busy core cost more than they gain (ResNet-50 b16 took 133 s
-    instead of 15 s on a loaded 2-core machine with the library default)."""
+    Each of them calls a single-threaded BLAS: the emulator computes many small matrix
+    products, for which BLAS threads waiting for a busy core cost more than they gain
+    (ResNet-50 b16 took 133 s instead of 15 s on a loaded 2-core machine with the
+    library's default), and a BLAS thread count changes the bits of a product; the
+    threads here compute whole commands, each as it would alone (the same bits). On a
+    machine with no core to spare, a second thread loses (it waits for the GIL and for
+    the other thread to be scheduled): hence the load test."""
     if threads is None:
-        text = os.environ.get(THREADS_VARIABLE, "1")
+        text = os.environ.get(THREADS_VARIABLE)
+        if text is None:
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else cores
+            return 2 if cores >= 2 and load <= cores - 1 else 1
         try:
             threads = int(text)
         except ValueError:
             raise EmulatorError(f"{THREADS_VARIABLE}={text!r}: expected a positive integer") from None
     if threads < 1:
-        raise EmulatorError(f"the emulator needs at least one BLAS thread, got {threads}")
+        raise EmulatorError(f"the emulator needs at least one thread, got {threads}")
     return threads
 
 
@@ -782,7 +835,8 @@ def run(
     `target` defaults to the program's own target; `trace` is a path for a Chrome trace
     JSON. `numerics=False` is a timing-only run: the same report (cycles, bytes, hazards)
     without computing any value (no outputs are returned; gather indices are not checked).
-    `threads` is the number of BLAS threads (see `blas_threads`); `observer` sees every
+    `threads` is the number of threads computing values (see `numerics_threads`; one
+    with an observer or without hazard checks); `observer` sees every
     command complete and the end of the run (see `Observer`); `prepared` (from `prepare`,
     for this program, target and modes) skips the set-up a run repeats otherwise. Raises `HazardError`
     (with `.report`) when the program would corrupt data or deadlock, `EmulatorError` for
@@ -796,8 +850,9 @@ def run(
     # what a run leaves alive (its report's timeline, the memories' logs) is long-lived:
     # no young collection walks it when the pause ends (`gc_paused`; 0.13-0.16 s a
     # ResNet-50 b16 run)
-    with threadpool_limits(limits=blas_threads(threads), user_api="blas"), gc_paused(long_lived=True):
-        sim = Simulator(program, tgt, check_hazards, numerics, observer, prepared)
+    n = numerics_threads(threads)
+    with threadpool_limits(limits=1, user_api="blas"), gc_paused(long_lived=True):
+        sim = Simulator(program, tgt, check_hazards, numerics, observer, prepared, n)
         try:
             outputs = sim.run(inputs)
         finally:

@@ -4,6 +4,7 @@ unchanged (see `TileCache`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from threading import Lock
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,13 @@ class TileCache:
 
     A dense DMA makes its destination bytes an *alias* of its source bytes until either is
     written again: a tile read in the copy is looked up at its origin, so a weight chunk
-    passed from core to core over the NoC is converted once, not once per core."""
+    passed from core to core over the NoC is converted once, not once per core.
+
+    Commands running on several threads may use it at once (`parallel`): each call takes a
+    lock, `make()` runs outside it, and a value made from a copy's origin is not kept if an
+    alias went meanwhile (those bytes may have been written since it was looked up; a
+    value made from the tile's own bytes stays right: no command writes them while one
+    reads them)."""
 
     def __init__(self, budget: int = 256 << 20, per_memory: int = 64):
         self.budget = budget
@@ -31,6 +38,8 @@ class TileCache:
         # an alias (memory, lo, hi, source memory, source lo), indexed by both memories
         self.aliases: dict[Any, dict[tuple, None]] = {}
         self.sources: dict[Any, dict[tuple, None]] = {}
+        self.dropped = 0  # aliases dropped so far
+        self.lock = Lock()
 
     def origin(self, memory: Any, lo: int, hi: int) -> tuple[Any, int]:
         """Where bytes [lo, hi) of `memory` were copied from (themselves if not a copy): one
@@ -57,21 +66,31 @@ class TileCache:
     def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
         """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
         derived), or the value kept for those bytes or the bytes they were copied from."""
-        if self.aliases.get(memory):  # (no copy into this memory: the bytes are their own)
-            memory, at = self.origin(memory, lo, hi)
-            if at != lo:
-                lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
-        entries = self.memories.get(memory)
-        if entries is None:
-            entries = self.memories[memory] = {}
-        hit = entries.pop(key, None)
-        if hit is not None:
-            entries[key] = hit  # most recently used
-            return hit[2]
+        with self.lock:
+            aliased, dropped = bool(self.aliases.get(memory)), self.dropped
+            if aliased:  # (no copy into this memory: the bytes are their own)
+                memory, at = self.origin(memory, lo, hi)
+                if at != lo:
+                    lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
+            entries = self.memories.get(memory)
+            if entries is None:
+                entries = self.memories[memory] = {}
+            hit = entries.pop(key, None)
+            if hit is not None:
+                entries[key] = hit  # most recently used
+                return hit[2]
         value = make()
         value.flags.writeable = False
-        if value.nbytes > self.budget:
-            return value
+        with self.lock:
+            if value.nbytes > self.budget or (aliased and self.dropped != dropped):
+                return value
+            self._keep(entries, key, lo, hi, value)
+        return value
+
+    def _keep(self, entries: dict, key: tuple, lo: int, hi: int, value: np.ndarray) -> None:
+        old = entries.pop(key, None)  # (made meanwhile by another thread)
+        if old is not None:
+            self.nbytes -= old[2].nbytes
         entries[key] = (lo, hi, value)
         self.nbytes += value.nbytes
         if len(entries) > self.per_memory:
@@ -79,11 +98,14 @@ class TileCache:
         while self.nbytes > self.budget:
             oldest = max(self.memories.values(), key=len)
             self._drop(oldest, next(iter(oldest)))
-        return value
 
     def written(self, memory: Any, lo: int, hi: int) -> None:
         """Bytes [lo, hi) of `memory` change: forget what was derived from them and the
         aliases they are part of."""
+        with self.lock:
+            self._written(memory, lo, hi)
+
+    def _written(self, memory: Any, lo: int, hi: int) -> None:
         entries = self.memories.get(memory)
         if entries:
             for key in [k for k, e in entries.items() if e[0] < hi and lo < e[1]]:
@@ -96,10 +118,15 @@ class TileCache:
         for alias in stale:
             self.aliases[alias[0]].pop(alias, None)
             self.sources[alias[3]].pop(alias, None)
+        self.dropped += len(stale)
 
     def copied(self, memory: Any, lo: int, hi: int, source: Any, source_lo: int) -> None:
         """Bytes [lo, hi) of `memory` were just written as a copy of `source` from
         `source_lo` on (after `written` for them)."""
+        with self.lock:
+            self._copied(memory, lo, hi, source, source_lo)
+
+    def _copied(self, memory: Any, lo: int, hi: int, source: Any, source_lo: int) -> None:
         source, source_lo = self.origin(source, source_lo, source_lo + hi - lo)
         if (source, source_lo) == (memory, lo):
             return

@@ -1,6 +1,6 @@
 """Emulator run modes: timing-only runs give the full run's report without values; tiles
-derived once (fp32 copies, im2col columns) never outlive a write; BLAS threads are chosen
-explicitly."""
+derived once (fp32 copies, im2col columns) never outlive a write; the threads computing
+values are chosen explicitly or by the load."""
 
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ from stc_mlir import compare, kernels, models
 from stc_mlir.emulator import EmulatorError, HazardError, run, tile
 from stc_mlir.emulator.builder import ProgramBuilder
 from stc_mlir.emulator.examples import conv_by_rows, matmul_by_rows
-from stc_mlir.emulator.simulator import THREADS_VARIABLE, blas_threads
+from stc_mlir.emulator.simulator import THREADS_VARIABLE, numerics_threads
 from stc_mlir.frontend import import_onnx
 from stc_mlir.emulator import program_from_module
 from stc_mlir.pipeline import Pipeline
@@ -84,14 +84,18 @@ def test_a_tile_rewritten_in_place_is_read_again_fresh():
     np.testing.assert_array_equal(out["y"], kernels.binary("add", e, e).astype(np.float16))
 
 
-def test_blas_threads_are_chosen_explicitly(monkeypatch):
+def test_numerics_threads_are_chosen_explicitly_or_by_the_load(monkeypatch):
     monkeypatch.delenv(THREADS_VARIABLE, raising=False)
-    assert blas_threads() == 1 and blas_threads(3) == 3
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr("os.getloadavg", lambda: (0.4, 0.0, 0.0))
+    assert numerics_threads() == 2 and numerics_threads(3) == 3
+    monkeypatch.setattr("os.getloadavg", lambda: (1.6, 0.0, 0.0))  # no core to spare
+    assert numerics_threads() == 1
     monkeypatch.setenv(THREADS_VARIABLE, "2")
-    assert blas_threads() == 2
+    assert numerics_threads() == 2
     monkeypatch.setenv(THREADS_VARIABLE, "many")
     with pytest.raises(EmulatorError, match="STC_EMULATOR_THREADS='many'"):
-        blas_threads()
+        numerics_threads()
     with pytest.raises(EmulatorError, match="at least one"):
         run(_racy(), {"x": f16(256)}, threads=0)
 

@@ -1,0 +1,110 @@
+"""Commands' values on several threads (`stc_mlir.emulator.parallel`): the same bits and
+the same report as on one thread, the same hazards, and the helpers do compute."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from stc_mlir import models
+from stc_mlir.emulator import HazardError, program_from_module, run, simulator, tile
+from stc_mlir.emulator.builder import ProgramBuilder
+from stc_mlir.emulator.examples import conv_by_rows
+from stc_mlir.emulator.tile_cache import TileCache
+from stc_mlir.frontend import import_onnx
+from stc_mlir.pipeline import Pipeline
+
+RNG = np.random.default_rng(11)
+
+
+def f16(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float16)
+
+
+@pytest.fixture
+def every_command_handed_over(monkeypatch):
+    """Every command's values on a helper (not only large products'); the names of the
+    threads that computed some."""
+    monkeypatch.setattr(simulator, "OFFLOAD_MACS", 0)
+    names = set()
+    values = simulator.Simulator._values
+
+    def recorded(self, task):
+        names.add(threading.current_thread().name)
+        values(self, task)
+
+    monkeypatch.setattr(simulator.Simulator, "_values", recorded)
+    return names
+
+
+def _bits(outputs):
+    return {k: np.ascontiguousarray(v).view(np.uint8).tobytes() for k, v in outputs.items()}
+
+
+def test_two_threads_give_the_bits_of_one_compiled_model(every_command_handed_over):
+    proto = models.build("mobilenetv2", batch=1, image_size=32)
+    inputs = models.example_inputs("mobilenetv2", proto)
+    program = program_from_module(Pipeline().run(import_onnx(proto)))
+    one, report = run(program, inputs, threads=1)
+    assert every_command_handed_over == {threading.main_thread().name}
+    for _ in range(2):
+        two, again = run(program, inputs, threads=2)
+        assert _bits(two) == _bits(one)
+        assert again.as_dict() == report.as_dict() and again.timeline == report.timeline
+    assert any(name.startswith("stc-values") for name in every_command_handed_over)
+
+
+def test_two_threads_give_the_bits_of_one_conv_over_cores(every_command_handed_over):
+    x, w = f16(2, 16, 12, 12), f16(24, 16, 3, 3, scale=0.2)
+    program = conv_by_rows(x.shape, w, cores=4, out_chunks=3)
+    one, _ = run(program, {"x": x}, threads=1)
+    for _ in range(3):
+        two, _ = run(program, {"x": x}, threads=3)
+        assert _bits(two) == _bits(one)
+    assert any(name.startswith("stc-values") for name in every_command_handed_over)
+
+
+def _racy_after_products():
+    """A product on a helper, then a unary that does not wait for the load it reads."""
+    b = ProgramBuilder("racy_after_products")
+    a, m = b.input("a", (64, 64)), b.input("m", (64, 64))
+    x, y, c = b.input("x", (256,)), b.output("y", (256,)), b.output("c", (64, 64))
+    la, lm, lc = (tile(b.buffer(n, "l1", 64 * 64 * 2, core=0), (64, 64)) for n in ("la", "lm", "lc"))
+    t = tile(b.buffer("t", "l1", 512, core=0), (256,))
+    s, d, loaded, done = b.semaphore("s"), b.semaphore("d"), b.semaphore("loaded"), b.semaphore("done")
+    b.add(0, "dma", signals=[loaded], src=a, dst=la)
+    b.add(0, "dma", signals=[loaded], src=m, dst=lm)
+    b.add(0, "matmul", waits=[loaded, loaded], signals=[done], lhs=la, rhs=lm, output=lc)
+    b.add(0, "dma", waits=[done], src=lc, dst=c)
+    b.add(0, "dma", src=x, dst=t, signals=[s])
+    b.add(0, "unary", signals=[d], input=t, output=t, kind="relu")  # no wait on the load
+    b.add(0, "dma", waits=[d], src=t, dst=y)
+    return b.build()
+
+
+def test_a_hazard_is_reported_the_same_with_two_threads(every_command_handed_over):
+    inputs = {"a": f16(64, 64), "m": f16(64, 64), "x": f16(256)}
+    errors = []
+    for threads in (1, 2):
+        with pytest.raises(HazardError) as info:
+            run(_racy_after_products(), inputs, threads=threads)
+        errors.append((info.value.kind, str(info.value), info.value.report.as_dict()))
+    assert errors[0] == errors[1] and errors[0][0] == "uninitialized_read"
+    assert not [t for t in threading.enumerate() if t.name.startswith("stc-values")]  # stopped
+
+
+def test_a_value_made_from_a_copy_is_not_kept_once_the_alias_went():
+    """A value looked up at a copy's origin while another thread writes that origin (the
+    alias goes) is returned but not kept: the origin's bytes are no longer the copy's."""
+    cache = TileCache()
+    src, dst = ("l1", 0), ("l1", 1)
+    cache.copied(dst, 0, 64, src, 0)
+
+    def made_while_the_source_is_written():
+        cache.written(src, 0, 64)
+        return np.zeros(4, np.float32)
+
+    key = (0, (4,), (1,), "f16", ("f32",))
+    first = cache.get(dst, 0, 64, key, made_while_the_source_is_written)
+    assert cache.nbytes == 0 and not any(cache.memories.values())
+    assert cache.get(dst, 0, 64, key, lambda: np.ones(4, np.float32)) is not first  # made again

@@ -647,6 +647,15 @@ class Simulator:
 
     def _values(self, task: _Task) -> None:
         """The command's values, computed into its output tiles."""
+        if task.dense:  # a byte copy, without views (~37,000 of a ResNet-50 b16 run)
+            _, src, at, _, _, _, _ = task.reads[0]  # type: ignore[index]
+            _, dst, out, _, n, _, _ = task.writes[0]  # type: ignore[index]
+            lo, hi = out.base, out.base + n
+            dst.data[lo:hi] = src.data[at.base:at.base + n]
+            key = task.places["dst"][0]
+            self.cache.written(key, lo, hi)
+            self.cache.copied(key, lo, hi, task.places["src"][0], at.base)
+            return
         cmd = task.cmd
         ins: dict[str, np.ndarray] = {}
         outs: dict[str, np.ndarray] = {}
@@ -671,9 +680,6 @@ class Simulator:
         for slot in outs:  # after the command: its inputs may be its outputs (in place)
             key, fp = task.places[slot]
             self.cache.written(key, fp.base, fp.base + fp.span)
-        if cmd.op == "dma" and task.dense:
-            (dst, out), (src, at) = task.places["dst"], task.places["src"]
-            self.cache.copied(dst, out.base, out.base + out.span, src, at.base)
 
     # the slow paths of `native.command`: what the writer runs do not settle
 

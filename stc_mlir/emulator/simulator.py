@@ -309,7 +309,7 @@ def _prepare_fence(queues: list[list[_Task]], tracker: HazardTracker, core: int,
         queues[tid].append(legs[-1])
 
 
-OFFLOAD_MACS = 1 << 20
+OFFLOAD_MACS = 1 << 18
 """The matrix-unit work from which a command's values are computed on a helper thread
 (`_parallel`): a smaller product costs less than handing it over (and a gather, which
 may raise for an index out of range, does it where it would without helpers)."""

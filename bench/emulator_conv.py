@@ -26,7 +26,9 @@ import time
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--threads", type=int, default=1, help="BLAS threads (0: BLAS default)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="BLAS threads of the numpy conv and threads computing the emulator's values "
+                         "(its BLAS stays single-threaded; 0: BLAS default, one per core)")
     ap.add_argument("--no-hazards", action="store_true", help="run without hazard checks")
     ap.add_argument("--trace", help="write a Chrome trace of one run to this path")
     ap.add_argument("--channels", type=int, default=96)
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     print(report.table())
     print()
     print(f"conv 1x{c}x{hw}x{hw}, 3x3, {c} out channels: {gflop:.2f} GFLOP, "
-          f"{report.commands} commands on 8 cores; BLAS threads: {args.threads or 'default'}; "
+          f"{report.commands} commands on 8 cores; threads: {args.threads or 'default'}; "
           f"hazard checks: {'on' if check else 'off'}; {args.repeat} runs each")
     print(f"numpy    median {1e3 * med_np:8.1f} ms  (min {1e3 * min(t_np):.1f})")
     print(f"emulator median {1e3 * med_emu:8.1f} ms  (min {1e3 * min(t_emu):.1f})")

@@ -56,8 +56,8 @@ class _Job:
 
 class Values:
     """The commands' values on `threads` threads (this one and `threads` - 1 helpers)
-    during one run; `start(key, work, timeline)` when a command starts, `finish()` at the
-    end (or after an error: `close()`)."""
+    during one run: when a command starts, `completed(timeline)` then (its values handed
+    over) `start(key, work)`; `finish()` at the end, then (also after an error) `close()`."""
 
     def __init__(self, threads: int) -> None:
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()

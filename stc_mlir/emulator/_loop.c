@@ -145,7 +145,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule, *S_macs;
+    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -157,6 +157,7 @@ static int intern_names(void) {
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
     NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
+    NAME(S_full, "full") NAME(S_BLOCK, "BLOCK")
 #undef NAME
     return 0;
 }
@@ -603,8 +604,8 @@ static inline int none_zero(const int32_t *p, long long n) {
 }
 
 /* Whether each of p[0..n) is 0 or one of `allowed` (`*last` the last one found there). */
-static inline int all_expected(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
-                               int32_t *last) {
+static inline int all_expected_any(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
+                                   int32_t *last) {
     long long q = 0;
     while (q < n) {
         long long end = q + 64 < n ? q + 64 : n;
@@ -630,9 +631,144 @@ static inline int all_expected(const int32_t *p, long long n, const long long *a
     return 1;
 }
 
+#define N_WIDE 8  /* up to this many expected writers: `all_expected`'s branch-free test */
+
+/* `all_expected_any` with the allowed codes as int32 in `wide` (N_WIDE of them, padded with
+   0, which is allowed anyway): each element compared with all of them, in blocks the
+   compiler vectorises (a read over tiles of several writers changes code every few
+   granules, where the one-code test above falls back to a search per granule). */
+static inline int all_expected_wide(const int32_t *p, long long n, const int32_t *wide) {
+    const int32_t a0 = wide[0], a1 = wide[1], a2 = wide[2], a3 = wide[3], a4 = wide[4], a5 = wide[5],
+                  a6 = wide[6], a7 = wide[7];
+    long long q = 0;
+    for (; q < n; q += 256) {
+        long long end = q + 256 < n ? q + 256 : n;
+        int bad = 0;
+        for (long long i = q; i < end; i++) {
+            int32_t v = p[i];
+            bad |= !((v == 0) | (v == a0) | (v == a1) | (v == a2) | (v == a3) | (v == a4) | (v == a5) | (v == a6)
+                     | (v == a7));
+        }
+        if (bad)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether each of p[0..n) is 0 or one of `allowed` (`wide`: them as `all_expected_wide`
+   takes them, or NULL if they are more than N_WIDE or one is not an int32 code). */
+static inline int all_expected(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
+                               const int32_t *wide, int32_t *last) {
+    return wide != NULL ? all_expected_wide(p, n, wide) : all_expected_any(p, n, allowed, n_allowed, last);
+}
+
+/* `allowed` as `all_expected_wide` takes them into `wide`; NULL if they do not fit. */
+static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int32_t *wide) {
+    if (n_allowed > N_WIDE)
+        return NULL;
+    for (Py_ssize_t a = 0; a < N_WIDE; a++) {
+        long long v = a < n_allowed ? allowed[a] : 0;
+        if (v < INT32_MIN || v > INT32_MAX)
+            return NULL;
+        wide[a] = (int32_t)v;
+    }
+    return wide;
+}
+
 #define G_ZERO 0  /* whether none is 0 (never written) */
 #define G_SET 1   /* set them all to `value` */
 #define G_EXPECTED 2  /* whether each is 0 (never written: the tracker's case) or one of `allowed` */
+
+/* Over granules [lo, hi) of a memory (its codes `c`, runs `starts` / `values`), whether
+   each is nonzero (G_ZERO) or 0 or one of `allowed` (G_EXPECTED), from the runs where they
+   are known (a known run's code is its granules'; a run of 0 is never written) and from
+   the codes only under unknown runs, which `code` holds up to date: nothing filled in
+   (`_granules_dense`). 1 / 0, -1 on error. */
+static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi, int mode,
+                      const long long *allowed, Py_ssize_t n_allowed) {
+    int err = 0;
+    Py_ssize_t k = bisect(starts, hi, 0, &err);
+    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+    if (err)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(starts);
+    if (j < 0 || k > PyList_GET_SIZE(values)) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    int out = 1;
+    int32_t last_ok = 0, wbuf[N_WIDE];
+    const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
+    for (; j < k && out == 1; j++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (v >= 0) {
+            if (mode == G_ZERO) {
+                out = v != 0;
+            } else if (v != 0 && v != last_ok) {
+                int found = 0;
+                for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
+                    found = v == allowed[a];
+                if (found)
+                    last_ok = (int32_t)v;
+                else
+                    out = 0;
+            }
+            continue;
+        }
+        long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
+        long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
+        if (PyErr_Occurred())
+            return -1;
+        if (a < lo)
+            a = lo;
+        if (b > hi)
+            b = hi;
+        if (a < b)
+            out = mode == G_ZERO ? none_zero(c->code + a, b - a)
+                                 : all_expected(c->code + a, b - a, allowed, n_allowed, wide, &last_ok);
+    }
+    return out;
+}
+
+/* Whether every granule of [lo, hi) has been written, from the memory's `full` flags (per
+   block of `BLOCK` granules, `Memory.hull_written`'s): a block not yet flagged is looked at
+   (`dense_scan`) and flagged if it is all written (codes never return to 0 in a run); the
+   first block that is not says 0. 1 / 0, -1 on error. */
+static int hull_full(PyObject *mem, Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
+    if (lo >= hi)
+        return 0;
+    long long block = int_attr(mem, S_BLOCK);
+    if (block == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *full = PyObject_GetAttr(mem, S_full);
+    if (full == NULL)
+        return -1;
+    Py_buffer b;
+    int rc = PyObject_GetBuffer(full, &b, PyBUF_WRITABLE);
+    Py_DECREF(full);
+    if (rc < 0)
+        return -1;
+    int out = 1;
+    long long b0 = lo / block, b1 = (hi - 1) / block + 1;
+    if (block <= 0 || b1 > b.len) {
+        PyErr_SetString(PyExc_ValueError, "command: a memory's full flags do not cover its codes");
+        out = -1;
+    }
+    unsigned char *flag = (unsigned char *)b.buf;
+    for (long long q = b0; q < b1 && out == 1; q++) {
+        if (flag[q])
+            continue;
+        long long e = (q + 1) * block < c->n ? (q + 1) * block : c->n;
+        out = dense_scan(c, starts, values, q * block, e, G_ZERO, NULL, 0);
+        if (out == 1)
+            flag[q] = 1;
+    }
+    PyBuffer_Release(&b);
+    return out;
+}
+
 
 /* Over the granules of footprint `fp` (base, shape, strides, run, span), with `code`
    brought up to date over its hull first (`Memory.codes`): per `mode`, whether they are
@@ -674,59 +810,15 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         out = -1;
         goto end;
     }
+    if (mode == G_ZERO) {
+        int f = hull_full(mem, &c, starts, values, lo, hi);
+        if (f != 0) {
+            out = f;  /* 1: every granule of the hull written, so are the footprint's; -1 error */
+            goto end;
+        }
+    }
     if (run == span && mode != G_SET) {
-        /* dense: its granules are the hull's, so the runs say it where they are known (a
-           known run's code is its granules'; a run of 0 is never written) and the codes
-           are looked at only under unknown runs, which `code` holds up to date: nothing
-           filled in (`_granules_dense`) */
-        int err = 0;
-        Py_ssize_t k = bisect(starts, hi, 0, &err);
-        Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
-        if (err) {
-            out = -1;
-            goto end;
-        }
-        Py_ssize_t n = PyList_GET_SIZE(starts);
-        if (j < 0 || k > PyList_GET_SIZE(values)) {
-            PyErr_SetString(PyExc_ValueError, "command: runs out of range");
-            out = -1;
-            goto end;
-        }
-        int32_t last_ok = 0;
-        for (; j < k && out == 1; j++) {
-            long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
-            if (v == -1 && PyErr_Occurred()) {
-                out = -1;
-                break;
-            }
-            if (v >= 0) {
-                if (mode == G_ZERO) {
-                    out = v != 0;
-                } else if (v != 0 && v != last_ok) {
-                    int found = 0;
-                    for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
-                        found = v == allowed[a];
-                    if (found)
-                        last_ok = (int32_t)v;
-                    else
-                        out = 0;
-                }
-                continue;
-            }
-            long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
-            long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
-            if (PyErr_Occurred()) {
-                out = -1;
-                break;
-            }
-            if (a < lo)
-                a = lo;
-            if (b > hi)
-                b = hi;
-            if (a < b)
-                out = mode == G_ZERO ? none_zero(c.code + a, b - a)
-                                     : all_expected(c.code + a, b - a, allowed, n_allowed, &last_ok);
-        }
+        out = dense_scan(&c, starts, values, lo, hi, mode, allowed, n_allowed);
         goto end;
     }
     if (fill_runs(&c, starts, values, lo, hi) < 0) {
@@ -738,7 +830,8 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             goto end;  /* no granule at all */
     const long long per = run / g;
     const int32_t v32 = (int32_t)value;
-    int32_t last_ok = 0;
+    int32_t last_ok = 0, wbuf[N_WIDE];
+    const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
     for (;;) {
         long long at = base;
         for (int d = 0; d < nd; d++)
@@ -748,7 +841,7 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             for (long long q = 0; q < per; q++)
                 p[q] = v32;
         } else if (mode == G_EXPECTED) {
-            if (!all_expected(p, per, allowed, n_allowed, &last_ok)) {
+            if (!all_expected(p, per, allowed, n_allowed, wide, &last_ok)) {
                 out = 0;
                 break;
             }

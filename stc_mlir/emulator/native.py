@@ -95,27 +95,48 @@ def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int, l
 def _granules_fine(mem: Any, fp: Any, seen: list[int], zero: bool) -> bool:
     """What a check the writer runs do not settle finds with the tracker's own tests
     (`HazardTracker.read` / `write`), when they find nothing: with `zero`, no granule code
-    of footprint `fp` of `mem` is 0 (never written; `Memory.codes` brings them up to date
-    over its hull first; a dense footprint's from its runs, `_granules_dense`), and no thread that wrote `mem` after the epoch `seen` has of it
-    wrote near `fp` (`_check_writers`'s candidates: none, so no granule to look at). An
-    empty footprint is never fine (the slow path says what it is)."""
+    of footprint `fp` of `mem` is 0 (never written: every block of its hull flagged all
+    written, `_hull_full`, else `Memory.codes` brought up to date over its hull first; a
+    dense footprint's from its runs, `_granules_dense`), and no thread that wrote `mem`
+    after the epoch `seen` has of it wrote near `fp` (`_check_writers`'s candidates: none,
+    so no granule to look at). An empty footprint is never fine (the slow path says what it
+    is)."""
     if fp.span <= 0 or fp.run <= 0:
         return False
-    if zero and not (_granules_dense(mem, fp, None) if fp.run == fp.span else mem.codes(fp).all()):
+    if zero and not (_hull_full(mem, *fp.hull(mem.granule)[:2]) or (
+            _granules_dense(mem, fp, None) if fp.run == fp.span else mem.codes(fp).all())):
         return False
     lo, hi = fp.base, fp.base + fp.span
     return not any(epoch > seen[w] and wlo < hi and whi > lo and _wrote_since(mem.writes[w], seen[w], lo, hi)
                    for w, (epoch, wlo, whi) in mem.writers.items())
 
 
+def _hull_full(mem: Any, lo: int, hi: int) -> bool:
+    """Whether every granule of [lo, hi) of `mem` has been written, from its `full` flags
+    (per block of `Memory.BLOCK` granules, as `Memory.hull_written`): a block not yet
+    flagged is looked at (`_range_ok`: nothing filled in) and flagged if it is all written
+    (codes never return to 0 in a run); the first block that is not says False."""
+    block, full = mem.BLOCK, mem.full
+    for b in range(lo // block, (hi - 1) // block + 1):
+        if not full[b]:
+            if not _range_ok(mem, b * block, min((b + 1) * block, mem.code.size), None):
+                return False
+            full[b] = 1
+    return lo < hi
+
+
 def _granules_dense(mem: Any, fp: Any, allowed: set[int] | None) -> bool:
     """For a dense footprint `fp` of `mem` (its granules are its hull's): whether each of
-    its granule codes is nonzero (`allowed` None) or in `allowed`, from the writer runs
-    where they are known (a known run's code is its granules', a run of 0 never written)
-    and from `code` under the unknown runs only (which it holds up to date there): nothing
-    filled in."""
+    its granule codes is nonzero (`allowed` None) or in `allowed` (`_range_ok`)."""
     g = mem.granule
-    lo, hi = fp.base // g, -(-(fp.base + fp.span) // g)
+    return _range_ok(mem, fp.base // g, -(-(fp.base + fp.span) // g), allowed)
+
+
+def _range_ok(mem: Any, lo: int, hi: int, allowed: set[int] | None) -> bool:
+    """Whether each granule code of [lo, hi) of `mem` is nonzero (`allowed` None) or in
+    `allowed`, from the writer runs where they are known (a known run's code is its
+    granules', a run of 0 never written) and from `code` under the unknown runs only
+    (which it holds up to date there): nothing filled in."""
     starts, values = mem.starts, mem.values
     for j in range(bisect_right(starts, lo) - 1, bisect_left(starts, hi)):
         v = values[j]

@@ -110,6 +110,8 @@ def _random_memory(rng: random.Random, name: str) -> Memory:
         span = rng.randint(1, size - base)
         mem.reads.add(Footprint(base, (), (), span, span), tid, rng.randint(1, 5))
     mem.reads.pruned_at = rng.choice([64, 16])
+    mem.BLOCK = rng.choice([1024, 4, 7])  # its `full` flags: hulls over several blocks too
+    mem.full = bytearray(-(-size // mem.BLOCK))
     return mem
 
 
@@ -131,7 +133,7 @@ def _state(mems, code_of, counts, calls):
     out = [list(code_of), counts, calls]
     for m in mems:
         log = m.reads
-        out.append((m.starts, m.values, m.token, m.writers, m.writes, m.code.tolist(), log.rows,
+        out.append((m.starts, m.values, m.token, m.writers, m.writes, m.code.tolist(), bytes(m.full), log.rows,
                     log.where, log.n, log.readers, log.by))
     return repr(out)
 

@@ -15,6 +15,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -678,6 +679,8 @@ static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int3
 #define G_ZERO 0  /* whether none is 0 (never written) */
 #define G_SET 1   /* set them all to `value` */
 #define G_EXPECTED 2  /* whether each is 0 (never written: the tracker's case) or one of `allowed` */
+#define G_WRITERS 3  /* whether none is a code `v` with v >= allowed[v & (2^TID_BITS - 1)]: written by a
+                        thread after the epoch the accessing thread has seen of it (`_check_writers`) */
 
 /* Over granules [lo, hi) of a memory (its codes `c`, runs `starts` / `values`), whether
    each is nonzero (G_ZERO) or 0 or one of `allowed` (G_EXPECTED), from the runs where they
@@ -817,7 +820,7 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             goto end;
         }
     }
-    if (run == span && mode != G_SET) {
+    if (run == span && mode != G_SET && mode != G_WRITERS) {
         out = dense_scan(&c, starts, values, lo, hi, mode, allowed, n_allowed);
         goto end;
     }
@@ -845,6 +848,14 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
                 out = 0;
                 break;
             }
+        } else if (mode == G_WRITERS) {
+            int bad = 0;
+            for (long long q = 0; q < per; q++)
+                bad |= p[q] >= allowed[p[q] & ((1 << TID_BITS) - 1)];
+            if (bad) {
+                out = 0;
+                break;
+            }
         } else if (!none_zero(p, per)) {
             out = 0;
             break;
@@ -860,9 +871,14 @@ end:
     return out;
 }
 
-/* `_granules_fine`'s second test: whether some thread wrote `mem` after the epoch `seen`
-   has of it near [lo, hi) (`HazardTracker._check_writers`'s candidates). -1 on error. */
-static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi) {
+/* `_granules_fine`'s second test: the threads that wrote `mem` after the epoch `seen` has
+   of them near [lo, hi) (`HazardTracker._check_writers`'s candidates): per thread t in
+   limit[t], the first code of t the accessing thread has not seen, (seen[t] + 1) <<
+   TID_BITS, for a candidate, else one no code reaches. How many candidates; -1 on error. */
+static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi,
+                          long long *limit) {
+    for (Py_ssize_t t = 0; t < (1 << TID_BITS); t++)
+        limit[t] = LLONG_MAX;
     PyObject *wr = PyObject_GetAttr(mem, S_writers), *logs = NULL;
     if (wr == NULL)
         return -1;
@@ -905,9 +921,13 @@ static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_see
             break;
         }
         int u = wrote_since(mine, seen[w], lo, hi);
-        if (u != 0) {
+        if (u < 0) {
             out = u;
             break;
+        }
+        if (u) {
+            limit[w] = (seen[w] + 1) << TID_BITS;
+            out++;
         }
     }
 end:
@@ -916,7 +936,10 @@ end:
     return out;
 }
 
-/* `_granules_fine` (1 fine, 0 not, -1 error) */
+/* `_granules_fine` (1 fine, 0 not, -1 error): with `zero`, none of `fp`'s granules never
+   written; no candidate writer (`writers_unseen`), or else none of its granules by one of
+   them after what `seen` has of it (`code` brought up to date over its hull first, as
+   `Memory.codes`). */
 static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values,
                          const long long *seen, Py_ssize_t n_seen, int zero) {
     long long base = item_ll(fp, 0), run = item_ll(fp, 3), span = item_ll(fp, 4);
@@ -929,8 +952,11 @@ static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject
         if (f <= 0)
             return f;
     }
-    int u = writers_unseen(mem, seen, n_seen, base, base + span);
-    return u < 0 ? -1 : !u;
+    long long limit[1 << TID_BITS];
+    int u = writers_unseen(mem, seen, n_seen, base, base + span, limit);
+    if (u <= 0)
+        return u < 0 ? -1 : 1;
+    return granules(mem, fp, starts, values, G_WRITERS, 0, limit, 1 << TID_BITS);
 }
 
 /* The reads' runs, per read: (i, k, known, read_ok) */

@@ -97,18 +97,23 @@ def _granules_fine(mem: Any, fp: Any, seen: list[int], zero: bool) -> bool:
     (`HazardTracker.read` / `write`), when they find nothing: with `zero`, no granule code
     of footprint `fp` of `mem` is 0 (never written: every block of its hull flagged all
     written, `_hull_full`, else `Memory.codes` brought up to date over its hull first; a
-    dense footprint's from its runs, `_granules_dense`), and no thread that wrote `mem`
-    after the epoch `seen` has of it wrote near `fp` (`_check_writers`'s candidates: none,
-    so no granule to look at). An empty footprint is never fine (the slow path says what it
-    is)."""
+    dense footprint's from its runs, `_granules_dense`), and none of its granule codes
+    (`Memory.codes`, looked at only if there are candidates) is by a thread that wrote
+    `mem` after the epoch `seen` has of it near `fp` (`_check_writers`' candidates and
+    test). An empty footprint is never fine (the slow path says what it is)."""
     if fp.span <= 0 or fp.run <= 0:
         return False
     if zero and not (_hull_full(mem, *fp.hull(mem.granule)[:2]) or (
             _granules_dense(mem, fp, None) if fp.run == fp.span else mem.codes(fp).all())):
         return False
     lo, hi = fp.base, fp.base + fp.span
-    return not any(epoch > seen[w] and wlo < hi and whi > lo and _wrote_since(mem.writes[w], seen[w], lo, hi)
-                   for w, (epoch, wlo, whi) in mem.writers.items())
+    unseen = [w for w, (epoch, wlo, whi) in mem.writers.items()
+              if epoch > seen[w] and wlo < hi and whi > lo and _wrote_since(mem.writes[w], seen[w], lo, hi)]
+    if not unseen:
+        return True
+    codes = mem.codes(fp)
+    tids = codes & ((1 << TID_BITS) - 1)
+    return not any(((tids == w) & (codes >= (seen[w] + 1) << TID_BITS)).any() for w in unseen)
 
 
 def _hull_full(mem: Any, lo: int, hi: int) -> bool:

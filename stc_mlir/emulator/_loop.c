@@ -534,6 +534,124 @@ static int readers_unseen(PyObject *log, const long long *seen, Py_ssize_t n_see
 }
 
 
+/* A footprint (base, shape, strides, run, span) as numbers. */
+typedef struct {
+    long long base, run, span, dims[16], steps[16];
+    int nd;
+} Foot;
+
+static int foot_of(PyObject *fp, Foot *f) {
+    if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
+        return -1;
+    }
+    PyObject *shape = PyTuple_GET_ITEM(fp, 1), *strides = PyTuple_GET_ITEM(fp, 2);
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides)
+        || PyTuple_GET_SIZE(shape) > 16) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint's shape and strides");
+        return -1;
+    }
+    f->base = item_ll(fp, 0);
+    f->run = item_ll(fp, 3);
+    f->span = item_ll(fp, 4);
+    f->nd = (int)PyTuple_GET_SIZE(shape);
+    for (int d = 0; d < f->nd; d++) {
+        f->dims[d] = item_ll(shape, d);
+        f->steps[d] = item_ll(strides, d);
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Over the bytes of `f` inside the window [wlo, wlo + n) (`win`, a flag per byte): set
+   them (test 0), or whether one of them is set (test 1). */
+static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *win, int test) {
+    long long idx[16] = {0};
+    if (f->span <= 0 || f->run <= 0)
+        return 0;
+    for (int d = 0; d < f->nd; d++)
+        if (f->dims[d] <= 0)
+            return 0;
+    for (;;) {
+        long long at = f->base - wlo;
+        for (int d = 0; d < f->nd; d++)
+            at += idx[d] * f->steps[d];
+        long long a = at < 0 ? 0 : at, b = at + f->run > n ? n : at + f->run;
+        for (long long q = a; q < b; q++) {
+            if (!test)
+                win[q] = 1;
+            else if (win[q])
+                return 1;
+        }
+        int d = f->nd - 1;
+        while (d >= 0 && ++idx[d] == f->dims[d])
+            idx[d--] = 0;
+        if (d < 0)
+            return 0;
+    }
+}
+
+/* `native.read_overlapping` (found or not): whether a read of `log` by a thread other
+   than `tid`, after the epoch `seen` has of it, overlaps footprint `fp` byte by byte.
+   1 / 0, -1 on error. */
+static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long long *seen, Py_ssize_t n_seen) {
+    Foot w;
+    if (foot_of(fp, &w) < 0)
+        return -1;
+    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL;
+    int out = 0;
+    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL) {
+        out = -1;
+        goto end;
+    }
+    if (!PyList_Check(rows) || !PyList_Check(where) || PyList_GET_SIZE(where) != PyList_GET_SIZE(rows)) {
+        PyErr_SetString(PyExc_TypeError, "command: a read log's rows and where");
+        out = -1;
+        goto end;
+    }
+    const long long end = w.base + w.span;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows) && out == 0; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 4) {
+            PyErr_SetString(PyExc_TypeError, "command: a read is (lo, hi, thread, epoch)");
+            out = -1;
+            break;
+        }
+        long long lo = item_ll(row, 0), hi = item_ll(row, 1), r = item_ll(row, 2), e = item_ll(row, 3);
+        if (PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
+        if (r < 0 || r >= n_seen) {
+            PyErr_SetString(PyExc_IndexError, "command: a reader is not in the clock");
+            out = -1;
+            break;
+        }
+        if (!(lo < end && hi > w.base && r != tid && e > seen[r]))
+            continue;
+        Foot o;
+        if (foot_of(PyList_GET_ITEM(where, i), &o) < 0) {
+            out = -1;
+            break;
+        }
+        long long wlo = w.base > o.base ? w.base : o.base, whi = end < o.base + o.span ? end : o.base + o.span;
+        if (wlo >= whi)
+            continue;
+        unsigned char *win = PyMem_Calloc((size_t)(whi - wlo), 1);
+        if (win == NULL) {
+            PyErr_NoMemory();
+            out = -1;
+            break;
+        }
+        foot_bytes(&w, wlo, whi - wlo, win, 0);
+        out = foot_bytes(&o, wlo, whi - wlo, win, 1);
+        PyMem_Free(win);
+    }
+end:
+    Py_XDECREF(rows);
+    Py_XDECREF(where);
+    return out;
+}
+
 /* ---- granule codes (`Memory.code`, int32 per granule) */
 
 typedef struct {
@@ -1289,6 +1407,8 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             if ((log = PyObject_GetAttr(mem, S_reads)) == NULL)
                 goto write_done;
             int u = readers_unseen(log, seen, n_seen, tid, start, stop);
+            if (u > 0)  /* some may overlap it: looked at byte by byte */
+                u = reads_overlap(log, fp, tid, seen, n_seen);
             if (u < 0)
                 goto write_done;
             ok = !u;

@@ -169,6 +169,25 @@ def _granules_expected(mem: Any, fp: Any, allowed: list[int]) -> bool:
     return bool(np.isin(at, [0, *allowed]).all())
 
 
+def read_overlapping(log: Any, fp: Any, tid: int, seen: list[int]) -> tuple[int, int] | None:
+    """The first read of read log `log` (`_ReadLog`) by a thread other than `tid` after the
+    epoch `seen` (a clock as a list) has of that thread whose bytes overlap footprint `fp`,
+    byte by byte: (its row, the first such byte's address), or None
+    (`HazardTracker._check_readers`' test)."""
+    lo, hi, rtid, repoch = log.cols
+    end = fp.base + fp.span
+    cand = np.flatnonzero((lo < end) & (hi > fp.base) & (rtid != tid) & (repoch > np.asarray(seen)[rtid]))
+    for i in cand:
+        other = log.where[i]
+        lo_all = min(fp.base, other.base)
+        window = np.zeros(max(end, other.base + other.span) - lo_all, dtype=bool)
+        fp._replace(base=fp.base - lo_all).view(window)[...] = True
+        hit = other._replace(base=other.base - lo_all).view(window)
+        if hit.any():
+            return int(i), other.address(hit)
+    return None
+
+
 def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read: dict[str, int],
                    bytes_written: dict[str, int], hooks: tuple) -> None:
     """The hazard and provenance checks of one command (`task`, a prepared command of the
@@ -192,7 +211,8 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
        pruning), else `read(task, i, codes[i], runs, seen)`; then its bytes counted;
     5. per write in order, if its runs (else its granules) settle it (none written by a
        thread after what `seen` has of it) and no thread read its range after what `seen`
-       has of that thread (`HazardTracker._check_readers`'s summary test), it is
+       has of that thread (`HazardTracker._check_readers`'s summary test, else none of
+       those reads' bytes overlap its own: `read_overlapping`), it is
        recorded: a strided one's granule codes, the runs marked (`Memory.mark`), the
        thread's summary and log of writes; else `write(task, j, seen)`; then its bytes
        counted.
@@ -244,7 +264,7 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
             for r, (repoch, rlo, rhi) in log.readers.items():
                 if (repoch > seen[r] and rlo < stop and rhi > start and r != tid
                         and _wrote_since(log.by[r], seen[r], start, stop)):
-                    ok = False
+                    ok = read_overlapping(log, fp, tid, seen) is None
                     break
         if ok:
             mem.record_write(fp, h, code, tid, epoch)

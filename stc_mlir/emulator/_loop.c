@@ -146,7 +146,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK;
+    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -158,7 +158,7 @@ static int intern_names(void) {
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
     NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
-    NAME(S_full, "full") NAME(S_BLOCK, "BLOCK")
+    NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed")
 #undef NAME
     return 0;
 }
@@ -1012,6 +1012,83 @@ end:
     return out;
 }
 
+/* `Memory.state(lo, hi)`: the runs over granules [lo, hi) as a tuple (new reference). */
+static PyObject *runs_state(PyObject *starts, PyObject *values, long long lo, long long hi) {
+    int err = 0;
+    Py_ssize_t i = bisect(starts, lo, 1, &err);
+    Py_ssize_t k = err ? 0 : bisect(starts, hi, 0, &err);
+    if (err)
+        return NULL;
+    if (i < 1 || k < i || k > PyList_GET_SIZE(values)) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return NULL;
+    }
+    PyObject *out = PyTuple_New((k - i) + (k - i + 1));
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t at = 0;
+    for (Py_ssize_t j = i; j < k; j++, at++) {
+        PyObject *v = PyList_GET_ITEM(starts, j);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(out, at, v);
+    }
+    for (Py_ssize_t j = i - 1; j < k; j++, at++) {
+        PyObject *v = PyList_GET_ITEM(values, j);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(out, at, v);
+    }
+    return out;
+}
+
+/* `_granules_expected` for a read `fp` (hull granules [lo, hi)) with `allowed` codes
+   (`n_allowed`), through the memory's `passed` cache: (fp, *allowed) -> the runs' state
+   over its hull when its granules were last found all expected (the same state again: no
+   look at them). 1 / 0, -1 on error. */
+static int expected_cached(PyObject *mem, PyObject *fp, long long lo, long long hi, PyObject *starts,
+                           PyObject *values, const long long *allowed, Py_ssize_t n_allowed) {
+    long long run = item_ll(fp, 3), span = item_ll(fp, 4);
+    if (PyErr_Occurred())
+        return -1;
+    if (span <= 0 || run <= 0)
+        return 0;
+    PyObject *passed = PyObject_GetAttr(mem, S_passed), *key = NULL, *state = NULL;
+    int out = -1;
+    if (passed == NULL)
+        return -1;
+    if (!PyDict_Check(passed)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's passed cache must be a dict");
+        goto end;
+    }
+    if ((state = runs_state(starts, values, lo, hi)) == NULL || (key = PyTuple_New(1 + n_allowed)) == NULL)
+        goto end;
+    Py_INCREF(fp);
+    PyTuple_SET_ITEM(key, 0, fp);
+    for (Py_ssize_t q = 0; q < n_allowed; q++) {
+        PyObject *v = PyLong_FromLongLong(allowed[q]);
+        if (v == NULL)
+            goto end;
+        PyTuple_SET_ITEM(key, 1 + q, v);
+    }
+    PyObject *was = PyDict_GetItemWithError(passed, key);
+    if (was == NULL && PyErr_Occurred())
+        goto end;
+    if (was != NULL) {
+        int same = PyObject_RichCompareBool(was, state, Py_EQ);
+        if (same != 0) {
+            out = same < 0 ? -1 : 1;
+            goto end;
+        }
+    }
+    out = granules(mem, fp, starts, values, G_EXPECTED, 0, allowed, n_allowed);
+    if (out == 1 && PyDict_SetItem(passed, key, state) < 0)
+        out = -1;
+end:
+    Py_XDECREF(key);
+    Py_XDECREF(state);
+    Py_DECREF(passed);
+    return out;
+}
+
 /* `_granules_fine`'s second test: the threads that wrote `mem` after the epoch `seen` has
    of them near [lo, hi) (`HazardTracker._check_writers`'s candidates): per thread t in
    limit[t], the first code of t the accessing thread has not seen, (seen[t] + 1) <<
@@ -1318,8 +1395,12 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                     fine = -1;
             } else if (fine == 1)
                 fine = 0;
-            if (fine == 0)  /* else every granule 0 or by an expected writer (`_granules_expected`) */
-                fine = granules(mem, fp, rr[i].starts, rr[i].values, G_EXPECTED, 0, allowed, n_allowed);
+            if (fine == 0) {  /* else every granule 0 or by an expected writer (`_granules_expected`) */
+                PyObject *hull = PyTuple_GET_ITEM(a, 5);
+                long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
+                fine = PyErr_Occurred() ? -1
+                                        : expected_cached(mem, fp, lo, hi, rr[i].starts, rr[i].values, allowed, n_allowed);
+            }
             if (allowed != stack)
                 PyMem_Free(allowed);
             if (fine < 0)

@@ -156,6 +156,10 @@ class Memory:
         self.starts: list[int] = [0]
         self.values: list[int] = [0]
         self.token = -1  # the last unknown-run token given (-2, -3, ...: no code is below -1)
+        # (read footprint, *expected codes) -> `state` of its hull when its granule codes were
+        # last found all expected (`native._granules_expected`): the same state again needs
+        # no look at them (a tile read by several commands with the same writers)
+        self.passed: dict[tuple, tuple] = {}
 
     def clear(self) -> None:
         """As new: no bytes written, no hazard codes (the next run of a prepared program)."""

@@ -159,14 +159,21 @@ def _granules_expected(mem: Any, fp: Any, allowed: list[int]) -> bool:
     """Whether every granule code of footprint `fp` of `mem` is 0 (never written: the
     tracker's uninitialised read, not the provenance check's) or one of `allowed`: what
     `Provenance.check_read` finds without a failure, when the runs do not settle it (a
-    dense footprint from its runs, `_granules_dense`; else `Memory.codes`). An empty
-    footprint is never fine (the slow path says what it is)."""
+    dense footprint from its runs, `_granules_dense`; else `Memory.codes`), unless the
+    memory's `passed` cache says so for the same runs over its hull. An empty footprint is
+    never fine (the slow path says what it is)."""
     if fp.span <= 0 or fp.run <= 0:
         return False
+    key, state = (fp, *allowed), mem.state(*fp.hull(mem.granule)[:2])
+    if mem.passed.get(key) == state:
+        return True
     if fp.run == fp.span:
-        return _granules_dense(mem, fp, {0, *allowed})
-    at = mem.codes(fp)
-    return bool(np.isin(at, [0, *allowed]).all())
+        fine = _granules_dense(mem, fp, {0, *allowed})
+    else:
+        fine = bool(np.isin(mem.codes(fp), [0, *allowed]).all())
+    if fine:
+        mem.passed[key] = state
+    return fine
 
 
 def read_overlapping(log: Any, fp: Any, tid: int, seen: list[int]) -> tuple[int, int] | None:

@@ -15,6 +15,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -145,7 +146,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule, *S_macs;
+    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -157,6 +158,7 @@ static int intern_names(void) {
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
     NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
+    NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed")
 #undef NAME
     return 0;
 }
@@ -421,9 +423,28 @@ static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, lo
         PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
         goto done;
     }
-    if ((row = Py_BuildValue("(LLLL)", lo, hi, tid, epoch)) == NULL || PyList_Append(rows, row) < 0
-        || PyList_Append(where, fp) < 0)
-        goto done;
+    {  /* (lo, hi, tid, epoch) and (epoch, lo, hi) sharing their ints (no format to parse) */
+        PyObject *o_lo = PyLong_FromLongLong(lo), *o_hi = PyLong_FromLongLong(hi), *o_tid = PyLong_FromLongLong(tid),
+                 *o_epoch = PyLong_FromLongLong(epoch);
+        if (o_lo != NULL && o_hi != NULL && o_tid != NULL && o_epoch != NULL && (row = PyTuple_New(4)) != NULL
+            && (mine = PyTuple_New(3)) != NULL) {
+            PyObject *r4[4] = {o_lo, o_hi, o_tid, o_epoch}, *r3[3] = {o_epoch, o_lo, o_hi};
+            for (int q = 0; q < 4; q++) {
+                Py_INCREF(r4[q]);
+                PyTuple_SET_ITEM(row, q, r4[q]);
+            }
+            for (int q = 0; q < 3; q++) {
+                Py_INCREF(r3[q]);
+                PyTuple_SET_ITEM(mine, q, r3[q]);
+            }
+        }
+        Py_XDECREF(o_lo);
+        Py_XDECREF(o_hi);
+        Py_XDECREF(o_tid);
+        Py_XDECREF(o_epoch);
+        if (mine == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
+            goto done;
+    }
     long long n = int_attr(log, S_n);
     if (n == -1 && PyErr_Occurred())
         goto done;
@@ -434,7 +455,7 @@ static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, lo
     Py_DECREF(nn);
     if (bad < 0 || note(readers, tid, epoch, lo, hi) < 0)
         goto done;
-    if ((mine = Py_BuildValue("(LLL)", epoch, lo, hi)) == NULL || append_to(by, tid, mine) < 0)
+    if (append_to(by, tid, mine) < 0)
         goto done;
     long long pruned_at = int_attr(log, S_pruned_at);
     if (pruned_at == -1 && PyErr_Occurred())
@@ -512,6 +533,124 @@ static int readers_unseen(PyObject *log, const long long *seen, Py_ssize_t n_see
     return out;
 }
 
+
+/* A footprint (base, shape, strides, run, span) as numbers. */
+typedef struct {
+    long long base, run, span, dims[16], steps[16];
+    int nd;
+} Foot;
+
+static int foot_of(PyObject *fp, Foot *f) {
+    if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
+        return -1;
+    }
+    PyObject *shape = PyTuple_GET_ITEM(fp, 1), *strides = PyTuple_GET_ITEM(fp, 2);
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides)
+        || PyTuple_GET_SIZE(shape) > 16) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint's shape and strides");
+        return -1;
+    }
+    f->base = item_ll(fp, 0);
+    f->run = item_ll(fp, 3);
+    f->span = item_ll(fp, 4);
+    f->nd = (int)PyTuple_GET_SIZE(shape);
+    for (int d = 0; d < f->nd; d++) {
+        f->dims[d] = item_ll(shape, d);
+        f->steps[d] = item_ll(strides, d);
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Over the bytes of `f` inside the window [wlo, wlo + n) (`win`, a flag per byte): set
+   them (test 0), or whether one of them is set (test 1). */
+static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *win, int test) {
+    long long idx[16] = {0};
+    if (f->span <= 0 || f->run <= 0)
+        return 0;
+    for (int d = 0; d < f->nd; d++)
+        if (f->dims[d] <= 0)
+            return 0;
+    for (;;) {
+        long long at = f->base - wlo;
+        for (int d = 0; d < f->nd; d++)
+            at += idx[d] * f->steps[d];
+        long long a = at < 0 ? 0 : at, b = at + f->run > n ? n : at + f->run;
+        for (long long q = a; q < b; q++) {
+            if (!test)
+                win[q] = 1;
+            else if (win[q])
+                return 1;
+        }
+        int d = f->nd - 1;
+        while (d >= 0 && ++idx[d] == f->dims[d])
+            idx[d--] = 0;
+        if (d < 0)
+            return 0;
+    }
+}
+
+/* `native.read_overlapping` (found or not): whether a read of `log` by a thread other
+   than `tid`, after the epoch `seen` has of it, overlaps footprint `fp` byte by byte.
+   1 / 0, -1 on error. */
+static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long long *seen, Py_ssize_t n_seen) {
+    Foot w;
+    if (foot_of(fp, &w) < 0)
+        return -1;
+    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL;
+    int out = 0;
+    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL) {
+        out = -1;
+        goto end;
+    }
+    if (!PyList_Check(rows) || !PyList_Check(where) || PyList_GET_SIZE(where) != PyList_GET_SIZE(rows)) {
+        PyErr_SetString(PyExc_TypeError, "command: a read log's rows and where");
+        out = -1;
+        goto end;
+    }
+    const long long end = w.base + w.span;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows) && out == 0; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 4) {
+            PyErr_SetString(PyExc_TypeError, "command: a read is (lo, hi, thread, epoch)");
+            out = -1;
+            break;
+        }
+        long long lo = item_ll(row, 0), hi = item_ll(row, 1), r = item_ll(row, 2), e = item_ll(row, 3);
+        if (PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
+        if (r < 0 || r >= n_seen) {
+            PyErr_SetString(PyExc_IndexError, "command: a reader is not in the clock");
+            out = -1;
+            break;
+        }
+        if (!(lo < end && hi > w.base && r != tid && e > seen[r]))
+            continue;
+        Foot o;
+        if (foot_of(PyList_GET_ITEM(where, i), &o) < 0) {
+            out = -1;
+            break;
+        }
+        long long wlo = w.base > o.base ? w.base : o.base, whi = end < o.base + o.span ? end : o.base + o.span;
+        if (wlo >= whi)
+            continue;
+        unsigned char *win = PyMem_Calloc((size_t)(whi - wlo), 1);
+        if (win == NULL) {
+            PyErr_NoMemory();
+            out = -1;
+            break;
+        }
+        foot_bytes(&w, wlo, whi - wlo, win, 0);
+        out = foot_bytes(&o, wlo, whi - wlo, win, 1);
+        PyMem_Free(win);
+    }
+end:
+    Py_XDECREF(rows);
+    Py_XDECREF(where);
+    return out;
+}
 
 /* ---- granule codes (`Memory.code`, int32 per granule) */
 
@@ -603,8 +742,8 @@ static inline int none_zero(const int32_t *p, long long n) {
 }
 
 /* Whether each of p[0..n) is 0 or one of `allowed` (`*last` the last one found there). */
-static inline int all_expected(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
-                               int32_t *last) {
+static inline int all_expected_any(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
+                                   int32_t *last) {
     long long q = 0;
     while (q < n) {
         long long end = q + 64 < n ? q + 64 : n;
@@ -630,9 +769,150 @@ static inline int all_expected(const int32_t *p, long long n, const long long *a
     return 1;
 }
 
+#define N_WIDE 8  /* up to this many expected writers: `all_expected`'s branch-free test */
+
+/* `all_expected_any` with the allowed codes as int32 in `wide` (N_WIDE of them, padded with
+   0, which is allowed anyway): each element compared with all of them, in blocks the
+   compiler vectorises (a read over tiles of several writers changes code every few
+   granules, where the one-code test above falls back to a search per granule). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* a version per vector width, chosen when the module loads (the scan is ~15% of a run) */
+__attribute__((target_clones("avx2", "default")))
+#endif
+static int all_expected_wide(const int32_t *p, long long n, const int32_t *wide) {
+    const int32_t a0 = wide[0], a1 = wide[1], a2 = wide[2], a3 = wide[3], a4 = wide[4], a5 = wide[5],
+                  a6 = wide[6], a7 = wide[7];
+    long long q = 0;
+    for (; q < n; q += 256) {
+        long long end = q + 256 < n ? q + 256 : n;
+        int bad = 0;
+        for (long long i = q; i < end; i++) {
+            int32_t v = p[i];
+            bad |= !((v == 0) | (v == a0) | (v == a1) | (v == a2) | (v == a3) | (v == a4) | (v == a5) | (v == a6)
+                     | (v == a7));
+        }
+        if (bad)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether each of p[0..n) is 0 or one of `allowed` (`wide`: them as `all_expected_wide`
+   takes them, or NULL if they are more than N_WIDE or one is not an int32 code). */
+static inline int all_expected(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
+                               const int32_t *wide, int32_t *last) {
+    return wide != NULL ? all_expected_wide(p, n, wide) : all_expected_any(p, n, allowed, n_allowed, last);
+}
+
+/* `allowed` as `all_expected_wide` takes them into `wide`; NULL if they do not fit. */
+static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int32_t *wide) {
+    if (n_allowed > N_WIDE)
+        return NULL;
+    for (Py_ssize_t a = 0; a < N_WIDE; a++) {
+        long long v = a < n_allowed ? allowed[a] : 0;
+        if (v < INT32_MIN || v > INT32_MAX)
+            return NULL;
+        wide[a] = (int32_t)v;
+    }
+    return wide;
+}
+
 #define G_ZERO 0  /* whether none is 0 (never written) */
 #define G_SET 1   /* set them all to `value` */
 #define G_EXPECTED 2  /* whether each is 0 (never written: the tracker's case) or one of `allowed` */
+#define G_WRITERS 3  /* whether none is a code `v` with v >= allowed[v & (2^TID_BITS - 1)]: written by a
+                        thread after the epoch the accessing thread has seen of it (`_check_writers`) */
+
+/* Over granules [lo, hi) of a memory (its codes `c`, runs `starts` / `values`), whether
+   each is nonzero (G_ZERO) or 0 or one of `allowed` (G_EXPECTED), from the runs where they
+   are known (a known run's code is its granules'; a run of 0 is never written) and from
+   the codes only under unknown runs, which `code` holds up to date: nothing filled in
+   (`_granules_dense`). 1 / 0, -1 on error. */
+static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi, int mode,
+                      const long long *allowed, Py_ssize_t n_allowed) {
+    int err = 0;
+    Py_ssize_t k = bisect(starts, hi, 0, &err);
+    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+    if (err)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(starts);
+    if (j < 0 || k > PyList_GET_SIZE(values)) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    int out = 1;
+    int32_t last_ok = 0, wbuf[N_WIDE];
+    const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
+    for (; j < k && out == 1; j++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (v >= 0) {
+            if (mode == G_ZERO) {
+                out = v != 0;
+            } else if (v != 0 && v != last_ok) {
+                int found = 0;
+                for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
+                    found = v == allowed[a];
+                if (found)
+                    last_ok = (int32_t)v;
+                else
+                    out = 0;
+            }
+            continue;
+        }
+        long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
+        long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
+        if (PyErr_Occurred())
+            return -1;
+        if (a < lo)
+            a = lo;
+        if (b > hi)
+            b = hi;
+        if (a < b)
+            out = mode == G_ZERO ? none_zero(c->code + a, b - a)
+                                 : all_expected(c->code + a, b - a, allowed, n_allowed, wide, &last_ok);
+    }
+    return out;
+}
+
+/* Whether every granule of [lo, hi) has been written, from the memory's `full` flags (per
+   block of `BLOCK` granules, `Memory.hull_written`'s): a block not yet flagged is looked at
+   (`dense_scan`) and flagged if it is all written (codes never return to 0 in a run); the
+   first block that is not says 0. 1 / 0, -1 on error. */
+static int hull_full(PyObject *mem, Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
+    if (lo >= hi)
+        return 0;
+    long long block = int_attr(mem, S_BLOCK);
+    if (block == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *full = PyObject_GetAttr(mem, S_full);
+    if (full == NULL)
+        return -1;
+    Py_buffer b;
+    int rc = PyObject_GetBuffer(full, &b, PyBUF_WRITABLE);
+    Py_DECREF(full);
+    if (rc < 0)
+        return -1;
+    int out = 1;
+    long long b0 = lo / block, b1 = (hi - 1) / block + 1;
+    if (block <= 0 || b1 > b.len) {
+        PyErr_SetString(PyExc_ValueError, "command: a memory's full flags do not cover its codes");
+        out = -1;
+    }
+    unsigned char *flag = (unsigned char *)b.buf;
+    for (long long q = b0; q < b1 && out == 1; q++) {
+        if (flag[q])
+            continue;
+        long long e = (q + 1) * block < c->n ? (q + 1) * block : c->n;
+        out = dense_scan(c, starts, values, q * block, e, G_ZERO, NULL, 0);
+        if (out == 1)
+            flag[q] = 1;
+    }
+    PyBuffer_Release(&b);
+    return out;
+}
+
 
 /* Over the granules of footprint `fp` (base, shape, strides, run, span), with `code`
    brought up to date over its hull first (`Memory.codes`): per `mode`, whether they are
@@ -674,59 +954,15 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         out = -1;
         goto end;
     }
-    if (run == span && mode != G_SET) {
-        /* dense: its granules are the hull's, so the runs say it where they are known (a
-           known run's code is its granules'; a run of 0 is never written) and the codes
-           are looked at only under unknown runs, which `code` holds up to date: nothing
-           filled in (`_granules_dense`) */
-        int err = 0;
-        Py_ssize_t k = bisect(starts, hi, 0, &err);
-        Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
-        if (err) {
-            out = -1;
+    if (mode == G_ZERO) {
+        int f = hull_full(mem, &c, starts, values, lo, hi);
+        if (f != 0) {
+            out = f;  /* 1: every granule of the hull written, so are the footprint's; -1 error */
             goto end;
         }
-        Py_ssize_t n = PyList_GET_SIZE(starts);
-        if (j < 0 || k > PyList_GET_SIZE(values)) {
-            PyErr_SetString(PyExc_ValueError, "command: runs out of range");
-            out = -1;
-            goto end;
-        }
-        int32_t last_ok = 0;
-        for (; j < k && out == 1; j++) {
-            long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
-            if (v == -1 && PyErr_Occurred()) {
-                out = -1;
-                break;
-            }
-            if (v >= 0) {
-                if (mode == G_ZERO) {
-                    out = v != 0;
-                } else if (v != 0 && v != last_ok) {
-                    int found = 0;
-                    for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
-                        found = v == allowed[a];
-                    if (found)
-                        last_ok = (int32_t)v;
-                    else
-                        out = 0;
-                }
-                continue;
-            }
-            long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
-            long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
-            if (PyErr_Occurred()) {
-                out = -1;
-                break;
-            }
-            if (a < lo)
-                a = lo;
-            if (b > hi)
-                b = hi;
-            if (a < b)
-                out = mode == G_ZERO ? none_zero(c.code + a, b - a)
-                                     : all_expected(c.code + a, b - a, allowed, n_allowed, &last_ok);
-        }
+    }
+    if (run == span && mode != G_SET && mode != G_WRITERS) {
+        out = dense_scan(&c, starts, values, lo, hi, mode, allowed, n_allowed);
         goto end;
     }
     if (fill_runs(&c, starts, values, lo, hi) < 0) {
@@ -738,7 +974,8 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             goto end;  /* no granule at all */
     const long long per = run / g;
     const int32_t v32 = (int32_t)value;
-    int32_t last_ok = 0;
+    int32_t last_ok = 0, wbuf[N_WIDE];
+    const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
     for (;;) {
         long long at = base;
         for (int d = 0; d < nd; d++)
@@ -748,7 +985,15 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             for (long long q = 0; q < per; q++)
                 p[q] = v32;
         } else if (mode == G_EXPECTED) {
-            if (!all_expected(p, per, allowed, n_allowed, &last_ok)) {
+            if (!all_expected(p, per, allowed, n_allowed, wide, &last_ok)) {
+                out = 0;
+                break;
+            }
+        } else if (mode == G_WRITERS) {
+            int bad = 0;
+            for (long long q = 0; q < per; q++)
+                bad |= p[q] >= allowed[p[q] & ((1 << TID_BITS) - 1)];
+            if (bad) {
                 out = 0;
                 break;
             }
@@ -767,9 +1012,91 @@ end:
     return out;
 }
 
-/* `_granules_fine`'s second test: whether some thread wrote `mem` after the epoch `seen`
-   has of it near [lo, hi) (`HazardTracker._check_writers`'s candidates). -1 on error. */
-static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi) {
+/* `Memory.state(lo, hi)`: the runs over granules [lo, hi) as a tuple (new reference). */
+static PyObject *runs_state(PyObject *starts, PyObject *values, long long lo, long long hi) {
+    int err = 0;
+    Py_ssize_t i = bisect(starts, lo, 1, &err);
+    Py_ssize_t k = err ? 0 : bisect(starts, hi, 0, &err);
+    if (err)
+        return NULL;
+    if (i < 1 || k < i || k > PyList_GET_SIZE(values)) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return NULL;
+    }
+    PyObject *out = PyTuple_New((k - i) + (k - i + 1));
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t at = 0;
+    for (Py_ssize_t j = i; j < k; j++, at++) {
+        PyObject *v = PyList_GET_ITEM(starts, j);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(out, at, v);
+    }
+    for (Py_ssize_t j = i - 1; j < k; j++, at++) {
+        PyObject *v = PyList_GET_ITEM(values, j);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(out, at, v);
+    }
+    return out;
+}
+
+/* `_granules_expected` for a read `fp` (hull granules [lo, hi)) with `allowed` codes
+   (`n_allowed`), through the memory's `passed` cache: (fp, *allowed) -> the runs' state
+   over its hull when its granules were last found all expected (the same state again: no
+   look at them). 1 / 0, -1 on error. */
+static int expected_cached(PyObject *mem, PyObject *fp, long long lo, long long hi, PyObject *starts,
+                           PyObject *values, const long long *allowed, Py_ssize_t n_allowed) {
+    long long run = item_ll(fp, 3), span = item_ll(fp, 4);
+    if (PyErr_Occurred())
+        return -1;
+    if (span <= 0 || run <= 0)
+        return 0;
+    PyObject *passed = PyObject_GetAttr(mem, S_passed), *key = NULL, *state = NULL;
+    int out = -1;
+    if (passed == NULL)
+        return -1;
+    if (!PyDict_Check(passed)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's passed cache must be a dict");
+        goto end;
+    }
+    if ((state = runs_state(starts, values, lo, hi)) == NULL || (key = PyTuple_New(1 + n_allowed)) == NULL)
+        goto end;
+    Py_INCREF(fp);
+    PyTuple_SET_ITEM(key, 0, fp);
+    for (Py_ssize_t q = 0; q < n_allowed; q++) {
+        PyObject *v = PyLong_FromLongLong(allowed[q]);
+        if (v == NULL)
+            goto end;
+        PyTuple_SET_ITEM(key, 1 + q, v);
+    }
+    PyObject *was = PyDict_GetItemWithError(passed, key);
+    if (was == NULL && PyErr_Occurred())
+        goto end;
+    if (was != NULL) {
+        int same = PyObject_RichCompareBool(was, state, Py_EQ);
+        if (same != 0) {
+            out = same < 0 ? -1 : 1;
+            goto end;
+        }
+    }
+    out = granules(mem, fp, starts, values, G_EXPECTED, 0, allowed, n_allowed);
+    if (out == 1 && PyDict_SetItem(passed, key, state) < 0)
+        out = -1;
+end:
+    Py_XDECREF(key);
+    Py_XDECREF(state);
+    Py_DECREF(passed);
+    return out;
+}
+
+/* `_granules_fine`'s second test: the threads that wrote `mem` after the epoch `seen` has
+   of them near [lo, hi) (`HazardTracker._check_writers`'s candidates): per thread t in
+   limit[t], the first code of t the accessing thread has not seen, (seen[t] + 1) <<
+   TID_BITS, for a candidate, else one no code reaches. How many candidates; -1 on error. */
+static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi,
+                          long long *limit) {
+    for (Py_ssize_t t = 0; t < (1 << TID_BITS); t++)
+        limit[t] = LLONG_MAX;
     PyObject *wr = PyObject_GetAttr(mem, S_writers), *logs = NULL;
     if (wr == NULL)
         return -1;
@@ -812,9 +1139,13 @@ static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_see
             break;
         }
         int u = wrote_since(mine, seen[w], lo, hi);
-        if (u != 0) {
+        if (u < 0) {
             out = u;
             break;
+        }
+        if (u) {
+            limit[w] = (seen[w] + 1) << TID_BITS;
+            out++;
         }
     }
 end:
@@ -823,7 +1154,10 @@ end:
     return out;
 }
 
-/* `_granules_fine` (1 fine, 0 not, -1 error) */
+/* `_granules_fine` (1 fine, 0 not, -1 error): with `zero`, none of `fp`'s granules never
+   written; no candidate writer (`writers_unseen`), or else none of its granules by one of
+   them after what `seen` has of it (`code` brought up to date over its hull first, as
+   `Memory.codes`). */
 static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values,
                          const long long *seen, Py_ssize_t n_seen, int zero) {
     long long base = item_ll(fp, 0), run = item_ll(fp, 3), span = item_ll(fp, 4);
@@ -836,8 +1170,11 @@ static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject
         if (f <= 0)
             return f;
     }
-    int u = writers_unseen(mem, seen, n_seen, base, base + span);
-    return u < 0 ? -1 : !u;
+    long long limit[1 << TID_BITS];
+    int u = writers_unseen(mem, seen, n_seen, base, base + span, limit);
+    if (u <= 0)
+        return u < 0 ? -1 : 1;
+    return granules(mem, fp, starts, values, G_WRITERS, 0, limit, 1 << TID_BITS);
 }
 
 /* The reads' runs, per read: (i, k, known, read_ok) */
@@ -1058,8 +1395,12 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                     fine = -1;
             } else if (fine == 1)
                 fine = 0;
-            if (fine == 0)  /* else every granule 0 or by an expected writer (`_granules_expected`) */
-                fine = granules(mem, fp, rr[i].starts, rr[i].values, G_EXPECTED, 0, allowed, n_allowed);
+            if (fine == 0) {  /* else every granule 0 or by an expected writer (`_granules_expected`) */
+                PyObject *hull = PyTuple_GET_ITEM(a, 5);
+                long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
+                fine = PyErr_Occurred() ? -1
+                                        : expected_cached(mem, fp, lo, hi, rr[i].starts, rr[i].values, allowed, n_allowed);
+            }
             if (allowed != stack)
                 PyMem_Free(allowed);
             if (fine < 0)
@@ -1147,6 +1488,8 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             if ((log = PyObject_GetAttr(mem, S_reads)) == NULL)
                 goto write_done;
             int u = readers_unseen(log, seen, n_seen, tid, start, stop);
+            if (u > 0)  /* some may overlap it: looked at byte by byte */
+                u = reads_overlap(log, fp, tid, seen, n_seen);
             if (u < 0)
                 goto write_done;
             ok = !u;

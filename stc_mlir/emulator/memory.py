@@ -156,6 +156,10 @@ class Memory:
         self.starts: list[int] = [0]
         self.values: list[int] = [0]
         self.token = -1  # the last unknown-run token given (-2, -3, ...: no code is below -1)
+        # (read footprint, *expected codes) -> `state` of its hull when its granule codes were
+        # last found all expected (`native._granules_expected`): the same state again needs
+        # no look at them (a tile read by several commands with the same writers)
+        self.passed: dict[tuple, tuple] = {}
 
     def clear(self) -> None:
         """As new: no bytes written, no hazard codes (the next run of a prepared program)."""
@@ -368,10 +372,6 @@ def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int,
     return len(log) > limit and log[-1 - limit][0] > seen
 
 
-def _shift(fp: Footprint, delta: int) -> Footprint:
-    return Footprint(fp.base + delta, fp.shape, fp.strides, fp.run, fp.span)
-
-
 class HazardTracker:
     """Vector clocks of the engines and the per-byte / per-read shadow state."""
 
@@ -507,23 +507,14 @@ class HazardTracker:
                 break
         else:
             return  # no thread read here after what `tid` has seen of it
-        lo, hi, rtid, repoch = log.cols
-        seen = self.vc[tid][rtid]
-        end = fp.base + fp.span
-        cand = np.flatnonzero((lo < end) & (hi > fp.base) & (rtid != tid) & (repoch > seen))
-        for i in cand:
-            other = log.where[i]
-            lo_all = min(fp.base, other.base)
-            window = np.zeros(max(end, other.base + other.span) - lo_all, dtype=bool)
-            _shift(fp, -lo_all).view(window)[...] = True
-            hit = _shift(other, -lo_all).view(window)
-            if hit.any():
-                addr = other.address(hit)
-                code = int((repoch[i] << self.TID_BITS) | rtid[i])
-                raise HazardError(
-                    "race", f"{self.describe(core, index)} writes {mem.name}+{addr:#x}, read by "
-                    f"{self._other(code)} with no synchronisation ordering them",
-                    core, index, addr)
+        found = native.read_overlapping(log, fp, tid, clock)
+        if found is not None:
+            i, addr = found
+            code = (log.rows[i][3] << self.TID_BITS) | log.rows[i][2]
+            raise HazardError(
+                "race", f"{self.describe(core, index)} writes {mem.name}+{addr:#x}, read by "
+                f"{self._other(code)} with no synchronisation ordering them",
+                core, index, addr)
 
     def _prune(self, mem: Memory) -> None:
         """Forget reads every thread that still has commands has synchronised with."""

@@ -95,27 +95,53 @@ def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int, l
 def _granules_fine(mem: Any, fp: Any, seen: list[int], zero: bool) -> bool:
     """What a check the writer runs do not settle finds with the tracker's own tests
     (`HazardTracker.read` / `write`), when they find nothing: with `zero`, no granule code
-    of footprint `fp` of `mem` is 0 (never written; `Memory.codes` brings them up to date
-    over its hull first; a dense footprint's from its runs, `_granules_dense`), and no thread that wrote `mem` after the epoch `seen` has of it
-    wrote near `fp` (`_check_writers`'s candidates: none, so no granule to look at). An
-    empty footprint is never fine (the slow path says what it is)."""
+    of footprint `fp` of `mem` is 0 (never written: every block of its hull flagged all
+    written, `_hull_full`, else `Memory.codes` brought up to date over its hull first; a
+    dense footprint's from its runs, `_granules_dense`), and none of its granule codes
+    (`Memory.codes`, looked at only if there are candidates) is by a thread that wrote
+    `mem` after the epoch `seen` has of it near `fp` (`_check_writers`' candidates and
+    test). An empty footprint is never fine (the slow path says what it is)."""
     if fp.span <= 0 or fp.run <= 0:
         return False
-    if zero and not (_granules_dense(mem, fp, None) if fp.run == fp.span else mem.codes(fp).all()):
+    if zero and not (_hull_full(mem, *fp.hull(mem.granule)[:2]) or (
+            _granules_dense(mem, fp, None) if fp.run == fp.span else mem.codes(fp).all())):
         return False
     lo, hi = fp.base, fp.base + fp.span
-    return not any(epoch > seen[w] and wlo < hi and whi > lo and _wrote_since(mem.writes[w], seen[w], lo, hi)
-                   for w, (epoch, wlo, whi) in mem.writers.items())
+    unseen = [w for w, (epoch, wlo, whi) in mem.writers.items()
+              if epoch > seen[w] and wlo < hi and whi > lo and _wrote_since(mem.writes[w], seen[w], lo, hi)]
+    if not unseen:
+        return True
+    codes = mem.codes(fp)
+    tids = codes & ((1 << TID_BITS) - 1)
+    return not any(((tids == w) & (codes >= (seen[w] + 1) << TID_BITS)).any() for w in unseen)
+
+
+def _hull_full(mem: Any, lo: int, hi: int) -> bool:
+    """Whether every granule of [lo, hi) of `mem` has been written, from its `full` flags
+    (per block of `Memory.BLOCK` granules, as `Memory.hull_written`): a block not yet
+    flagged is looked at (`_range_ok`: nothing filled in) and flagged if it is all written
+    (codes never return to 0 in a run); the first block that is not says False."""
+    block, full = mem.BLOCK, mem.full
+    for b in range(lo // block, (hi - 1) // block + 1):
+        if not full[b]:
+            if not _range_ok(mem, b * block, min((b + 1) * block, mem.code.size), None):
+                return False
+            full[b] = 1
+    return lo < hi
 
 
 def _granules_dense(mem: Any, fp: Any, allowed: set[int] | None) -> bool:
     """For a dense footprint `fp` of `mem` (its granules are its hull's): whether each of
-    its granule codes is nonzero (`allowed` None) or in `allowed`, from the writer runs
-    where they are known (a known run's code is its granules', a run of 0 never written)
-    and from `code` under the unknown runs only (which it holds up to date there): nothing
-    filled in."""
+    its granule codes is nonzero (`allowed` None) or in `allowed` (`_range_ok`)."""
     g = mem.granule
-    lo, hi = fp.base // g, -(-(fp.base + fp.span) // g)
+    return _range_ok(mem, fp.base // g, -(-(fp.base + fp.span) // g), allowed)
+
+
+def _range_ok(mem: Any, lo: int, hi: int, allowed: set[int] | None) -> bool:
+    """Whether each granule code of [lo, hi) of `mem` is nonzero (`allowed` None) or in
+    `allowed`, from the writer runs where they are known (a known run's code is its
+    granules', a run of 0 never written) and from `code` under the unknown runs only
+    (which it holds up to date there): nothing filled in."""
     starts, values = mem.starts, mem.values
     for j in range(bisect_right(starts, lo) - 1, bisect_left(starts, hi)):
         v = values[j]
@@ -133,14 +159,40 @@ def _granules_expected(mem: Any, fp: Any, allowed: list[int]) -> bool:
     """Whether every granule code of footprint `fp` of `mem` is 0 (never written: the
     tracker's uninitialised read, not the provenance check's) or one of `allowed`: what
     `Provenance.check_read` finds without a failure, when the runs do not settle it (a
-    dense footprint from its runs, `_granules_dense`; else `Memory.codes`). An empty
-    footprint is never fine (the slow path says what it is)."""
+    dense footprint from its runs, `_granules_dense`; else `Memory.codes`), unless the
+    memory's `passed` cache says so for the same runs over its hull. An empty footprint is
+    never fine (the slow path says what it is)."""
     if fp.span <= 0 or fp.run <= 0:
         return False
+    key, state = (fp, *allowed), mem.state(*fp.hull(mem.granule)[:2])
+    if mem.passed.get(key) == state:
+        return True
     if fp.run == fp.span:
-        return _granules_dense(mem, fp, {0, *allowed})
-    at = mem.codes(fp)
-    return bool(np.isin(at, [0, *allowed]).all())
+        fine = _granules_dense(mem, fp, {0, *allowed})
+    else:
+        fine = bool(np.isin(mem.codes(fp), [0, *allowed]).all())
+    if fine:
+        mem.passed[key] = state
+    return fine
+
+
+def read_overlapping(log: Any, fp: Any, tid: int, seen: list[int]) -> tuple[int, int] | None:
+    """The first read of read log `log` (`_ReadLog`) by a thread other than `tid` after the
+    epoch `seen` (a clock as a list) has of that thread whose bytes overlap footprint `fp`,
+    byte by byte: (its row, the first such byte's address), or None
+    (`HazardTracker._check_readers`' test)."""
+    lo, hi, rtid, repoch = log.cols
+    end = fp.base + fp.span
+    cand = np.flatnonzero((lo < end) & (hi > fp.base) & (rtid != tid) & (repoch > np.asarray(seen)[rtid]))
+    for i in cand:
+        other = log.where[i]
+        lo_all = min(fp.base, other.base)
+        window = np.zeros(max(end, other.base + other.span) - lo_all, dtype=bool)
+        fp._replace(base=fp.base - lo_all).view(window)[...] = True
+        hit = other._replace(base=other.base - lo_all).view(window)
+        if hit.any():
+            return int(i), other.address(hit)
+    return None
 
 
 def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read: dict[str, int],
@@ -166,7 +218,8 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
        pruning), else `read(task, i, codes[i], runs, seen)`; then its bytes counted;
     5. per write in order, if its runs (else its granules) settle it (none written by a
        thread after what `seen` has of it) and no thread read its range after what `seen`
-       has of that thread (`HazardTracker._check_readers`'s summary test), it is
+       has of that thread (`HazardTracker._check_readers`'s summary test, else none of
+       those reads' bytes overlap its own: `read_overlapping`), it is
        recorded: a strided one's granule codes, the runs marked (`Memory.mark`), the
        thread's summary and log of writes; else `write(task, j, seen)`; then its bytes
        counted.
@@ -218,7 +271,7 @@ def python_command(task: Any, clock: np.ndarray, code_of: list[int], bytes_read:
             for r, (repoch, rlo, rhi) in log.readers.items():
                 if (repoch > seen[r] and rlo < stop and rhi > start and r != tid
                         and _wrote_since(log.by[r], seen[r], start, stop)):
-                    ok = False
+                    ok = read_overlapping(log, fp, tid, seen) is None
                     break
         if ok:
             mem.record_write(fp, h, code, tid, epoch)

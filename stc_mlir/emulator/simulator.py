@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -25,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from stc_mlir.gc_pause import gc_paused
+from stc_mlir import progress
 from stc_mlir.progress import steps
 from stc_mlir.target import Target
 
@@ -92,6 +94,7 @@ def _counts(names: list[str]) -> dict[str, int]:
     return counts if len(counts) == len(names) else dict(Counter(names))
 
 
+_END = operator.attrgetter("end")  # a slice's end
 _KICK, _DONE, _SIGNAL, _FLOW, _FLOWS = range(5)  # event kinds (a thread's head may start, a
 # command completes, a signal lands, a DMA's bytes start to flow, the next transfer ends)
 
@@ -472,8 +475,12 @@ class Simulator:
             elif data == self.flow_generation:  # _FLOWS
                 for f in self._reflow(None):
                     complete(f.task)
-        ends = [s.end for s in self.report.timeline]
-        self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))
+        self._finish()
+
+    def _finish(self) -> None:
+        """The cycles: the timeline's last end (one pass over ~100k slices, no list); a
+        deadlock if some tasks did not run."""
+        self.report.cycles = int(math.ceil(max(map(_END, self.report.timeline), default=0.0) - 1e-9))
         if any(self.tasks):
             self._deadlock()
 
@@ -489,13 +496,12 @@ class Simulator:
             self.provenance.codes if self.provenance is not None else None,
             self.report.bytes_read, self.report.bytes_written,
             self._hooks if self.check_hazards else None, self._compute if self.numerics else None,
-            self._command_done, lambda kinds: cost.shares(kinds, target), Slice, "sync", "fence",
+            # (no call per command when no tool shows the progress)
+            None if self._command_done is progress._nothing else self._command_done,  # noqa: SLF001
+            lambda kinds: cost.shares(kinds, target), Slice, "sync", "fence",
             self.report)
         self.tasks = [deque(queue[n:]) for queue, n in zip(self.prepared_tasks, started)]
-        ends = [s.end for s in self.report.timeline]
-        self.report.cycles = int(math.ceil(max(ends, default=0.0) - 1e-9))
-        if any(self.tasks):
-            self._deadlock()
+        self._finish()
 
     def _try_start(self, tid: int) -> None:
         if self.busy[tid]:

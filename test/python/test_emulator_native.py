@@ -110,6 +110,8 @@ def _random_memory(rng: random.Random, name: str) -> Memory:
         span = rng.randint(1, size - base)
         mem.reads.add(Footprint(base, (), (), span, span), tid, rng.randint(1, 5))
     mem.reads.pruned_at = rng.choice([64, 16])
+    mem.BLOCK = rng.choice([1024, 4, 7])  # its `full` flags: hulls over several blocks too
+    mem.full = bytearray(-(-size // mem.BLOCK))
     return mem
 
 
@@ -131,7 +133,7 @@ def _state(mems, code_of, counts, calls):
     out = [list(code_of), counts, calls]
     for m in mems:
         log = m.reads
-        out.append((m.starts, m.values, m.token, m.writers, m.writes, m.code.tolist(), log.rows,
+        out.append((m.starts, m.values, m.token, m.writers, m.writes, m.code.tolist(), bytes(m.full), m.passed, log.rows,
                     log.where, log.n, log.readers, log.by))
     return repr(out)
 
@@ -153,6 +155,14 @@ def test_native_command_matches_python():
         code_of = [rng.choice([0, (rng.randint(1, 5) << 8) | rng.randint(1, 4)]) for _ in range(6)]
         expect = tuple((i, rng.random() < 0.3, tuple(rng.choice([-1, *range(6)]) for _ in range(rng.randint(1, 3))))
                        for i in range(len(reads)) if rng.random() < 0.7)
+        if reads and rng.random() < 0.3:  # the same read again: `passed` caches the first's check
+            reads.append(reads[0])
+            expect += tuple((len(reads) - 1, x[1], x[2]) for x in expect if x[0] == 0)
+        for i, _, writers in expect:  # `passed` entries: for the state now (trusted) or stale
+            if rng.random() < 0.3:
+                _, mem, fp = reads[i][:3]
+                state = mem.state(*fp.hull(1)[:2]) if rng.random() < 0.5 else ("stale",)
+                mem.passed[(fp, *[256 if w < 0 else code_of[w] or -1 for w in writers])] = state
         task = _Task(tid, rng.randrange(6), reads, writes, expect)
         levels = {"l1": 0, "llb": 0, "ddr": 0}
         results = []

@@ -39,8 +39,8 @@ Advance = Callable[..., None]  # advance(n=1)
 _REPORTER: ContextVar[ConsoleProgress | None] = ContextVar("stc_progress_reporter", default=None)
 
 
-def _nothing(n: int = 1) -> None:
-    pass
+def nothing(n: int = 1) -> None:
+    """The step callback when no tool shows progress (callers may skip calling it)."""
 
 
 @contextlib.contextmanager
@@ -61,7 +61,7 @@ def steps(description: str, total: int | None = None) -> Iterator[Advance]:
     """Steps of the current stage: yields `advance(n=1)`; shown only if a tool asked."""
     reporter = _REPORTER.get()
     if reporter is None:
-        yield _nothing
+        yield nothing
         return
     with reporter.steps(description, total) as advance:
         yield advance
@@ -124,7 +124,7 @@ class ConsoleProgress:
     @contextlib.contextmanager
     def steps(self, description: str, total: int | None) -> Iterator[Advance]:
         if not self.live:
-            yield _nothing
+            yield nothing
             return
         bar = self._live_bar()
         task = bar.add_task(f"  {description}", total=total, count="")

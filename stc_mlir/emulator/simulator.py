@@ -497,7 +497,7 @@ class Simulator:
             self.report.bytes_read, self.report.bytes_written,
             self._hooks if self.check_hazards else None, self._compute if self.numerics else None,
             # (no call per command when no tool shows the progress)
-            None if self._command_done is progress._nothing else self._command_done,  # noqa: SLF001
+            None if self._command_done is progress.nothing else self._command_done,
             lambda kinds: cost.shares(kinds, target), Slice, "sync", "fence",
             self.report)
         self.tasks = [deque(queue[n:]) for queue, n in zip(self.prepared_tasks, started)]

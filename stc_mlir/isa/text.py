@@ -266,7 +266,7 @@ def _references(slot: str, refs: str) -> tuple[_Ref, ...]:
                 break
             at = r.end()
         raise ValueError(f"expects: {slot}: expected a writer (-k, cN#i, a range "
-                         f"-k..-j / cN#i..j (by step)?, or host) at {refs[at:at + 20]!r}")
+                         f"-k..-j / cN#i..j, one with a step -k..-j by s, or host) at {refs[at:at + 20]!r}")
     return tuple(_reference(slot, *ref) for sep, *ref in _REF_ITEM.findall(refs))
 
 

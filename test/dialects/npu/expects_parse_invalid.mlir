@@ -15,7 +15,7 @@ npu.program @p target "stcp920" {
 // -----
 
 // CHECK: expects_parse_invalid.mlir:[[# @LINE + 5]]:59
-// CHECK: expects: src: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, or host) at 'core 0'
+// CHECK: expects: src: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, one with a step -k..-j by s, or host) at 'core 0'
 npu.program @p target "stcp920" {
   npu.buffer @x : ddr[128] at 0
   npu.core 0 {
@@ -61,7 +61,7 @@ npu.program @p target "stcp920" {
 // -----
 
 // CHECK: expects_parse_invalid.mlir:[[# @LINE + 6]]:80
-// CHECK: expects: rhs: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, or host) at 'c1'
+// CHECK: expects: rhs: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, one with a step -k..-j by s, or host) at 'c1'
 npu.program @p target "stcp920" {
   npu.buffer @x : l1(0)[128] at 0
   npu.core 0 {

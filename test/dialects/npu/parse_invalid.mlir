@@ -32,7 +32,7 @@ npu.program @p target "stcp920" {
 
 // Errors point at the line and column of the fault (here: the command's missing parameter).
 // CHECK: parse_invalid.mlir:[[# @LINE + 5]]:5
-// CHECK: npu.pool needs parameter 'kernel'
+// CHECK: pool needs parameter 'kernel'
 npu.program @p target "stcp920" {
   npu.buffer @t : l1(0)[4096]
   npu.core 0 {
@@ -84,7 +84,7 @@ npu.program @p target "stcp920" {
 // -----
 
 // CHECK: parse_invalid.mlir:[[# @LINE + 5]]:66
-// CHECK: npu.unary parameter 'alpha' must be a float (e.g. 0.5 : f64)
+// CHECK: unary parameter 'alpha' must be a float (e.g. 0.5 : f64)
 npu.program @p target "stcp920" {
   npu.buffer @t : l1(0)[64]
   npu.core 0 {

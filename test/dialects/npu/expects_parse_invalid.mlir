@@ -80,3 +80,41 @@ npu.program @p target "stcp920" {
     npu.dma @x[0] : 64xf16 -> @x[64] : 32xf16 {expects = "c0#4..2"}
   }
 }
+
+// -----
+
+// A step needs a range (`-9..-3 by 3`), not one writer or the host.
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 6]]:55
+// CHECK: expects: src: 'by 2' needs a range and a step of at least 1
+npu.program @p target "stcp920" {
+  npu.buffer @x : ddr[128] at 0
+  npu.core 0 {
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16 {expects = "-1 by 2"}
+  }
+}
+
+// -----
+
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 5]]:55
+// CHECK: expects: src: 'by 0' needs a range and a step of at least 1
+npu.program @p target "stcp920" {
+  npu.buffer @x : ddr[128] at 0
+  npu.core 0 {
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16 {expects = "c1#0..4 by 0"}
+  }
+}
+
+// -----
+
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 8]]:55
+// CHECK: expects: src: range -3..-1 by 3 does not end on a step
+npu.program @p target "stcp920" {
+  npu.buffer @x : ddr[128] at 0
+  npu.core 0 {
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16 {expects = "-3..-1 by 3"}
+  }
+}

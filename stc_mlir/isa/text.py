@@ -12,13 +12,14 @@ The body of an `npu.program` (docs/npu.md):
       npu.input "x" @x : 1x4x16x8xf16
       npu.semaphore @ready core 0
       npu.core 0 {
-        npu.dma @x : 256xf16 -> @t[64] : 256xf16 {signals = [@ready], origin = 0, expects = "host"}
-        npu.dma @x[128] : #l0 -> @t : #l0 {sync = #s0, expects = "-1"}
+        dma @x : 256xf16 -> @t[64] : 256xf16 {signals = [@ready], origin = 0, expects = "host"}
+        dma @x[128] : #l0 -> @t : #l0 {sync = #s0, expects = "-1"}
+        pool max @t : 1x4x4x4xf16 -> @t[128] : 1x4x2x2xf16 {kernel = [2, 2], strides = [2, 2], expects = "-2, -1"}
       }
     }
 
 The text is dense where a big program repeats itself (ResNet-50 b16: 66k commands, 173k
-tiles, 9.5 MB; it was 16.6 MB), and stays readable:
+tiles, 9.0 MB; it was 16.6 MB), and stays readable:
 
 - aliases at the top: a tile's layout (`#lN = SHAPExTYPE (strides [...])?`) and a command's
   waits and signals together (`#sN = {waits = [...], signals = [...]}`, used as
@@ -32,7 +33,11 @@ tiles, 9.5 MB; it was 16.6 MB), and stays readable:
   says none again). The printer writes it where it changes;
 - the expected writers of a command's reads (`expects`) are positional when every read
   operand has an entry (`"-4..-1; -6; host"`: input, weight, bias, in the order the command
-  writes them), else named (`"input: -1; bias: host"`).
+  writes them), else named (`"input: -1; bias: host"`); four or more writers at a constant
+  step are a stepped range (`-33..-21 by 4`);
+- a command inside `npu.core` is written without the dialect's `npu.` prefix (`dma ...`), and
+  list parameters as `[1, 1, 0, 1]`. The parser also reads `npu.dma ...` and
+  `array<i64: 1, 1, 0, 1>` / `array<f64: ...>`.
 
 `format_body` prints it, `parse_body` reads it back into an equal `Program` and records where
 every buffer, semaphore, input/output, core and command starts (`Locations`), so parse errors

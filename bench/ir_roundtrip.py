@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from stc_mlir import ir, models, weights  # noqa: E402
 from stc_mlir.dialects.npu import program_from_module  # noqa: E402
 from stc_mlir.frontend import import_onnx  # noqa: E402
+from stc_mlir.isa.program import OPS  # noqa: E402
 from stc_mlir.pipeline import Pipeline, module_level  # noqa: E402
 from stc_mlir.schedules import SCHEDULES  # noqa: E402
 
@@ -81,7 +82,7 @@ _PARTS = {  # part of a command line -> what matches it, taken out in this order
     "tile names": r"@(?:[A-Za-z_][\w$.\-]*|\"(?:[^\"\\]|\\.)*\")(?=\[| :)",
     "tile offsets": r"\[\d+\](?= :)",
     "tile layouts": r" : (?:#\w+|(?:\d+x)*\w+(?: strides \[[^\]]*\])?)(?=,| ->| \{| [a-z]+ @|\n|$)",
-    "parameters": r"(?:, )?[a-z_]+ = (?:array<[^>]*>|\"[^\"]*\"|-?[\d.e+-]+ : [if]64|true|false)",
+    "parameters": r"(?:, )?[a-z_]+ = (?:array<[^>]*>|\[[^\]]*\]|\"[^\"]*\"|-?[\d.e+-]+ : [if]64|true|false)",
 }
 _PART_RES = {part: re.compile(pattern) for part, pattern in _PARTS.items()}
 
@@ -98,8 +99,7 @@ def breakdown(path: str) -> dict[str, float]:
                 parts["origins table"] += len(line)
             elif stripped.startswith("npu.buffer "):
                 parts["buffers"] += len(line)
-            elif not stripped.startswith("npu.") or stripped.startswith(("npu.core", "npu.program", "npu.input",
-                                                                         "npu.output", "npu.semaphore")):
+            elif stripped.split(" ", 1)[0].removeprefix("npu.") not in OPS:  # commands: `dma ...` or `npu.dma ...`
                 parts["other statements"] += len(line)
             else:
                 for part, regex in _PART_RES.items():

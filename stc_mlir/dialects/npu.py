@@ -8,8 +8,8 @@ npu.program @conv target "stcp920" {
   npu.input "x" @x : 1x2x16x16xf16
   npu.semaphore @loaded core 0
   npu.core 0 {
-    npu.dma @x[0] : 512xf16 -> @t[0] : 512xf16 {signals = [@loaded]}
-    npu.unary relu @t[0] : 512xf16 -> @t[0] : 512xf16 {waits = [@loaded]}
+    dma @x : 512xf16 -> @t : 512xf16 {signals = [@loaded]}      // in a core, `npu.` may be left out
+    unary relu @t : 512xf16 -> @t : 512xf16 {waits = [@loaded]}
   }
 }
 ```

@@ -12,13 +12,14 @@ The body of an `npu.program` (docs/npu.md):
       npu.input "x" @x : 1x4x16x8xf16
       npu.semaphore @ready core 0
       npu.core 0 {
-        npu.dma @x : 256xf16 -> @t[64] : 256xf16 {signals = [@ready], origin = 0, expects = "host"}
-        npu.dma @x[128] : #l0 -> @t : #l0 {sync = #s0, expects = "-1"}
+        dma @x : 256xf16 -> @t[64] : 256xf16 {signals = [@ready], origin = 0, expects = "host"}
+        dma @x[128] : #l0 -> @t : #l0 {sync = #s0, expects = "-1"}
+        pool max @t : 1x4x4x4xf16 -> @t[128] : 1x4x2x2xf16 {kernel = [2, 2], strides = [2, 2], expects = "-2, -1"}
       }
     }
 
 The text is dense where a big program repeats itself (ResNet-50 b16: 66k commands, 173k
-tiles, 9.5 MB; it was 16.6 MB), and stays readable:
+tiles, 9.0 MB; it was 16.6 MB), and stays readable:
 
 - aliases at the top: a tile's layout (`#lN = SHAPExTYPE (strides [...])?`) and a command's
   waits and signals together (`#sN = {waits = [...], signals = [...]}`, used as
@@ -32,7 +33,11 @@ tiles, 9.5 MB; it was 16.6 MB), and stays readable:
   says none again). The printer writes it where it changes;
 - the expected writers of a command's reads (`expects`) are positional when every read
   operand has an entry (`"-4..-1; -6; host"`: input, weight, bias, in the order the command
-  writes them), else named (`"input: -1; bias: host"`).
+  writes them), else named (`"input: -1; bias: host"`); four or more writers at a constant
+  step are a stepped range (`-33..-21 by 4`);
+- a command inside `npu.core` is written without the dialect's `npu.` prefix (`dma ...`), and
+  list parameters as `[1, 1, 0, 1]`. The parser also reads `npu.dma ...` and
+  `array<i64: 1, 1, 0, 1>` / `array<f64: ...>`.
 
 `format_body` prints it, `parse_body` reads it back into an equal `Program` and records where
 every buffer, semaphore, input/output, core and command starts (`Locations`), so parse errors
@@ -87,9 +92,9 @@ def format_param(kind: str, value: Any) -> str:
         case "int":
             return f"{value} : i64"
         case "ints":
-            return f"array<i64: {', '.join(map(str, value))}>" if value else "array<i64>"
+            return f"[{', '.join(map(str, value))}]"
         case "floats":
-            return f"array<f64: {', '.join(map(format_float, value))}>" if value else "array<f64>"
+            return f"[{', '.join(map(format_float, value))}]"
         case "float":
             if not np.isfinite(value):  # MLIR spells inf and nan by their bits
                 return f"0x{np.array(value, np.float64).view(np.uint64).item():016X} : f64"
@@ -103,7 +108,7 @@ def format_command(c: Command, core: int = 0, index: int = 0) -> str:
     """One command in the dialect's syntax, on its own (no aliases, its `origin` unless -1):
     parameters, waits and signals, and the writers its reads expect, written relative to its
     place (command `index` of `core`). `format_body` prints the denser form."""
-    return _Printer().command(c, core, index, -1)
+    return "npu." + _Printer().command(c, core, index, -1)
 
 
 def format_expects(expects: Mapping[str, tuple[Writer, ...]], core: int, index: int,
@@ -127,16 +132,27 @@ def _refs_text(writers: tuple[Writer, ...], core: int, index: int) -> str:
             return f"-{index - i}"
         return "host" if writers[0] == HOST else f"c{on}#{i}"
     refs: list[str] = []
-    run: list[Writer] = []
-    for w in sorted(writers) + [(-2, -2)]:  # a sentinel closes the last range
-        if run and w[0] == run[-1][0] and w[1] == run[-1][1] + 1:
-            run.append(w)
-            continue
-        if run:
-            first, last = _writer_ref(run[0], core, index), _writer_ref(run[-1], core, index)
-            refs.append(first if len(run) == 1 else f"{first}..{last.split('#')[-1]}")
-        run = [w]
+    ws = sorted(writers)
+    i = 0
+    while i < len(ws):
+        on, step, j = ws[i][0], 1, i + 1
+        while j < len(ws) and ws[j] == (on, ws[j - 1][1] + 1):
+            j += 1
+        if j == i + 1 and j < len(ws) and ws[j][0] == on != HOST[0]:  # no range: one with a step?
+            step = ws[j][1] - ws[i][1]
+            while j < len(ws) and ws[j] == (on, ws[j - 1][1] + step):
+                j += 1
+            if j - i < _STEPPED_RUN:
+                step, j = 1, i + 1
+        first, last = _writer_ref(ws[i], core, index), _writer_ref(ws[j - 1], core, index)
+        refs.append(first if j == i + 1 else f"{first}..{last.split('#')[-1]}" + (f" by {step}" if step > 1 else ""))
+        i = j
     return ", ".join(refs)
+
+
+_STEPPED_RUN = 4
+"""Writers at a constant step (every third command: a strided loop's loads) are written as
+`-16..-7 by 3` from this many on (three are no shorter as a list)."""
 
 
 def _writer_ref(w: Writer, core: int, index: int) -> str:
@@ -147,7 +163,7 @@ def _writer_ref(w: Writer, core: int, index: int) -> str:
 
 _NAMED_EXPECTS = re.compile(r"\s*[A-Za-z_]\w*\s*:")
 _EXPECTS_ENTRY = re.compile(r"\s*([A-Za-z_]\w*)\s*:\s*([^;]*?)\s*(?:;|$)")
-_WRITER_REF = re.compile(r"\s*(?:(host)|-(\d+)(?:\.\.-(\d+))?|c(\d+)#(\d+)(?:\.\.(\d+))?)\s*(?:,|$)")
+_WRITER_REF = re.compile(r"\s*(?:(host)|-(\d+)(?:\.\.-(\d+))?|c(\d+)#(\d+)(?:\.\.(\d+))?)(?:\s+by\s+\d+)?\s*(?:,|$)")
 
 
 def parse_expects(text: str, core: int, index: int,
@@ -164,19 +180,19 @@ def parse_expects(text: str, core: int, index: int,
     expects: dict[str, tuple[Writer, ...]] = {}
     for slot, refs in parsed:
         writers: list[Writer] = []
-        for on, lo, hi in refs:
-            if on is None:  # -lo..-hi
+        for on, lo, hi, step in refs:
+            if on is None:  # -lo..-hi (by step)
                 if lo > index:
                     raise ValueError(f"expects: {slot}: -{lo} is not an earlier command of "
                                      f"core {core} (this is command #{index})")
                 pairs = _WRITERS.get(core)
                 if pairs is None or len(pairs) < index:
                     pairs = _writers_of(core, index)
-                writers += pairs[index - lo:index - hi + 1]
+                writers += pairs[index - lo:index - hi + 1:step]
             elif on == -1:
                 writers.append(HOST)
             else:  # another core's: any index (the verifier checks it exists)
-                writers += [(on, i) for i in range(lo, hi + 1)]
+                writers += [(on, i) for i in range(lo, hi + 1, step)]
         expects[slot] = tuple(writers)
     return expects
 
@@ -196,12 +212,12 @@ def _writers_of(core: int, count: int) -> list[Writer]:
 _WRITERS: dict[int, list[Writer]] = {}
 
 
-_Ref = tuple[int | None, int, int]
-"""A writer reference as written: (None, k, j) for -k..-j, (-1, -1, -1) for the host,
-(core, first, last) for cN#first..last."""
+_Ref = tuple[int | None, int, int, int]
+"""A writer reference as written: (None, k, j, step) for -k..-j (by step), (-1, -1, -1, 1)
+for the host, (core, first, last, step) for cN#first..last (by step)."""
 _expects_forms: dict[tuple[str, tuple[str, ...] | None], tuple[tuple[str, tuple[_Ref, ...]], ...]] = {}
-_REF = r"(host)|-(\d+)(?:\.\.-(\d+))?|c(\d+)#(\d+)(?:\.\.(\d+))?"
-_REF_NC = r"(?:host|-\d+(?:\.\.-\d+)?|c\d+#\d+(?:\.\.\d+)?)"
+_REF = r"(?:(host)|-(\d+)(?:\.\.-(\d+))?|c(\d+)#(\d+)(?:\.\.(\d+))?)(?:\s+by\s+(\d+))?"
+_REF_NC = r"(?:host|-\d+(?:\.\.-\d+)?|c\d+#\d+(?:\.\.\d+)?)(?:\s+by\s+\d+)?"
 _REF_LIST = r"\s*(?:" + _REF_NC + r"\s*(?:,\s*" + _REF_NC + r"\s*)*,?\s*)?"
 _REF_ENTRY = re.compile(_REF_LIST)
 _POSITIONAL = re.compile(_REF_LIST + r"(?:;" + _REF_LIST + r")*")
@@ -255,24 +271,26 @@ def _references(slot: str, refs: str) -> tuple[_Ref, ...]:
                 break
             at = r.end()
         raise ValueError(f"expects: {slot}: expected a writer (-k, cN#i, a range "
-                         f"-k..-j / cN#i..j, or host) at {refs[at:at + 20]!r}")
+                         f"-k..-j / cN#i..j, one with a step -k..-j by s, or host) at {refs[at:at + 20]!r}")
     return tuple(_reference(slot, *ref) for sep, *ref in _REF_ITEM.findall(refs))
 
 
-def _reference(slot: str, host: str, back: str, back_to: str, other: str, first: str, last: str) -> _Ref:
+def _reference(slot: str, host: str, back: str, back_to: str, other: str, first: str, last: str,
+               by: str) -> _Ref:
+    step = int(by or 1)
+    if by and (step == 0 or not (back_to or last)):  # `host by 2`, `-3 by 2`, `-6..-3 by 0`
+        raise ValueError(f"expects: {slot}: 'by {by}' needs a range and a step of at least 1")
     if host:
-        return (-1, -1, -1)
-    if back:
-        k, j = int(back), int(back_to or back)
-        if k == 0 or j == 0:
-            raise ValueError(f"expects: {slot}: -0 is not an earlier command")
-        if j > k:
-            raise ValueError(f"expects: {slot}: empty writer range")
-        return (None, k, j)
-    lo, hi = int(first), int(last or first)
-    if hi < lo:
+        return (-1, -1, -1, 1)
+    lo, hi = (int(back), int(back_to or back)) if back else (int(first), int(last or first))
+    if back and (lo == 0 or hi == 0):
+        raise ValueError(f"expects: {slot}: -0 is not an earlier command")
+    if (hi > lo) if back else (hi < lo):
         raise ValueError(f"expects: {slot}: empty writer range")
-    return (int(other), lo, hi)
+    if abs(hi - lo) % step:
+        raise ValueError(f"expects: {slot}: range {'-' if back else ''}{lo}..{'-' if back else ''}{hi} "
+                         f"by {step} does not end on a step")
+    return (None if back else int(other), lo, hi, step)
 
 
 Layout = tuple[tuple[int, ...], str, tuple[int, ...]]
@@ -351,10 +369,11 @@ class _Printer:
         return f"sync = {name}" if name else sync_text(waits, signals)
 
     def command(self, c: Command, core: int, index: int, previous_origin: int) -> str:
-        """Command `index` of `core`; its origin is written if it is not `previous_origin`."""
+        """Command `index` of `core` as its `npu.core` region spells it (without the dialect's
+        `npu.` prefix); its origin is written if it is not `previous_origin`."""
         spec = OPS[c.op]
         tiles, tile = c.tiles, self.tile
-        text = f"npu.{c.op} {c.params['kind']}" if "kind" in spec.params else f"npu.{c.op}"
+        text = f"{c.op} {c.params['kind']}" if "kind" in spec.params else c.op
         if spec.outs:
             opts = "".join(f" {s} {tile(tiles[s])}" for s in spec.optional if s in tiles)
             text += (f" {', '.join(tile(tiles[s]) for s in spec.ins)}{opts} -> "
@@ -779,7 +798,7 @@ def _parse_body(text: str, name: str, target: str, pos: int,
         op = m.group()
         statement = _STATEMENTS.get(op)
         if statement is None:
-            if op.startswith("npu.") and op[4:] in OPS:
+            if op in _COMMANDS:
                 raise s.error(f"'{op}' expects parent op 'npu.core'", start)
             raise s.error(f"unexpected '{op}' in npu.program: expected npu.buffer, npu.semaphore, "
                           "npu.input, npu.output or npu.core", start)
@@ -999,7 +1018,7 @@ def _core(s: _Scanner, program: Program, where: Locations, start: int) -> None:
             what = m.group() if m is not None else s.text[at:at + 1]
             if what in _STATEMENTS:
                 raise s.error(f"'{what}' expects parent op 'npu.program'", at)
-            raise s.error(f"Expected an npu command ({', '.join('npu.' + op for op in OPS)}), got '{what}'", at)
+            raise s.error(f"Expected an npu command ({', '.join(OPS)}), got '{what}'", at)
         command = _fast_command(s, spec, at, core, len(stream), origin)
         if command is None:
             s.pos = m.end()  # type: ignore[union-attr]
@@ -1012,7 +1031,7 @@ def _core(s: _Scanner, program: Program, where: Locations, start: int) -> None:
     where.commands[core] = positions
 
 
-_COMMANDS = {"npu." + op: spec for op, spec in OPS.items()}
+_COMMANDS = {**OPS, **{"npu." + op: spec for op, spec in OPS.items()}}  # the prefix is optional in a core
 
 
 def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int, origin: int) -> Command:
@@ -1084,12 +1103,13 @@ def _command(s: _Scanner, spec: OpSpec, start: int, core: int, index: int, origi
 _TILE_TEXT = (r"(@[A-Za-z_][\w$.\-]*(?:\[\d+\])? : (?:#[A-Za-z_]\w*|(?:\d+x)*(?:"
               + "|".join(sorted(DTYPES, key=len, reverse=True)) + r")(?: strides \[-?\d+(?:, -?\d+)*\])?))")
 _ATTR_ITEM = re.compile(
-    r'([A-Za-z_]\w*) = (?:\[((?:@[A-Za-z_][\w$.\-]*(?:, (?=@))?)*)\]|(array<i64(?:: (-?\d+(?:, -?\d+)*))?>)'
+    r'([A-Za-z_]\w*) = (?:\[((?:@[A-Za-z_][\w$.\-]*(?:, (?=@))?)*)\]|\[(-?\d+(?:, -?\d+)*)\]'
+    r'|(array<i64(?:: (-?\d+(?:, -?\d+)*))?>)'
     r'|"([^"\\\n]*)"|(true|false)|(-?\d+) : i64|(-?\d+\.\d*(?:e[-+]?\d+)?) : f64)(?:, |$)')
 
 
 def _command_regex(spec: OpSpec) -> re.Pattern[str]:
-    text = rf"npu\.{spec.op}\b" + (r" ([A-Za-z_]\w*)" if "kind" in spec.params else "")
+    text = rf"(?:npu\.)?{spec.op}\b" + (r" ([A-Za-z_]\w*)" if "kind" in spec.params else "")
     if spec.ins:
         text += " " + ", ".join([_TILE_TEXT] * len(spec.ins))
     text += "".join(rf"(?: {slot} {_TILE_TEXT})?" for slot in spec.optional)
@@ -1198,7 +1218,7 @@ def _fast_attrs(spec: OpSpec, kind: str | None, attrs: str
         if a is None:
             return None
         pos = a.end()
-        key, syms, array, ints, string, boolean, integer, real = a.groups()
+        key, syms, listed, array, ints, string, boolean, integer, real = a.groups()
         if key in sync:
             if syms is None:
                 return None
@@ -1208,7 +1228,9 @@ def _fast_attrs(spec: OpSpec, kind: str | None, attrs: str
         if param is None or key == "kind":
             return None
         kind_of = param[0]
-        if kind_of == "ints" and array is not None:
+        if kind_of == "ints" and (listed is not None or syms == ""):  # [2, 2] or []
+            params[key] = tuple(int(v) for v in listed.split(", ")) if listed else ()
+        elif kind_of == "ints" and array is not None:  # the older spelling
             params[key] = tuple(int(v) for v in ints.split(", ")) if ints else ()
         elif kind_of == "str" and string is not None:
             params[key] = string
@@ -1233,12 +1255,16 @@ _PARAM_TYPES: dict[str, tuple[type, ...]] = {
 
 def _param(s: _Scanner, spec: OpSpec, key: str, value: Any, at: int) -> Any:
     kind = spec.params[key][0]
+    if kind in ("ints", "floats") and isinstance(value, list):  # [1, 2]; array<i64: 1, 2> is a tuple
+        numbers = (int,) if kind == "ints" else (int, float)
+        if all(isinstance(v, numbers) and not isinstance(v, bool) for v in value):
+            value = tuple(value if kind == "ints" else map(float, value))
     ok = isinstance(value, _PARAM_TYPES[kind]) and not isinstance(value, (_Symbol, _Alias))
     if kind in ("int", "float") and isinstance(value, bool):
         ok = False
     if not ok:
-        expected = {"int": "an integer (e.g. 2 : i64)", "ints": "array<i64: ...>", "float": "a float (e.g. 0.5 : f64)",
-                    "floats": "array<f64: ...>",
+        expected = {"int": "an integer (e.g. 2 : i64)", "ints": "a list of integers [1, 2]", "float": "a float (e.g. 0.5 : f64)",
+                    "floats": "a list of floats [0.5, 2.0]",
                     "str": "a string", "bool": "true or false"}[kind]
         raise s.error(f"npu.{spec.op} parameter '{key}' must be {expected}", at)
     return value

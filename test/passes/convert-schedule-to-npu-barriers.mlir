@@ -18,38 +18,38 @@
 // A command without `origin` has the origin of the command before it: each fence's origin
 // is the last one written above it on its core.
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x : {{.*}}, origin = 0, expects = "host"}
-// CHECK-NEXT:      npu.unary relu {{.*}} {waits = [@c0in_c0vec], expects = "-1"}
-// CHECK-NEXT:      npu.fence {signals = [@bar_o0_c1]}{{$}}
-// CHECK-NEXT:      npu.fence {waits = [@bar_o1_c0]}{{$}}
-// CHECK-NEXT:      npu.dma @g0_0_c1[16] : {{.*}} {origin = 1, expects = "c1#1"}
-// CHECK-NEXT:      npu.dma @w : {{.*}} {signals = [@c0in_c0mx, @c0in_c1in], expects = "host"}
-// CHECK-NEXT:      npu.conv2d {{.*}}, waits = [@c0in_c0mx], expects = "-5, -2; -1"}
-// CHECK-NEXT:      npu.fence {signals = [@bar_o0_c2]}{{$}}
-// CHECK-NEXT:      npu.fence{{$}}
+// CHECK-NEXT:      dma @in_x : {{.*}}, origin = 0, expects = "host"}
+// CHECK-NEXT:      unary relu {{.*}} {waits = [@c0in_c0vec], expects = "-1"}
+// CHECK-NEXT:      fence {signals = [@bar_o0_c1]}{{$}}
+// CHECK-NEXT:      fence {waits = [@bar_o1_c0]}{{$}}
+// CHECK-NEXT:      dma @g0_0_c1[16] : {{.*}} {origin = 1, expects = "c1#1"}
+// CHECK-NEXT:      dma @w : {{.*}} {signals = [@c0in_c0mx, @c0in_c1in], expects = "host"}
+// CHECK-NEXT:      conv2d {{.*}}, waits = [@c0in_c0mx], expects = "-5, -2; -1"}
+// CHECK-NEXT:      fence {signals = [@bar_o0_c2]}{{$}}
+// CHECK-NEXT:      fence{{$}}
 // CHECK-NEXT:    }
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[64] : {{.*}}, origin = 0, expects = "host"}
-// CHECK-NEXT:      npu.unary relu {{.*}} {waits = [@c1in_c1vec], expects = "-1"}
-// CHECK-NEXT:      npu.fence {signals = [@bar_o1_c0]}{{$}}
-// CHECK-NEXT:      npu.fence {waits = [@bar_o0_c1]}{{$}}
-// CHECK-NEXT:      npu.dma @g0_0_c0[48] : {{.*}} {origin = 1, expects = "c0#1"}
-// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0 : {{.*}} {waits = [@c0in_c1in], signals = [@c1in_c1mx], expects = "c0#5"}
-// CHECK-NEXT:      npu.conv2d {{.*}}, waits = [@c1in_c1mx], expects = "-5, -2; -1"}
-// CHECK-NEXT:      npu.fence {signals = [@bar_o1_c3]}{{$}}
-// CHECK-NEXT:      npu.fence{{$}}
+// CHECK-NEXT:      dma @in_x[64] : {{.*}}, origin = 0, expects = "host"}
+// CHECK-NEXT:      unary relu {{.*}} {waits = [@c1in_c1vec], expects = "-1"}
+// CHECK-NEXT:      fence {signals = [@bar_o1_c0]}{{$}}
+// CHECK-NEXT:      fence {waits = [@bar_o0_c1]}{{$}}
+// CHECK-NEXT:      dma @g0_0_c0[48] : {{.*}} {origin = 1, expects = "c0#1"}
+// CHECK-NEXT:      dma @g0_1_1_c0_s0 : {{.*}} {waits = [@c0in_c1in], signals = [@c1in_c1mx], expects = "c0#5"}
+// CHECK-NEXT:      conv2d {{.*}}, waits = [@c1in_c1mx], expects = "-5, -2; -1"}
+// CHECK-NEXT:      fence {signals = [@bar_o1_c3]}{{$}}
+// CHECK-NEXT:      fence{{$}}
 // CHECK:         npu.core 2 {
-// CHECK-NEXT:      npu.fence {origin = 0}
-// CHECK-NEXT:      npu.fence{{$}}
-// CHECK-NEXT:      npu.fence {origin = 1}
-// CHECK-NEXT:      npu.fence {waits = [@bar_o0_c2]}{{$}}
-// CHECK-NEXT:      npu.dma @g0_1_c0 :
+// CHECK-NEXT:      fence {origin = 0}
+// CHECK-NEXT:      fence{{$}}
+// CHECK-NEXT:      fence {origin = 1}
+// CHECK-NEXT:      fence {waits = [@bar_o0_c2]}{{$}}
+// CHECK-NEXT:      dma @g0_1_c0 :
 // CHECK:         npu.core 3 {
-// CHECK-NEXT:      npu.fence {origin = 0}
-// CHECK-NEXT:      npu.fence{{$}}
-// CHECK-NEXT:      npu.fence {origin = 1}
-// CHECK-NEXT:      npu.fence {waits = [@bar_o1_c3]}{{$}}
-// CHECK-NEXT:      npu.dma @g0_1_c1 :
+// CHECK-NEXT:      fence {origin = 0}
+// CHECK-NEXT:      fence{{$}}
+// CHECK-NEXT:      fence {origin = 1}
+// CHECK-NEXT:      fence {waits = [@bar_o1_c3]}{{$}}
+// CHECK-NEXT:      dma @g0_1_c1 :
 
 // ALLOC-LABEL: npu.program @halo
 // ALLOC:         npu.semaphore @bar_o0_c1 core 1

@@ -18,19 +18,19 @@
 // CHECK:         npu.buffer @g0_0_tmp : llb[2048]
 // CHECK-NOT:     _tmp :
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x : [[STRIDED]] -> @g0_0_c0_0_s0 :
-// CHECK-NEXT:      npu.dma @s : 4xf16 -> @g0_0_1_c0_s0 :
-// CHECK-NEXT:      npu.dma @t : 4xf16 -> @g0_0_2_c0_s0 :
-// CHECK-NEXT:      npu.binary mul @g0_0_c0_0_s0 : [[ROWS]], @g0_0_1_c0_s0 : [[SCALE]] -> @g0_0_c0_o0 :
-// CHECK-NEXT:      npu.binary add @g0_0_c0_o0 : [[ROWS]], @g0_0_2_c0_s0 : [[SCALE]] -> @g0_0_c0_o0 :
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_o0 : [[ROWS]] -> @g0_0_c0_o0 :
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0 : [[FLAT]] -> @g0_0_tmp :
-// CHECK:           npu.fence
-// CHECK-NEXT:      npu.fence
-// CHECK-NEXT:      npu.dma @g0_0_tmp : [[STRIDED]] -> @g0_3_c0_0_s0 :
-// CHECK-NEXT:      npu.unary exp @g0_3_c0_0_s0 : [[ROWS]] -> @g0_3_c0_o0 :
-// CHECK-NEXT:      npu.binary add @g0_3_c0_o0 : [[ROWS]], @g0_3_c0_0_s0 : [[ROWS]] -> @g0_3_c0_o0 :
-// CHECK-NEXT:      npu.dma @g0_3_c0_o0 : [[FLAT]] -> @out_y :
+// CHECK-NEXT:      dma @in_x : [[STRIDED]] -> @g0_0_c0_0_s0 :
+// CHECK-NEXT:      dma @s : 4xf16 -> @g0_0_1_c0_s0 :
+// CHECK-NEXT:      dma @t : 4xf16 -> @g0_0_2_c0_s0 :
+// CHECK-NEXT:      binary mul @g0_0_c0_0_s0 : [[ROWS]], @g0_0_1_c0_s0 : [[SCALE]] -> @g0_0_c0_o0 :
+// CHECK-NEXT:      binary add @g0_0_c0_o0 : [[ROWS]], @g0_0_2_c0_s0 : [[SCALE]] -> @g0_0_c0_o0 :
+// CHECK-NEXT:      unary relu @g0_0_c0_o0 : [[ROWS]] -> @g0_0_c0_o0 :
+// CHECK-NEXT:      dma @g0_0_c0_o0 : [[FLAT]] -> @g0_0_tmp :
+// CHECK:           fence
+// CHECK-NEXT:      fence
+// CHECK-NEXT:      dma @g0_0_tmp : [[STRIDED]] -> @g0_3_c0_0_s0 :
+// CHECK-NEXT:      unary exp @g0_3_c0_0_s0 : [[ROWS]] -> @g0_3_c0_o0 :
+// CHECK-NEXT:      binary add @g0_3_c0_o0 : [[ROWS]], @g0_3_c0_0_s0 : [[ROWS]] -> @g0_3_c0_o0 :
+// CHECK-NEXT:      dma @g0_3_c0_o0 : [[FLAT]] -> @out_y :
 
 // Op by op: a phase and an LLB scratch each.
 

@@ -8,13 +8,13 @@
 // the chip refuses (shape mismatch), so no level-3 candidate could split such a group.
 
 // CHECK:      npu.core 0 {
-// CHECK:        npu.one_hot @{{.*}} : 1x3xi64, @{{.*}} : 2xf16 -> @{{.*}} : 1x3x5xf16 {depth = 5 : i64, axis = 2 : i64
-// CHECK:        npu.gather_nd @{{.*}} : 1x4x8xf16, @{{.*}} : 1x3x1xi64 -> @{{.*}} : 1x3x8xf16 {batch_dims = 1 : i64
-// CHECK:        npu.einsum @{{.*}} : 1x4x16xf16 rhs @{{.*}} : 1x16x8xf16 -> @{{.*}} : 1x4x8xf16 {equation = "bij,bjk->bik"
+// CHECK:        one_hot @{{.*}} : 1x3xi64, @{{.*}} : 2xf16 -> @{{.*}} : 1x3x5xf16 {depth = 5 : i64, axis = 2 : i64
+// CHECK:        gather_nd @{{.*}} : 1x4x8xf16, @{{.*}} : 1x3x1xi64 -> @{{.*}} : 1x3x8xf16 {batch_dims = 1 : i64
+// CHECK:        einsum @{{.*}} : 1x4x16xf16 rhs @{{.*}} : 1x16x8xf16 -> @{{.*}} : 1x4x8xf16 {equation = "bij,bjk->bik"
 // CHECK:      npu.core 1 {
-// CHECK:        npu.one_hot @{{.*}} : 1x3xi64, @{{.*}} : 2xf16 -> @{{.*}} : 1x3x5xf16
-// CHECK:        npu.gather_nd @{{.*}} : 1x4x8xf16, @{{.*}} : 1x3x1xi64 -> @{{.*}} : 1x3x8xf16
-// CHECK:        npu.einsum @{{.*}} : 1x4x16xf16 rhs @{{.*}} : 1x16x8xf16 -> @{{.*}} : 1x4x8xf16
+// CHECK:        one_hot @{{.*}} : 1x3xi64, @{{.*}} : 2xf16 -> @{{.*}} : 1x3x5xf16
+// CHECK:        gather_nd @{{.*}} : 1x4x8xf16, @{{.*}} : 1x3x1xi64 -> @{{.*}} : 1x3x8xf16
+// CHECK:        einsum @{{.*}} : 1x4x16xf16 rhs @{{.*}} : 1x16x8xf16 -> @{{.*}} : 1x4x8xf16
 
 func.func @main(%i: tensor<2x3xi64> {graph.name = "i"}, %v: tensor<2xf16> {graph.name = "v"}, %x: tensor<2x4x8xf16> {graph.name = "x"}, %j: tensor<2x3x1xi64> {graph.name = "j"}, %y: tensor<2x4x16xf16> {graph.name = "y"}, %w: tensor<2x16x8xf16> {graph.name = "w"}) -> (tensor<2x3x5xf16>, tensor<2x3x8xf16>, tensor<2x4x8xf16>) {
   %0 = schedule.group "one_hot_0" (%i_1 = %i : tensor<2x3xi64>, %v_1 = %v : tensor<2xf16>) -> tensor<2x3x5xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0, 1]>} {

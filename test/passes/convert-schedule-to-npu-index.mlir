@@ -8,17 +8,17 @@
 
 // CHECK:      [[ROW:#l[0-9]+]] = 1x8xf16
 // CHECK:      npu.core 0 {
-// CHECK:        npu.compare greater @{{.*}} : 1x8xi64, @{{.*}} : 1xi64 -> @{{.*}} : 1x8xi1
-// CHECK:        npu.select @{{.*}} : 1x8xi1, @{{.*}} : [[ROW]], @{{.*}} : [[ROW]] -> @{{.*}} : [[ROW]]
-// CHECK:        npu.topk values @{{.*}} : [[ROW]] -> @{{.*}} : 1x2xf16 {k = 2 : i64, axis = 1 : i64
-// CHECK-NEXT:   npu.dma @{{.*}} : 2xf16 -> @out_values : 2xf16
-// CHECK-NOT:    npu.topk values
-// CHECK:        npu.topk indices @{{.*}} : [[ROW]] -> @{{.*}} : 1x2xi64 {k = 2 : i64, axis = 1 : i64
-// CHECK-NEXT:   npu.dma @{{.*}} : 2xi64 -> @out_indices : 2xi64
-// CHECK:        npu.arg_reduce argmax @{{.*}} : [[ROW]] -> @{{.*}} : 1xi64 {axis = 1 : i64, keepdims = false
+// CHECK:        compare greater @{{.*}} : 1x8xi64, @{{.*}} : 1xi64 -> @{{.*}} : 1x8xi1
+// CHECK:        select @{{.*}} : 1x8xi1, @{{.*}} : [[ROW]], @{{.*}} : [[ROW]] -> @{{.*}} : [[ROW]]
+// CHECK:        topk values @{{.*}} : [[ROW]] -> @{{.*}} : 1x2xf16 {k = 2 : i64, axis = 1 : i64
+// CHECK-NEXT:   dma @{{.*}} : 2xf16 -> @out_values : 2xf16
+// CHECK-NOT:    topk values
+// CHECK:        topk indices @{{.*}} : [[ROW]] -> @{{.*}} : 1x2xi64 {k = 2 : i64, axis = 1 : i64
+// CHECK-NEXT:   dma @{{.*}} : 2xi64 -> @out_indices : 2xi64
+// CHECK:        arg_reduce argmax @{{.*}} : [[ROW]] -> @{{.*}} : 1xi64 {axis = 1 : i64, keepdims = false
 // CHECK:      npu.core 1 {
-// CHECK:        npu.compare greater
-// CHECK:        npu.arg_reduce argmax
+// CHECK:        compare greater
+// CHECK:        arg_reduce argmax
 
 func.func @main(%ids: tensor<2x8xi64> {graph.name = "ids"}, %x: tensor<2x8xf16> {graph.name = "x"}, %y: tensor<2x8xf16> {graph.name = "y"}) -> (tensor<2x2xf16> {graph.name = "values"}, tensor<2x2xi64> {graph.name = "indices"}, tensor<2xi64> {graph.name = "best"}) {
   %limit = graph.constant dense<3> : tensor<i64>

@@ -16,34 +16,34 @@
 // CHECK-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] live 0..1
 // CHECK-DAG:     npu.buffer @g0_1_1_c1_s0 : wb(1)[320] live 0..1
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x : [[IN]] -> @g0_in_c0 :
-// CHECK-NEXT:      npu.unary relu
-// CHECK-NEXT:      npu.dma @w : 144xf16 -> @g0_1_1_c0_s0 : 144xf16 {signals = [@c0in_c1in], origin = 1, expects = "host"}
-// CHECK-NEXT:      npu.fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3], origin = 0}
-// CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0]}{{$}}
-// CHECK-NEXT:      npu.dma @g0_0_c1[16] : [[HALO]] -> @g0_0_c0[64] : [[HALO]] {signals = [@c0in_c0mx], origin = 1, expects = "c1#1"}
-// CHECK-NEXT:      npu.conv2d @g0_0_c0 : 1x4x5x8xf16, @g0_1_1_c0_s0 : 4x4x3x3xf16 -> @g0_1_c0 : [[ROWS]] {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], expects = "-5, -1; -4"}
+// CHECK-NEXT:      dma @in_x : [[IN]] -> @g0_in_c0 :
+// CHECK-NEXT:      unary relu
+// CHECK-NEXT:      dma @w : 144xf16 -> @g0_1_1_c0_s0 : 144xf16 {signals = [@c0in_c1in], origin = 1, expects = "host"}
+// CHECK-NEXT:      fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3], origin = 0}
+// CHECK-NEXT:      fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0]}{{$}}
+// CHECK-NEXT:      dma @g0_0_c1[16] : [[HALO]] -> @g0_0_c0[64] : [[HALO]] {signals = [@c0in_c0mx], origin = 1, expects = "c1#1"}
+// CHECK-NEXT:      conv2d @g0_0_c0 : 1x4x5x8xf16, @g0_1_1_c0_s0 : 4x4x3x3xf16 -> @g0_1_c0 : [[ROWS]] {pads = [1, 1, 0, 1], waits = [@c0in_c0mx], expects = "-5, -1; -4"}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[64]
-// CHECK-NEXT:      npu.unary relu
-// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0 : 144xf16 -> @g0_1_1_c1_s0 : 144xf16 {waits = [@c0in_c1in], origin = 1, expects = "c0#2"}
-// CHECK-NEXT:      npu.fence
-// CHECK-NEXT:      npu.fence
-// CHECK-NEXT:      npu.dma @g0_0_c0[48]
-// CHECK-NEXT:      npu.conv2d @g0_0_c1 : 1x4x5x8xf16, @g0_1_1_c1_s0 : 4x4x3x3xf16
+// CHECK-NEXT:      dma @in_x[64]
+// CHECK-NEXT:      unary relu
+// CHECK-NEXT:      dma @g0_1_1_c0_s0 : 144xf16 -> @g0_1_1_c1_s0 : 144xf16 {waits = [@c0in_c1in], origin = 1, expects = "c0#2"}
+// CHECK-NEXT:      fence
+// CHECK-NEXT:      fence
+// CHECK-NEXT:      dma @g0_0_c0[48]
+// CHECK-NEXT:      conv2d @g0_0_c1 : 1x4x5x8xf16, @g0_1_1_c1_s0 : 4x4x3x3xf16
 
 // Without it the weights are loaded after the barrier, live in the conv's phase only.
 
 // OFF-LABEL: npu.program @halo
 // OFF-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] live 1..1
 // OFF:         npu.core 0 {
-// OFF-NEXT:      npu.dma @in_x :
-// OFF-NEXT:      npu.unary relu
-// OFF-NEXT:      npu.fence
-// OFF-NEXT:      npu.fence
-// OFF-NEXT:      npu.dma @g0_0_c1[16]
-// OFF-NEXT:      npu.dma @w : 144xf16 -> @g0_1_1_c0_s0 :
-// OFF-NEXT:      npu.conv2d
+// OFF-NEXT:      dma @in_x :
+// OFF-NEXT:      unary relu
+// OFF-NEXT:      fence
+// OFF-NEXT:      fence
+// OFF-NEXT:      dma @g0_0_c1[16]
+// OFF-NEXT:      dma @w : 144xf16 -> @g0_1_1_c0_s0 :
+// OFF-NEXT:      conv2d
 
 // ALLOC-LABEL: npu.program @halo
 // ALLOC-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] at 0

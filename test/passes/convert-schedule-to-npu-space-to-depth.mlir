@@ -10,12 +10,12 @@
 // CHECK:      [[PHASE:#l[0-9]+]] = 3x9x32xf16 strides [4096, 128, 2]
 // CHECK:      npu.buffer @w_s2d : ddr[12288] {{(at [0-9]+ )?}}= dense<"0x0000
 // CHECK:      npu.core 0 {
-// CHECK-NEXT:   npu.dma @in_x{{(\[[0-9]+\])?}} : [[PHASE]] -> @{{.*}} : 3x9x32xf16
-// CHECK-NEXT:   npu.dma @in_x{{(\[[0-9]+\])?}} : [[PHASE]] -> @{{.*}} : 3x9x32xf16
-// CHECK-NEXT:   npu.dma @in_x{{(\[[0-9]+\])?}} : [[PHASE]] -> @{{.*}} : 3x9x32xf16
-// CHECK-NEXT:   npu.dma @in_x{{(\[[0-9]+\])?}} : [[PHASE]] -> @{{.*}} : 3x9x32xf16
-// CHECK-NEXT:   npu.dma @w_s2d{{(\[[0-9]+\])?}} : 6144xf16 -> @{{.*}} : 6144xf16
-// CHECK-NEXT:   npu.conv2d @{{.*}} : 1x12x9x32xf16, @{{.*}} : 32x12x4x4xf16 -> @{{.*}} : 1x32x8x32xf16 {pads = array<i64: 2, 2, 0, 1>
+// CHECK-NEXT:   dma @in_x{{(\[[0-9]+\])?}} : [[PHASE]] -> @{{.*}} : 3x9x32xf16
+// CHECK-NEXT:   dma @in_x{{(\[[0-9]+\])?}} : [[PHASE]] -> @{{.*}} : 3x9x32xf16
+// CHECK-NEXT:   dma @in_x{{(\[[0-9]+\])?}} : [[PHASE]] -> @{{.*}} : 3x9x32xf16
+// CHECK-NEXT:   dma @in_x{{(\[[0-9]+\])?}} : [[PHASE]] -> @{{.*}} : 3x9x32xf16
+// CHECK-NEXT:   dma @w_s2d{{(\[[0-9]+\])?}} : 6144xf16 -> @{{.*}} : 6144xf16
+// CHECK-NEXT:   conv2d @{{.*}} : 1x12x9x32xf16, @{{.*}} : 32x12x4x4xf16 -> @{{.*}} : 1x32x8x32xf16 {pads = [2, 2, 0, 1]
 // CHECK-NOT:    7x7xf16
 
 func.func @main(%x: tensor<1x3x64x64xf16> {graph.name = "x"}) -> tensor<1x32x32x32xf16> {

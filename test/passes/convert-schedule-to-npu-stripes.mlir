@@ -8,19 +8,19 @@
 // along the rows moves nothing.
 
 // stripe 0: pool rows 0-2 <- conv rows 0-4 <- input rows 0-5 (+1 padding row above)
-// CHECK:      npu.dma @in_x : 4x80xf16 strides [256, 1] -> @g0_in_c0 : 4x80xf16
-// CHECK:      npu.conv2d @g0_in_c0 : 1x4x5x16xf16, {{.*}} -> @g0_0_c0 : 1x4x4x16xf16 {pads = array<i64: 1, 1, 0, 1>
-// CHECK:      npu.pool max @g0_0_c0 : 1x4x4x16xf16 -> @g0_1_c0_o0 : 1x4x2x8xf16
-// CHECK:      npu.dma @g0_1_c0_o0 : 4x16xf16 -> @out_output0 : 4x16xf16 strides [64, 1]
+// CHECK:      dma @in_x : 4x80xf16 strides [256, 1] -> @g0_in_c0 : 4x80xf16
+// CHECK:      conv2d @g0_in_c0 : 1x4x5x16xf16, {{.*}} -> @g0_0_c0 : 1x4x4x16xf16 {pads = [1, 1, 0, 1]
+// CHECK:      pool max @g0_0_c0 : 1x4x4x16xf16 -> @g0_1_c0_o0 : 1x4x2x8xf16
+// CHECK:      dma @g0_1_c0_o0 : 4x16xf16 -> @out_output0 : 4x16xf16 strides [64, 1]
 // stripe 1: pool rows 2-5 <- conv rows 4-10 <- input rows 3-11, no padding rows
-// CHECK:      npu.dma @in_x[96] : 4x128xf16 strides [256, 1] -> @g1_in_c0 : 4x128xf16
-// CHECK:      npu.conv2d @g1_in_c0 : 1x4x8x16xf16, {{.*}} -> @g1_0_c0 : 1x4x6x16xf16 {pads = array<i64: 0, 1, 0, 1>
-// CHECK:      npu.dma @g1_1_c0_o0 : 4x24xf16 -> @out_output0[32] : 4x24xf16 strides [64, 1]
+// CHECK:      dma @in_x[96] : 4x128xf16 strides [256, 1] -> @g1_in_c0 : 4x128xf16
+// CHECK:      conv2d @g1_in_c0 : 1x4x8x16xf16, {{.*}} -> @g1_0_c0 : 1x4x6x16xf16 {pads = [0, 1, 0, 1]
+// CHECK:      dma @g1_1_c0_o0 : 4x24xf16 -> @out_output0[32] : 4x24xf16 strides [64, 1]
 // stripe 2: pool rows 5-8 <- conv rows 10-16 <- input rows 9-16 (+1 padding row below)
-// CHECK:      npu.dma @in_x[288] : 4x112xf16 strides [256, 1] -> @g2_in_c0 : 4x112xf16
-// CHECK:      npu.conv2d @g2_in_c0 : 1x4x7x16xf16, {{.*}} -> @g2_0_c0 : 1x4x6x16xf16 {pads = array<i64: 0, 1, 1, 1>
-// CHECK:      npu.dma @g2_1_c0_o0 : 4x24xf16 -> @out_output0[80] : 4x24xf16 strides [64, 1]
-// CHECK-NOT:  npu.dma {{.*}}@out_output0
+// CHECK:      dma @in_x[288] : 4x112xf16 strides [256, 1] -> @g2_in_c0 : 4x112xf16
+// CHECK:      conv2d @g2_in_c0 : 1x4x7x16xf16, {{.*}} -> @g2_0_c0 : 1x4x6x16xf16 {pads = [0, 1, 1, 1]
+// CHECK:      dma @g2_1_c0_o0 : 4x24xf16 -> @out_output0[80] : 4x24xf16 strides [64, 1]
+// CHECK-NOT:  dma {{.*}}@out_output0
 // ALLOC:      npu.program
 
 

@@ -26,17 +26,17 @@
 // CHECK-DAG:     npu.semaphore @c0vec_c0out core 0
 // CHECK-DAG:     npu.semaphore @c0out_c0vec core 0
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x : [[STRIDED]] -> @g0_0_c0_0_s0 : [[FLAT]] {signals = [@c0in_c0vec], origin = 0, expects = "host"}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0 : [[ROWS]] -> @g0_0_c0_o0 : [[ROWS]] {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], expects = "-1"}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0 : [[FLAT]] -> @out_y : [[STRIDED]] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], expects = "-1"}
-// CHECK-NEXT:      npu.dma @in_x[2048] : [[STRIDED]] -> @g0_0_c0_0_s1 : [[FLAT]] {signals = [@c0in_c0vec], expects = "host"}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s1 : [[ROWS]] -> @g0_0_c0_o1 : [[ROWS]] {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], expects = "-1"}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o1 : [[FLAT]] -> @out_y[2048] : [[STRIDED]] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], expects = "-1"}
-// CHECK-NEXT:      npu.dma @in_x[4096] : [[STRIDED]] -> @g0_0_c0_0_s0 : [[FLAT]] {waits = [@c0vec_c0in], signals = [@c0in_c0vec], expects = "host"}
-// CHECK-NEXT:      npu.unary relu @g0_0_c0_0_s0 : [[ROWS]] -> @g0_0_c0_o0 : [[ROWS]] {waits = [@c0in_c0vec, @c0out_c0vec], signals = [@c0vec_c0out], expects = "-1"}
-// CHECK-NEXT:      npu.dma @g0_0_c0_o0 : [[FLAT]] -> @out_y[4096] : [[STRIDED]] {waits = [@c0vec_c0out], expects = "-1"}
+// CHECK-NEXT:      dma @in_x : [[STRIDED]] -> @g0_0_c0_0_s0 : [[FLAT]] {signals = [@c0in_c0vec], origin = 0, expects = "host"}
+// CHECK-NEXT:      unary relu @g0_0_c0_0_s0 : [[ROWS]] -> @g0_0_c0_o0 : [[ROWS]] {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], expects = "-1"}
+// CHECK-NEXT:      dma @g0_0_c0_o0 : [[FLAT]] -> @out_y : [[STRIDED]] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], expects = "-1"}
+// CHECK-NEXT:      dma @in_x[2048] : [[STRIDED]] -> @g0_0_c0_0_s1 : [[FLAT]] {signals = [@c0in_c0vec], expects = "host"}
+// CHECK-NEXT:      unary relu @g0_0_c0_0_s1 : [[ROWS]] -> @g0_0_c0_o1 : [[ROWS]] {waits = [@c0in_c0vec], signals = [@c0vec_c0out, @c0vec_c0in], expects = "-1"}
+// CHECK-NEXT:      dma @g0_0_c0_o1 : [[FLAT]] -> @out_y[2048] : [[STRIDED]] {waits = [@c0vec_c0out], signals = [@c0out_c0vec], expects = "-1"}
+// CHECK-NEXT:      dma @in_x[4096] : [[STRIDED]] -> @g0_0_c0_0_s0 : [[FLAT]] {waits = [@c0vec_c0in], signals = [@c0in_c0vec], expects = "host"}
+// CHECK-NEXT:      unary relu @g0_0_c0_0_s0 : [[ROWS]] -> @g0_0_c0_o0 : [[ROWS]] {waits = [@c0in_c0vec, @c0out_c0vec], signals = [@c0vec_c0out], expects = "-1"}
+// CHECK-NEXT:      dma @g0_0_c0_o0 : [[FLAT]] -> @out_y[4096] : [[STRIDED]] {waits = [@c0vec_c0out], expects = "-1"}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[8192] : [[STRIDED]] -> @g0_0_c1_0_s0 : [[FLAT]] {signals = [@c1in_c1vec], origin = 0, expects = "host"}
+// CHECK-NEXT:      dma @in_x[8192] : [[STRIDED]] -> @g0_0_c1_0_s0 : [[FLAT]] {signals = [@c1in_c1vec], origin = 0, expects = "host"}
 
 // ALLOC-LABEL: npu.program @stream
 // ALLOC-DAG:     npu.buffer @in_x : ddr[131072] at {{[0-9]+}}
@@ -76,26 +76,26 @@ func.func @stream(%x: tensor<1x8x128x64xf16> {graph.name = "x"}) -> (tensor<1x8x
 // CHECK-DAG:     npu.buffer @g0_1_c0 : l1(0)[256] live 1..2
 // CHECK-DAG:     npu.buffer @g0_1_1_c0_s0 : wb(0)[320] live 1..1
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x : [[IN]] -> @g0_in_c0 : 4x32xf16 {signals = [@c0in_c0vec], origin = 0, expects = "host"}
-// CHECK-NEXT:      npu.unary relu @g0_in_c0 : [[ROWS]] -> @g0_0_c0 : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c0in_c0vec], expects = "-1"}
-// CHECK-NEXT:      npu.fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3]}
-// CHECK-NEXT:      npu.fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0]}
-// CHECK-NEXT:      npu.dma @g0_0_c1[16] : [[HALO]] -> @g0_0_c0[64] : [[HALO]] {origin = 1, expects = "c1#1"}
-// CHECK-NEXT:      npu.dma @w : 144xf16 -> @g0_1_1_c0_s0 : 144xf16 {signals = [@c0in_c0mx, @c0in_c1in], expects = "host"}
-// CHECK-NEXT:      npu.conv2d @g0_0_c0 : 1x4x5x8xf16, @g0_1_1_c0_s0 : 4x4x3x3xf16 -> @g0_1_c0 : [[ROWS]] {pads = array<i64: 1, 1, 0, 1>, waits = [@c0in_c0mx], expects = "-5, -2; -1"}
+// CHECK-NEXT:      dma @in_x : [[IN]] -> @g0_in_c0 : 4x32xf16 {signals = [@c0in_c0vec], origin = 0, expects = "host"}
+// CHECK-NEXT:      unary relu @g0_in_c0 : [[ROWS]] -> @g0_0_c0 : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c0in_c0vec], expects = "-1"}
+// CHECK-NEXT:      fence {signals = [@bar0_c1, @bar0_c2, @bar0_c3]}
+// CHECK-NEXT:      fence {waits = [@bar0_c0, @bar0_c0, @bar0_c0]}
+// CHECK-NEXT:      dma @g0_0_c1[16] : [[HALO]] -> @g0_0_c0[64] : [[HALO]] {origin = 1, expects = "c1#1"}
+// CHECK-NEXT:      dma @w : 144xf16 -> @g0_1_1_c0_s0 : 144xf16 {signals = [@c0in_c0mx, @c0in_c1in], expects = "host"}
+// CHECK-NEXT:      conv2d @g0_0_c0 : 1x4x5x8xf16, @g0_1_1_c0_s0 : 4x4x3x3xf16 -> @g0_1_c0 : [[ROWS]] {pads = [1, 1, 0, 1], waits = [@c0in_c0mx], expects = "-5, -2; -1"}
 // CHECK:         npu.core 1 {
-// CHECK-NEXT:      npu.dma @in_x[64] : [[IN]] -> @g0_in_c1 : 4x32xf16 {signals = [@c1in_c1vec], origin = 0, expects = "host"}
-// CHECK-NEXT:      npu.unary relu @g0_in_c1 : [[ROWS]] -> @g0_0_c1[16] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c1in_c1vec], expects = "-1"}
-// CHECK-NEXT:      npu.fence
-// CHECK-NEXT:      npu.fence
-// CHECK-NEXT:      npu.dma @g0_0_c0[48] : [[HALO]] -> @g0_0_c1 : [[HALO]] {origin = 1, expects = "c0#1"}
-// CHECK-NEXT:      npu.dma @g0_1_1_c0_s0 : 144xf16 -> @g0_1_1_c1_s0 : 144xf16 {waits = [@c0in_c1in], signals = [@c1in_c1mx], expects = "c0#5"}
-// CHECK-NEXT:      npu.conv2d @g0_0_c1 : 1x4x5x8xf16, @g0_1_1_c1_s0 : 4x4x3x3xf16 -> @g0_1_c1 : [[ROWS]] {pads = array<i64: 0, 1, 1, 1>, waits = [@c1in_c1mx], expects = "-5, -2; -1"}
+// CHECK-NEXT:      dma @in_x[64] : [[IN]] -> @g0_in_c1 : 4x32xf16 {signals = [@c1in_c1vec], origin = 0, expects = "host"}
+// CHECK-NEXT:      unary relu @g0_in_c1 : [[ROWS]] -> @g0_0_c1[16] : 1x4x4x8xf16 strides [160, 40, 8, 1] {waits = [@c1in_c1vec], expects = "-1"}
+// CHECK-NEXT:      fence
+// CHECK-NEXT:      fence
+// CHECK-NEXT:      dma @g0_0_c0[48] : [[HALO]] -> @g0_0_c1 : [[HALO]] {origin = 1, expects = "c0#1"}
+// CHECK-NEXT:      dma @g0_1_1_c0_s0 : 144xf16 -> @g0_1_1_c1_s0 : 144xf16 {waits = [@c0in_c1in], signals = [@c1in_c1mx], expects = "c0#5"}
+// CHECK-NEXT:      conv2d @g0_0_c1 : 1x4x5x8xf16, @g0_1_1_c1_s0 : 4x4x3x3xf16 -> @g0_1_c1 : [[ROWS]] {pads = [0, 1, 1, 1], waits = [@c1in_c1mx], expects = "-5, -2; -1"}
 // CHECK:         npu.core 2 {
-// CHECK:           npu.dma @g0_1_c0 : 128xf16 -> @g1_in_c2 : 128xf16 {signals = [@c2in_c2vec], origin = 2, expects = "c0#6"}
-// CHECK-NEXT:      npu.unary tanh @g1_in_c2 : [[ROWS]]
+// CHECK:           dma @g0_1_c0 : 128xf16 -> @g1_in_c2 : 128xf16 {signals = [@c2in_c2vec], origin = 2, expects = "c0#6"}
+// CHECK-NEXT:      unary tanh @g1_in_c2 : [[ROWS]]
 // CHECK:         npu.core 3 {
-// CHECK:           npu.dma @g0_1_c1 : 128xf16 -> @g1_in_c3 : 128xf16 {signals = [@c3in_c3vec], origin = 2, expects = "c1#6"}
+// CHECK:           dma @g0_1_c1 : 128xf16 -> @g1_in_c3 : 128xf16 {signals = [@c3in_c3vec], origin = 2, expects = "c1#6"}
 func.func @halo(%x: tensor<1x4x8x8xf16> {graph.name = "x"}) -> (tensor<1x4x8x8xf16> {graph.name = "y"}) {
   %w = graph.constant dense<1.000000e-01> : tensor<4x4x3x3xf16>
   %g = schedule.group "block" (%a = %x : tensor<1x4x8x8xf16>) -> tensor<1x4x8x8xf16> attributes {mem_scope = #schedule.mem_scope<L1>, core_bind = #schedule.core_bind<[[0, 1]]>} {
@@ -122,11 +122,11 @@ func.func @halo(%x: tensor<1x4x8x8xf16> {graph.name = "x"}) -> (tensor<1x4x8x8xf
 // CHECK-NEXT:    npu.buffer
 // CHECK-NOT:     npu.buffer @concat
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @in_x : 256xf16 -> @g1_0_c0_0_s0 : 256xf16
-// CHECK:           npu.dma @g1_0_c0_o0 : 256xf16 -> @out_y : 256xf16
+// CHECK-NEXT:      dma @in_x : 256xf16 -> @g1_0_c0_0_s0 : 256xf16
+// CHECK:           dma @g1_0_c0_o0 : 256xf16 -> @out_y : 256xf16
 // CHECK:         npu.core 1 {
-// CHECK:           npu.dma @in_x[512] : 256xf16 -> @g2_0_c1_0_s0 : 256xf16
-// CHECK:           npu.dma @g2_0_c1_o0 : 256xf16 -> @out_y[512] : 256xf16
+// CHECK:           dma @in_x[512] : 256xf16 -> @g2_0_c1_0_s0 : 256xf16
+// CHECK:           dma @g2_0_c1_o0 : 256xf16 -> @out_y[512] : 256xf16
 func.func @views(%x: tensor<2x256xf16> {graph.name = "x"}) -> (tensor<2x256xf16> {graph.name = "y"}) {
   %s:2 = schedule.split %x into 2 {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} : tensor<2x256xf16> -> tensor<1x256xf16>
   %a = schedule.group "neg" [0 of 2] (%p = %s#0 : tensor<1x256xf16>) -> tensor<1x256xf16> attributes {mem_scope = #schedule.mem_scope<DDR>, core_bind = #schedule.core_bind<[0]>} {

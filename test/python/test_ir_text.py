@@ -205,3 +205,44 @@ def test_infinite_parameters_print_as_bits_and_come_back():
     printed = str(program_to_module(program))
     assert "max = 0x7FF0000000000000 : f64" in printed
     assert program_from_module(ir.parse_text(printed)) == program
+
+
+def test_the_older_spellings_read_as_the_denser_ones():
+    """Commands with or without `npu.` in a core, parameters as `array<i64: ...>` or `[...]`,
+    expects as a list or a stepped range: the same program, printed in the denser form."""
+    body = """\
+npu.program @p target "stcp920" {
+  npu.buffer @x : l1(0)[8192]
+  npu.core 0 {
+    npu.dma @x[0] : 16xf16 -> @x[32] : 16xf16
+    npu.dma @x[0] : 16xf16 -> @x[32] : 16xf16
+    npu.dma @x[0] : 16xf16 -> @x[32] : 16xf16
+    npu.dma @x[0] : 16xf16 -> @x[32] : 16xf16
+    npu.dma @x[0] : 16xf16 -> @x[32] : 16xf16
+    npu.dma @x[0] : 16xf16 -> @x[32] : 16xf16
+    npu.dma @x[0] : 16xf16 -> @x[32] : 16xf16
+    npu.dma @x[0] : 16xf16 -> @x[32] : 16xf16
+    POOL
+  }
+}
+"""
+    old = body.replace("POOL", 'npu.pool max @x : 1x4x8x8xf16 -> @x[512] : 1x4x4x4xf16 '
+                       '{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, expects = "-8, -6, -4, -2"}')
+    new = body.replace("npu.dma", "dma").replace(
+        "POOL", 'pool max @x : 1x4x8x8xf16 -> @x[512] : 1x4x4x4xf16 '
+        '{kernel = [2, 2], strides = [2, 2], expects = "-8..-2 by 2"}')
+    program = program_from_module(ir.parse_text(old))
+    assert program_from_module(ir.parse_text(new)) == program
+    assert program.cores[0][8].expects == {"input": ((0, 0), (0, 2), (0, 4), (0, 6))}
+    assert str(program_to_module(program)) == str(ir.parse_text(new))
+    assert "\n      pool max @x : 1x4x8x8xf16 -> @x[512] : 1x4x4x4xf16 {kernel = [2, 2], strides = [2, 2], " \
+           'expects = "-8..-2 by 2"}\n' in str(ir.parse_text(new))
+
+
+def test_writers_at_a_step_print_as_a_stepped_range_from_four_on():
+    four = {"input": tuple((0, i) for i in (1, 4, 7, 10)), "weight": tuple((2, i) for i in range(3, 20, 4))}
+    printed = npu_text.format_expects(four, 0, 12, ("input", "weight"))
+    assert printed == "-11..-2 by 3; c2#3..19 by 4"
+    assert npu_text.parse_expects(printed, 0, 12, ("input", "weight")) == four
+    three = {"input": ((0, 1), (0, 4), (0, 7), (0, 8), (0, 9))}
+    assert npu_text.format_expects(three, 0, 12, ("input",)) == "-11, -8, -5..-3"

@@ -43,7 +43,7 @@ def test_program_to_ir_and_back_through_text():
     text = str(module)
     assert 'npu.program @conv_by_rows target "stcp920"' in text
     assert "npu.buffer @w : ddr[576] at " in text and "= dense<" in text
-    assert "npu.conv2d @xin1 : 1x4x6x8xf16, @w1_0 : #l0 bias @bias1 : 4xf16 -> @out1 : #l1 " in text
+    assert "      conv2d @xin1 : 1x4x6x8xf16, @w1_0 : #l0 bias @bias1 : 4xf16 -> @out1 : #l1 " in text
     assert "\n    #l0 = 4x4x3x3xf16\n    #l1 = 1x4x4x8xf16 strides [256, 32, 8, 1]\n" in text  # most used first
     reparsed = parse(text)
     reparsed.verify()
@@ -154,7 +154,7 @@ def test_build_ir_in_python_then_allocate():
     module = ModuleOp([op])
     module.verify()
     assert op.program is program  # no conversion: the op holds the Program
-    assert "npu.unary sigmoid @t : 4x32xf16 -> @t : 4x32xf16 {waits = [@in], signals = [@out]}" in str(module)
+    assert "unary sigmoid @t : 4x32xf16 -> @t : 4x32xf16 {waits = [@in], signals = [@out]}" in str(module)
     offsets = {"x": 0, "y": 256, "t": 4096}
     op.program = replace(program, buffers={n: replace(b, offset=offsets[n]) for n, b in program.buffers.items()})
     module.verify()

@@ -19,13 +19,13 @@
 // CHECK-NEXT:   npu.semaphore @empty core 0
 // CHECK-NEXT:   npu.semaphore @done_with_a_long_name core 0
 // CHECK-NEXT:   npu.core 0 {
-// CHECK-NEXT:     npu.dma @x : #l0 -> @t : 256xf16 {sync = #s0}
-// CHECK-NEXT:     npu.dma @x[128] : #l0 -> @t[512] : 256xf16 {sync = #s0}
-// CHECK-NEXT:     npu.dma @x[1024] : #l0 -> @t[1024] : 256xf16 {sync = #s0}
-// CHECK-NEXT:     npu.dma @x[1152] : #l0 -> @t[1536] : 256xf16 {sync = #s0}
-// CHECK-NEXT:     npu.unary relu @t : 4x64xf16 -> @t : 4x64xf16 {waits = [@empty]}
-// CHECK-NEXT:     npu.unary exp @t : 256xf16 -> @t : 256xf16 {waits = [@empty, @empty, @empty], signals = [@done_with_a_long_name]}
-// CHECK-NEXT:     npu.dma @t : 256xf16 -> @x[4096] : 256xf16 {sync = #s0}
+// CHECK-NEXT:     dma @x : #l0 -> @t : 256xf16 {sync = #s0}
+// CHECK-NEXT:     dma @x[128] : #l0 -> @t[512] : 256xf16 {sync = #s0}
+// CHECK-NEXT:     dma @x[1024] : #l0 -> @t[1024] : 256xf16 {sync = #s0}
+// CHECK-NEXT:     dma @x[1152] : #l0 -> @t[1536] : 256xf16 {sync = #s0}
+// CHECK-NEXT:     unary relu @t : 4x64xf16 -> @t : 4x64xf16 {waits = [@empty]}
+// CHECK-NEXT:     unary exp @t : 256xf16 -> @t : 256xf16 {waits = [@empty, @empty, @empty], signals = [@done_with_a_long_name]}
+// CHECK-NEXT:     dma @t : 256xf16 -> @x[4096] : 256xf16 {sync = #s0}
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 

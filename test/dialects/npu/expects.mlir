@@ -11,18 +11,18 @@
 // CHECK-LABEL: npu.program @p target "stcp920" {
 // CHECK-NEXT:    #l0 = 128xf16
 // CHECK:         npu.core 0 {
-// CHECK-NEXT:      npu.dma @x : 64xf16 -> @a : 64xf16 {signals = [@c0], expects = "host"}
-// CHECK-NEXT:      npu.dma @x[128] : 64xf16 -> @a[128] : 64xf16 {expects = "host"}
-// CHECK-NEXT:      npu.dma @w : #l0 -> @wl : #l0 {expects = "host"}
-// CHECK-NEXT:      npu.binary add @a : #l0, @wl : #l0 -> @b : #l0 {expects = "-3..-2; -1"}
-// CHECK-NEXT:      npu.unary relu @b : #l0 -> @b : #l0 {expects = "-1"}
-// CHECK-NEXT:      npu.binary mul @a : #l0, @b : #l0 -> @b : #l0 {expects = "rhs: -1"}
-// CHECK-NEXT:      npu.binary sub @a : #l0, @b : #l0 -> @b : #l0 {expects = "-6..-5; "}
-// CHECK-NEXT:      npu.layer_norm @b : #l0 bias @wl : #l0 -> @b : #l0 {expects = "-1; -5"}
+// CHECK-NEXT:      dma @x : 64xf16 -> @a : 64xf16 {signals = [@c0], expects = "host"}
+// CHECK-NEXT:      dma @x[128] : 64xf16 -> @a[128] : 64xf16 {expects = "host"}
+// CHECK-NEXT:      dma @w : #l0 -> @wl : #l0 {expects = "host"}
+// CHECK-NEXT:      binary add @a : #l0, @wl : #l0 -> @b : #l0 {expects = "-3..-2; -1"}
+// CHECK-NEXT:      unary relu @b : #l0 -> @b : #l0 {expects = "-1"}
+// CHECK-NEXT:      binary mul @a : #l0, @b : #l0 -> @b : #l0 {expects = "rhs: -1"}
+// CHECK-NEXT:      binary sub @a : #l0, @b : #l0 -> @b : #l0 {expects = "-6..-5; "}
+// CHECK-NEXT:      layer_norm @b : #l0 bias @wl : #l0 -> @b : #l0 {expects = "-1; -5"}
 // CHECK-NEXT:    }
 // CHECK-NEXT:    npu.core 1 {
-// CHECK-NEXT:      npu.dma @a : #l0 -> @c : #l0 {waits = [@c0], expects = "c0#0..1"}
-// CHECK-NEXT:      npu.unary tanh @c : #l0 -> @c : #l0
+// CHECK-NEXT:      dma @a : #l0 -> @c : #l0 {waits = [@c0], expects = "c0#0..1"}
+// CHECK-NEXT:      unary tanh @c : #l0 -> @c : #l0
 // CHECK-NEXT:    }
 
 npu.program @p target "stcp920" {

@@ -15,7 +15,7 @@ npu.program @p target "stcp920" {
 // -----
 
 // CHECK: expects_parse_invalid.mlir:[[# @LINE + 5]]:59
-// CHECK: expects: src: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, or host) at 'core 0'
+// CHECK: expects: src: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, one with a step -k..-j by s, or host) at 'core 0'
 npu.program @p target "stcp920" {
   npu.buffer @x : ddr[128] at 0
   npu.core 0 {
@@ -61,7 +61,7 @@ npu.program @p target "stcp920" {
 // -----
 
 // CHECK: expects_parse_invalid.mlir:[[# @LINE + 6]]:80
-// CHECK: expects: rhs: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, or host) at 'c1'
+// CHECK: expects: rhs: expected a writer (-k, cN#i, a range -k..-j / cN#i..j, one with a step -k..-j by s, or host) at 'c1'
 npu.program @p target "stcp920" {
   npu.buffer @x : l1(0)[128] at 0
   npu.core 0 {
@@ -78,5 +78,43 @@ npu.program @p target "stcp920" {
   npu.buffer @x : l1(0)[128] at 0
   npu.core 0 {
     npu.dma @x[0] : 64xf16 -> @x[64] : 32xf16 {expects = "c0#4..2"}
+  }
+}
+
+// -----
+
+// A step needs a range (`-9..-3 by 3`), not one writer or the host.
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 6]]:55
+// CHECK: expects: src: 'by 2' needs a range and a step of at least 1
+npu.program @p target "stcp920" {
+  npu.buffer @x : ddr[128] at 0
+  npu.core 0 {
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16 {expects = "-1 by 2"}
+  }
+}
+
+// -----
+
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 5]]:55
+// CHECK: expects: src: 'by 0' needs a range and a step of at least 1
+npu.program @p target "stcp920" {
+  npu.buffer @x : ddr[128] at 0
+  npu.core 0 {
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16 {expects = "c1#0..4 by 0"}
+  }
+}
+
+// -----
+
+// CHECK: expects_parse_invalid.mlir:[[# @LINE + 8]]:55
+// CHECK: expects: src: range -3..-1 by 3 does not end on a step
+npu.program @p target "stcp920" {
+  npu.buffer @x : ddr[128] at 0
+  npu.core 0 {
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16
+    dma @x[0] : 64xf16 -> @x[128] : 32xf16 {expects = "-3..-1 by 3"}
   }
 }

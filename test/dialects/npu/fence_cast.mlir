@@ -4,13 +4,13 @@
 // npu.fence has no operands (and no arrow); npu.cast converts element types.
 
 // CHECK:      npu.core 0 {
-// CHECK-NEXT:   npu.dma @i : 8xi64 -> @t : 8xi64
-// CHECK-NEXT:   npu.fence {signals = [@s]}
-// CHECK-NEXT:   npu.fence {waits = [@r]}
-// CHECK-NEXT:   npu.cast @t : 8xi64 -> @u : 8xf16
+// CHECK-NEXT:   dma @i : 8xi64 -> @t : 8xi64
+// CHECK-NEXT:   fence {signals = [@s]}
+// CHECK-NEXT:   fence {waits = [@r]}
+// CHECK-NEXT:   cast @t : 8xi64 -> @u : 8xf16
 // CHECK:      npu.core 1 {
-// CHECK-NEXT:   npu.fence {signals = [@r]}
-// CHECK-NEXT:   npu.fence {waits = [@s]}
+// CHECK-NEXT:   fence {signals = [@r]}
+// CHECK-NEXT:   fence {waits = [@s]}
 npu.program @p target "stcp920" {
   npu.buffer @x : ddr[64] at 0
   npu.buffer @i : ddr[64] at 64

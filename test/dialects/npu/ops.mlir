@@ -24,25 +24,25 @@
 // CHECK-NEXT:   npu.semaphore @loaded core 0
 // CHECK-NEXT:   npu.semaphore @free core 5 init 2
 // CHECK-NEXT:   npu.core 0 {
-// CHECK-NEXT:     npu.dma @x : #l1 -> @a : #l1 {signals = [@loaded]}
-// CHECK-NEXT:     npu.dma @x[64] : 2x4x32xf16 strides [1024, 32, 1] -> @stage : 256xf16 {waits = [@free], signals = [@loaded, @loaded]}
-// CHECK-NEXT:     npu.dma @a : 2x16x32xf16 strides [1024, 32, 1] -> @remote : 1x2x16x32xf16
-// CHECK-NEXT:     npu.conv2d @a : #l1, @wt : 4x2x3x3xf16 bias @wt[144] : 4xf16 residual @b : 1x4x16x16xf16 -> @b : 1x4x16x16xf16 {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, act = "relu6", waits = [@loaded]}
-// CHECK-NEXT:     npu.conv2d @a : #l1, @wt : 2x1x3x3xf16 -> @b : 1x2x30x30xf16 {groups = 2 : i64}
-// CHECK-NEXT:     npu.matmul @a : #l0, @wt : 32x16xf16 bias @wt[992] : 16xf16 -> @b : 64x16xf16 {act = "relu"}
-// CHECK-NEXT:     npu.matmul @a : 2x16x32xf16, @a[4096] : 2x32x16xf16 strides [512, 1, 32] -> @b : 2x16x16xf16
-// CHECK-NEXT:     npu.unary relu @a : #l0 -> @b : #l0
-// CHECK-NEXT:     npu.unary clip @a : #l0 -> @a : #l0 {min = -1.000000e+00 : f64, max = 1.000000e+00 : f64}
-// CHECK-NEXT:     npu.unary gelu @a : 2048xf16 -> @b : 2048xf16 {approximate = "tanh"}
-// CHECK-NEXT:     npu.binary add @a : #l0, @b : 32xf16 -> @b : #l0
-// CHECK-NEXT:     npu.softmax @a : #l0 -> @b : #l0 {axis = 0 : i64}
-// CHECK-NEXT:     npu.layer_norm @a : #l0 scale @wt : 32xf16 bias @wt[64] : 32xf16 -> @b : #l0 {epsilon = 1.000000e-06 : f64}
-// CHECK-NEXT:     npu.pool max @a : #l1 -> @b : 1x2x16x16xf16 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>}
-// CHECK-NEXT:     npu.pool avg @a : #l1 -> @b : 1x2x1x1xf16 {kernel = array<i64: 32, 32>, count_include_pad = true}
-// CHECK-NEXT:     npu.reduce mean @a : #l0 -> @b : 64xf16 {axes = array<i64: -1>, keepdims = false}
-// CHECK-NEXT:     npu.copy @a : 64x32xf16 strides [1, 64] -> @b : #l0 {signals = [@free]}
-// CHECK-NEXT:     npu.gather @w : 4x1xf16, @ids : 3x2xi64 -> @b : 3x2x1xf16
-// CHECK-NEXT:     npu.dma @b : 2048xf16 -> @y : 2048xf16
+// CHECK-NEXT:     dma @x : #l1 -> @a : #l1 {signals = [@loaded]}
+// CHECK-NEXT:     dma @x[64] : 2x4x32xf16 strides [1024, 32, 1] -> @stage : 256xf16 {waits = [@free], signals = [@loaded, @loaded]}
+// CHECK-NEXT:     dma @a : 2x16x32xf16 strides [1024, 32, 1] -> @remote : 1x2x16x32xf16
+// CHECK-NEXT:     conv2d @a : #l1, @wt : 4x2x3x3xf16 bias @wt[144] : 4xf16 residual @b : 1x4x16x16xf16 -> @b : 1x4x16x16xf16 {strides = [2, 2], pads = [1, 1, 0, 0], act = "relu6", waits = [@loaded]}
+// CHECK-NEXT:     conv2d @a : #l1, @wt : 2x1x3x3xf16 -> @b : 1x2x30x30xf16 {groups = 2 : i64}
+// CHECK-NEXT:     matmul @a : #l0, @wt : 32x16xf16 bias @wt[992] : 16xf16 -> @b : 64x16xf16 {act = "relu"}
+// CHECK-NEXT:     matmul @a : 2x16x32xf16, @a[4096] : 2x32x16xf16 strides [512, 1, 32] -> @b : 2x16x16xf16
+// CHECK-NEXT:     unary relu @a : #l0 -> @b : #l0
+// CHECK-NEXT:     unary clip @a : #l0 -> @a : #l0 {min = -1.000000e+00 : f64, max = 1.000000e+00 : f64}
+// CHECK-NEXT:     unary gelu @a : 2048xf16 -> @b : 2048xf16 {approximate = "tanh"}
+// CHECK-NEXT:     binary add @a : #l0, @b : 32xf16 -> @b : #l0
+// CHECK-NEXT:     softmax @a : #l0 -> @b : #l0 {axis = 0 : i64}
+// CHECK-NEXT:     layer_norm @a : #l0 scale @wt : 32xf16 bias @wt[64] : 32xf16 -> @b : #l0 {epsilon = 1.000000e-06 : f64}
+// CHECK-NEXT:     pool max @a : #l1 -> @b : 1x2x16x16xf16 {kernel = [3, 3], strides = [2, 2], pads = [1, 1, 0, 0]}
+// CHECK-NEXT:     pool avg @a : #l1 -> @b : 1x2x1x1xf16 {kernel = [32, 32], count_include_pad = true}
+// CHECK-NEXT:     reduce mean @a : #l0 -> @b : 64xf16 {axes = [-1], keepdims = false}
+// CHECK-NEXT:     copy @a : 64x32xf16 strides [1, 64] -> @b : #l0 {signals = [@free]}
+// CHECK-NEXT:     gather @w : 4x1xf16, @ids : 3x2xi64 -> @b : 3x2x1xf16
+// CHECK-NEXT:     dma @b : 2048xf16 -> @y : 2048xf16
 // CHECK-NEXT:   }
 // CHECK-NEXT:   npu.core 5 {
 // CHECK-NEXT:   }

@@ -18,15 +18,15 @@
 // CHECK-NEXT:   npu.input "x" @x : 64xf16
 // CHECK-NEXT:   npu.semaphore @s core 0
 // CHECK-NEXT:   npu.core 0 {
-// CHECK-NEXT:     npu.unary relu @t : #l0 -> @t : #l0
-// CHECK-NEXT:     npu.dma @x : #l0 -> @t : #l0 {signals = [@s], origin = 2}
-// CHECK-NEXT:     npu.unary relu @t : #l0 -> @t : #l0 {waits = [@s], origin = 1}
-// CHECK-NEXT:     npu.unary relu @t : #l0 -> @t : #l0 {origin = 0}
-// CHECK-NEXT:     npu.unary clip @t : #l0 -> @t : #l0 {max = 2.000000e+00 : f64}
-// CHECK-NEXT:     npu.unary relu @t : #l0 -> @t : #l0
-// CHECK-NEXT:     npu.fence {origin = -1}
-// CHECK-NEXT:     npu.fence
-// CHECK-NEXT:     npu.fence {origin = 2}
+// CHECK-NEXT:     unary relu @t : #l0 -> @t : #l0
+// CHECK-NEXT:     dma @x : #l0 -> @t : #l0 {signals = [@s], origin = 2}
+// CHECK-NEXT:     unary relu @t : #l0 -> @t : #l0 {waits = [@s], origin = 1}
+// CHECK-NEXT:     unary relu @t : #l0 -> @t : #l0 {origin = 0}
+// CHECK-NEXT:     unary clip @t : #l0 -> @t : #l0 {max = 2.000000e+00 : f64}
+// CHECK-NEXT:     unary relu @t : #l0 -> @t : #l0
+// CHECK-NEXT:     fence {origin = -1}
+// CHECK-NEXT:     fence
+// CHECK-NEXT:     fence {origin = 2}
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 

@@ -32,7 +32,7 @@ npu.program @p target "stcp920" {
 
 // Errors point at the line and column of the fault (here: the command's missing parameter).
 // CHECK: parse_invalid.mlir:[[# @LINE + 5]]:5
-// CHECK: npu.pool needs parameter 'kernel'
+// CHECK: pool needs parameter 'kernel'
 npu.program @p target "stcp920" {
   npu.buffer @t : l1(0)[4096]
   npu.core 0 {
@@ -84,7 +84,7 @@ npu.program @p target "stcp920" {
 // -----
 
 // CHECK: parse_invalid.mlir:[[# @LINE + 5]]:66
-// CHECK: npu.unary parameter 'alpha' must be a float (e.g. 0.5 : f64)
+// CHECK: unary parameter 'alpha' must be a float (e.g. 0.5 : f64)
 npu.program @p target "stcp920" {
   npu.buffer @t : l1(0)[64]
   npu.core 0 {
@@ -133,3 +133,24 @@ npu.program @p target "stcp920" {
 npu.program @p target "stcp920" {
   npu.core 0 {
     npu.fence
+
+// -----
+
+// A command's `npu.` prefix is optional in a core, but a command is only in a core.
+// CHECK: parse_invalid.mlir:[[# @LINE + 3]]:3
+// CHECK: 'dma' expects parent op 'npu.core'
+npu.program @p target "stcp920" {
+  dma @x[0] : 64xf16 -> @x[128] : 32xf16
+}
+
+// -----
+
+// Integer list parameters: [1, 2] (or array<i64: 1, 2>), of integers only.
+// CHECK: parse_invalid.mlir:[[# @LINE + 5]]:79
+// CHECK: npu.pool parameter 'strides' must be a list of integers [1, 2]
+npu.program @p target "stcp920" {
+  npu.buffer @x : l1(0)[4096]
+  npu.core 0 {
+    pool max @x : 1x4x8x8xf16 -> @x : 1x4x4x4xf16 {kernel = [2, 2], strides = [2, 2.0]}
+  }
+}

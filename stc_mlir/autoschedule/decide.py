@@ -233,9 +233,9 @@ class Decider:
     def _level3(self) -> Choice | None:
         """The search, under each L1 fill in turn until a candidate lowers: its best-estimated
         unbiased and biased candidates, judged against each other and the level below."""
-        bar = min(self.first_estimate(0), self.first_estimate(1), self.first_estimate(2))
-        if bar < JUDGE_ALWAYS_CYCLES:  # the emulator judges: the estimate's doubt drops no candidate
-            bar *= 1 + DOUBT
+        # the emulator judges a candidate estimated within the estimator's doubt of the levels
+        # below (`_against_below`), whatever the program's size: that doubt drops no candidate
+        bar = min(self.first_estimate(0), self.first_estimate(1), self.first_estimate(2)) * (1 + DOUBT)
         view = GraphView(self.sunk[self.name].op)
         small = Estimator(self.t).regime(view.ops) is not CALIBRATION
         for fill in FALLBACK_FILLS:

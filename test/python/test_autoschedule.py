@@ -341,6 +341,52 @@ def test_a_level_keeps_the_level_below_when_its_own_runs_slower(monkeypatch):
     assert d.built is not None and not d.kept_default and all(len(styles) == 1 for styles in judged)
 
 
+def _near_the_bar(monkeypatch, over: float) -> list[tuple[list[int], int]]:
+    """Level 3's candidates estimated `over` times the best first estimate of levels 0-2 (the
+    bar) through `Decider.trial`, the estimate's one seam; the styles of every set of choices
+    the emulator is asked to judge, with the style of the one it keeps."""
+    import stc_mlir.autoschedule.decide as decide
+
+    trial, judge, judged = decide.Decider.trial, decide.Decider.judge, []
+
+    def near(self, segments, style, *args, **kw):
+        made = trial(self, segments, style, *args, **kw)
+        if made is not None and style == 3:
+            made.estimate = over * min(self.first_estimate(level) for level in (0, 1, 2))
+        return made
+
+    def spy(self, choices):
+        kept = judge(self, choices)
+        judged.append(([c.style for c in choices], kept.style))
+        return kept
+
+    monkeypatch.setattr(decide.Decider, "trial", near)
+    monkeypatch.setattr(decide.Decider, "judge", spy)
+    return judged
+
+
+@pytest.mark.parametrize("big", [False, True])
+@pytest.mark.parametrize("within", [True, False])
+def test_a_candidate_within_doubt_of_the_bar_is_judged(monkeypatch, big, within):
+    """A level-3 candidate estimated above the levels below's best first estimate (the bar)
+    but within the estimator's doubt (`DOUBT`) of it is lowered and judged by the emulator
+    beside level 2's choice, whatever the program's size (`big`: every program taken as above
+    `JUDGE_ALWAYS_CYCLES`): a big program near the bar lost all its candidates and ran level
+    2's schedule (as DLRM b2 did, eighth session, when its bar was not widened); the fewer
+    emulated cycles win (here level 3's own). Beyond the doubt, none is lowered."""
+    import stc_mlir.autoschedule.decide as decide
+
+    if big:
+        monkeypatch.setattr(decide, "JUDGE_ALWAYS_CYCLES", 0)
+    judged = _near_the_bar(monkeypatch, 1 + decide.DOUBT * (0.5 if within else 2))
+    auto_schedule(_chain(), 3, use_cache=False)
+    if within:
+        styles, kept = judged[-1]
+        assert styles[0] == 3 and styles[-1] < 3 and kept == 3  # level 3's own beside the level below's
+    else:
+        assert all(3 not in styles for styles, _ in judged)
+
+
 def _spy_levels(monkeypatch, refuse_above: int = 3) -> list[int]:
     """The levels the pipeline asks auto_schedule for; levels above `refuse_above` refuse."""
     import stc_mlir.autoschedule as autoschedule

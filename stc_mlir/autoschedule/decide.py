@@ -154,8 +154,8 @@ class Decider:
     def trial(self, segments: list[Segment], style: int, fill: float, llb_fill: float | None = None,
               sunk: bool = False) -> Choice | None:
         """`segments` built by `style`'s rules on a copy of the module (with its ops sunk:
-        `sunk`), estimated (None if `build` or the verifier refuses them: the search's batch
-        test is per op, the verifier's per group, e.g. a gather of a flattened batch)."""
+        `sunk`), estimated (None if `build` or the verifier refuses them: a guard, the search
+        offers only the batch cuts the verifier takes, `GraphView.mixing`)."""
         copy = IRModule((self.sunk if sunk else self.mod).module.clone())
         try:
             build(copy, copy[self.name].op, segments, style, self.t, fill, llb_fill)

@@ -387,6 +387,56 @@ def test_a_candidate_within_doubt_of_the_bar_is_judged(monkeypatch, big, within)
         assert all(3 not in styles for styles, _ in judged)
 
 
+def _flattened_batch(shape: tuple[int, ...], rows: tuple[int, ...], relu: tuple[int, ...], out: tuple[int, ...]):
+    """A gather over the batch flattened into rows: `shape` reshaped to `rows`, rows gathered
+    by constant indices, reshaped to `relu` for a relu, then to `out` (GatherND of a constant
+    grid after the graph passes: test_export_corpus.test_gather_nd_of_constant_index_grids)."""
+    from stc_mlir.dialects import graph as g
+
+    index = np.random.default_rng(1).integers(0, rows[0], size=int(np.prod(out) // np.prod(rows[1:])))
+
+    def body(b, x):
+        y = b(g.GatherOp.make(b(g.ReshapeOp.make(x, shape=rows)), b.const(index.astype(np.int64)), axis=0))
+        y = b(g.ReluOp.make(b(g.ReshapeOp.make(y, shape=relu))))
+        return y if relu == out else b(g.ReshapeOp.make(y, shape=out))
+
+    return function({"x": (shape, F)}, body)
+
+
+@pytest.mark.parametrize("shape, rows, relu, out, uncut", [
+    ((2, 16), (32,), (2, 1, 1, 16), (2, 1, 1, 16), (1, "graph.gather (tensor<32xf16>) combines elements across")),
+    ((2, 2, 2, 8), (4, 2, 8), (576,), (3, 2, 3, 2, 2, 8), (4, "hands on no batch that 2 divides"))])
+def test_the_search_cuts_no_batch_the_verifier_refuses(monkeypatch, shape, rows, relu, out, uncut):
+    """A group's batch, to the verifier, is its output's axis 0: a gather over a flattened
+    batch (2 x 16 -> 32 rows) has batch 32 there and combines elements along it, and a group
+    handing on 3 x ... cannot take 2 parts; the search's test (`GraphView.mixing`) once took
+    the function's batch for every op, saw the gather reading no batch-carrying value, and
+    offered batch parts of such groups, which `Decider.trial` then had to refuse. The search
+    offers none now: no candidate is refused, and level 3 still schedules the graph."""
+    import stc_mlir.autoschedule.decide as decide
+    from stc_mlir.autoschedule.graph import GraphView
+
+    module = _flattened_batch(shape, rows, relu, out)
+    k, why = uncut  # the op alone (the gather; the reshape handing on 3 x ...) is not cut
+    alone = GraphView(module.body.block.first_op).mixing(k, k + 1)
+    trial, refused = decide.Decider.trial, []
+
+    def spy(self, segments, *args, **kw):
+        made = trial(self, segments, *args, **kw)
+        if made is None:
+            refused.append(self.reasons[-1])
+        return made
+
+    monkeypatch.setattr(decide.Decider, "trial", spy)
+    x = f16(*shape)
+    want = reference.run(module, {"x": x})
+    (d,) = auto_schedule(module, 3, use_cache=False)
+    assert refused == [] and d.built is not None
+    assert why in alone
+    for a, b in zip(reference.run(module, {"x": x}), want):
+        np.testing.assert_array_equal(a, b)
+
+
 def _spy_levels(monkeypatch, refuse_above: int = 3) -> list[int]:
     """The levels the pipeline asks auto_schedule for; levels above `refuse_above` refuse."""
     import stc_mlir.autoschedule as autoschedule

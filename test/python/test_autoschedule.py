@@ -572,12 +572,9 @@ def test_the_emulator_judges_between_candidates():
     assert judge(choices[::-1]) is choices[faster]
 
 
-def test_level_3_computes_each_op_as_late_as_it_can():
-    """The exporters' order computes BERT's V projection before the attention scores; level 3
-    sinks each op to just before its first user (`sink_to_first_use`), so the V chain sits
-    next to the matmul that uses it and can be grouped with it. The values do not change."""
+def _v_first():
+    """BERT's attention in miniature, in the exporters' order: the V chain first."""
     from stc_mlir.dialects import graph as g
-    from stc_mlir.schedules.default import sink_to_first_use
 
     rng = np.random.default_rng(1)
 
@@ -586,7 +583,16 @@ def test_level_3_computes_each_op_as_late_as_it_can():
         scores = b(g.SigmoidOp.make(b(g.MatmulOp.make(x, b.const((rng.standard_normal((64, 64)) * 0.1).astype(F))))))
         return b(g.AddOp.make(scores, v))
 
-    module = function({"x": ((4, 32, 64), F)}, body)
+    return function({"x": ((4, 32, 64), F)}, body)
+
+
+def test_level_3_computes_each_op_as_late_as_it_can():
+    """The exporters' order computes BERT's V projection before the attention scores; level 3
+    sinks each op to just before its first user (`sink_to_first_use`), so the V chain sits
+    next to the matmul that uses it and can be grouped with it. The values do not change."""
+    from stc_mlir.schedules.default import sink_to_first_use
+
+    module = _v_first()
     x = f16(4, 32, 64)
     want = reference.run(module, {"x": x})
     f = module.body.block.first_op
@@ -596,6 +602,45 @@ def test_level_3_computes_each_op_as_late_as_it_can():
     assert kinds() == ["graph.matmul", "graph.sigmoid", "graph.matmul", "graph.relu", "graph.add"]
     for a, b in zip(reference.run(module, {"x": x}), want):
         np.testing.assert_array_equal(a, b)
+
+
+def test_level_3_also_groups_runs_of_the_graphs_order(monkeypatch):
+    """Where sinking moved ops, level 3 also searches the graph's order (BERT-base S512 b2:
+    the scores cut in row stripes keep the probabilities in L1 for the context matmul only
+    with the V projection before them, 31.6 M cycles against 36.0 M sunk). Both orders'
+    candidates are estimated; one of the graph's order, made the best estimated here, is
+    built in that order and computes the same values (the sunk ones, estimated far behind,
+    are above the bar; the emulator judges it beside level 2's, and it runs faster here)."""
+    import stc_mlir.autoschedule.decide as decide
+
+    trial, orders = decide.Decider.trial, []
+
+    def spy(self, segments, style, *args, sunk=False, **kw):
+        made = trial(self, segments, style, *args, sunk=sunk, **kw)
+        if style == 3:
+            orders.append(sunk)
+            if made is not None and sunk:
+                made.estimate *= 10  # the sunk order's candidates estimated far behind
+        return made
+
+    decide_level, chosen = decide.Decider.decide, []
+
+    def decided(self, level):
+        choice = decide_level(self, level)
+        chosen.append((level, choice.style, choice.sunk))
+        return choice
+
+    monkeypatch.setattr(decide.Decider, "trial", spy)
+    monkeypatch.setattr(decide.Decider, "decide", decided)
+    module = _v_first()
+    x = f16(4, 32, 64)
+    want = reference.run(module, {"x": x})
+    (d,) = auto_schedule(module, 3, use_cache=False)
+    assert True in orders and False in orders
+    assert chosen[-1] == (3, 3, False) and d.built is not None and not d.built.sunk
+    for a, b in zip(reference.run(module, {"x": x}), want):
+        np.testing.assert_array_equal(a, b)
+    lower_and_run(module, {"x": x}, max_ulps=2)
 
 
 def _branches(n: int = 8):

@@ -553,9 +553,10 @@ def _rebatch_op(op: Operation, old: int, new: int, values: dict[SSAValue, SSAVal
 
 
 def _slices(value: SSAValue, n: int, before: Operation) -> list[SSAValue]:
-    """`value` cut into n batch slices, reusing the pieces of the concat that made it."""
+    """`value` cut into n batch slices, reusing the pieces of the concat that made it (along
+    the batch: a concat of row stripes holds no batch slices)."""
     join = value.owner
-    if isinstance(join, s.ConcatOp) and len({v.type for v in join.inputs}) == 1:
+    if isinstance(join, s.ConcatOp) and join.axis.data == s.BATCH_AXIS and len({v.type for v in join.inputs}) == 1:
         pieces, m = list(join.inputs), len(join.inputs)
         if m == n:
             return pieces

@@ -12,7 +12,11 @@ and answers, for a run of consecutive ops `[i, j)` (a candidate group):
   alias their operand; elementwise ops, softmax and norms write over an intermediate operand
   of their size that dies with them). Values carrying the batch scale with `samples`, the
   others are whole in every part;
-- `mixing(i, j)`: why the run cannot be cut along the batch (or None).
+- `mixing(i, j)`: why the run cannot be cut along the batch (or None), by the search's test
+  (every op keeps the function's batch on axis 0 and combines nothing across it) and the
+  verifier's, whose batch is the group's own, its output's axis 0 (`schedule-verify`): a
+  gather over a flattened batch (2 x 16 -> 32 rows) reads no value with the batch of 2,
+  but to the verifier its group has a batch of 32 and the gather combines rows along it.
 """
 
 from __future__ import annotations
@@ -83,6 +87,10 @@ class GraphView:
         self._kinds = ["view" if isinstance(op, VIEW_OPS) else "in_place" if isinstance(op, IN_PLACE_OPS) else ""
                        for op in self.ops]
         self._mixing = [s.batch_mixing([op], self.batch) if self.batch else "no batch" for op in self.ops]
+        self._own_batch = [s.batch_of(output_of(op).type) for op in self.ops]
+        """each op's output's axis 0: the batch of a group it ends, to the verifier"""
+        self._mixing_at: dict[int, list[str | None]] = {}
+        """per group batch other than the function's, why each op mixes it"""
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -112,8 +120,21 @@ class GraphView:
         return list(seen)
 
     def mixing(self, i: int, j: int) -> str | None:
-        """Why ops[i:j] cannot be cut along the batch (the first op that mixes), or None."""
-        return next((self._mixing[k] for k in range(i, j) if self._mixing[k] is not None), None)
+        """Why ops[i:j] cannot be cut along the batch (the first op that mixes), or None. The
+        search cuts the function's batch (n sub-groups, p parts: n * p divides it); the
+        verifier cuts a group's own batch, its output's axis 0, and tests the ops with it:
+        both must take the cut."""
+        first = next((self._mixing[k] for k in range(i, j) if self._mixing[k] is not None), None)
+        own = self._own_batch[j - 1]
+        if first is not None or own == self.batch:
+            return first
+        if own is None or own % self.batch:  # (self.batch is set: else every op says "no batch")
+            last = self.ops[j - 1]
+            return f"{last.name} ({output_of(last).type}) hands on no batch that {self.batch} divides on axis 0"
+        if own not in self._mixing_at:
+            self._mixing_at[own] = [s.batch_mixing([op], own) for op in self.ops]
+        at = self._mixing_at[own]
+        return next((at[k] for k in range(i, j) if at[k] is not None), None)
 
     def profile(self, i: int, j: int) -> Profile:
         key = (i, j)

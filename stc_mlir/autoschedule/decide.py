@@ -270,6 +270,8 @@ class Decider:
                 if kind in kinds or (kind == "branches" and taken and not small
                                      and choice.estimate > taken[0].estimate * (1 + BRANCH_WITHIN)):
                     continue
+                if not choice.sunk and taken and not small:  # the graph's order only where estimated best:
+                    continue  # each lowering of a big program costs seconds (ResNet-50 b16's search doubled)
                 # the first candidate placed again until it lowers; the ones judged beside it as they are
                 placed = self._placed(choice, bar, RETRIES if not taken else 0)
                 if placed is not None:

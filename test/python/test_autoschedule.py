@@ -643,6 +643,32 @@ def test_level_3_also_groups_runs_of_the_graphs_order(monkeypatch):
     lower_and_run(module, {"x": x}, max_ulps=2)
 
 
+def test_a_big_program_lowers_the_graphs_order_only_where_it_is_estimated_best(monkeypatch):
+    """Each lowering of a big program costs seconds (ResNet-50 b16's search doubled when the
+    graph's order's candidates were lowered beside the sunk order's): there, a candidate of
+    the graph's order is lowered only when it is the best estimated of all."""
+    import stc_mlir.autoschedule.cost as cost
+    import stc_mlir.autoschedule.decide as decide
+
+    trial, lowers, lowered = decide.Decider.trial, decide.Decider.lowers, []
+
+    def spy(self, segments, style, *args, sunk=False, **kw):
+        made = trial(self, segments, style, *args, sunk=sunk, **kw)
+        if made is not None and style == 3 and not sunk:
+            made.estimate *= 1.01  # the graph's order just behind the sunk order's best
+        return made
+
+    def lowering(self, choice):
+        lowered.append((choice.style, choice.sunk))
+        return lowers(self, choice)
+
+    monkeypatch.setattr(cost, "SMALL_PROGRAM", 0)  # a big program: the big figures, few lowerings
+    monkeypatch.setattr(decide.Decider, "trial", spy)
+    monkeypatch.setattr(decide.Decider, "lowers", lowering)
+    (d,) = auto_schedule(_v_first(), 3, use_cache=False)
+    assert (3, True) in lowered and (3, False) not in lowered
+
+
 def _branches(n: int = 8):
     """n small independent branches (a matmul and a sigmoid on a batch of 2), concatenated
     and multiplied: DLRM's embedding lookups in miniature."""

@@ -21,8 +21,9 @@ the granularity the search needs, without lowering anything:
   x the chain's start-up + `phase_cycles` (+ `first_load` when it loads from DDR or LLB): loads and stores overlap the compute of other
   tiles but not entirely (the first tile's load and the last tile's store do not), and
   every phase pays the barrier and the first DMA's latency;
-- the part of min(compute, memory) that only the weights' stream adds (the memory with the
-  weights beyond the memory without them) is priced `streamed`, not `hidden`: weights come
+- the part of min(compute, memory) that only the weights' stream adds under the work (the
+  memory with the weights beyond the memory without them, in a phase the weights do not
+  bound) is priced `streamed`, not `hidden`: weights come
   in chunks, two in flight, prefetched past the barrier before, so beyond the tree's
   start-up they hide under the work (a 256 x 768 x 768 matmul: 36,864 cycles of work per
   core, 18,432 of weights, emulated 3,500 beyond the work, all of it the start-up).
@@ -301,8 +302,8 @@ class Estimator:
     def features(self, compute: float, cores: int, imbalance: float, ddr: float = 0, llb: float = 0,
                  noc: float = 0, weights: float = 0, spread: bool = False,
                  parts: int = 1, reuse: float | None = None) -> tuple[float, float, float, float, float]:
-        """(compute, memory, chain cycles, whether it loads from DDR/LLB, the part of
-        min(compute, memory) the weights alone add) of one op on `cores` cores: `compute` cycles in
+        """(compute, memory, chain cycles, whether it loads from DDR/LLB, the memory the
+        weights alone add when it stays under the work) of one op on `cores` cores: `compute` cycles in
         all, `ddr` / `llb` bytes through the shared ports (`weights` of the DDR bytes are
         weights: every core's inbound engine receives all of them, passed down a tree of
         one-hop links in pieces, so the farthest core starts a piece per hop after the first;
@@ -319,7 +320,7 @@ class Estimator:
         if spread:  # every part needs all the columns: each of its cores loads its share
             weights = weights * parts / max(cores, 1)
         memory = max(ddr / self.ddr_bw, others, (noc + weights) / engine)
-        streamed = min(work, memory) - min(work, others)
+        streamed = memory - others if memory <= work else 0.0  # under the work; else the work hides under them
         chunk = min(weights, self.t.memory["wb"].size / 2)
         if (reuse is not None and reuse < FINE_REUSE and chunk > 0
                 and math.ceil(weights / chunk) <= FINE_REGIONS):

@@ -61,9 +61,10 @@ def test_weights_streamed_under_few_rows_are_estimated_near_the_emulator():
 
 
 def test_the_weights_part_of_the_hidden_minimum_is_priced_apart():
-    """`features` names the part of min(work, memory) the weights' stream alone adds: all of
-    it for a phase whose only memory is its weights, none without weights, the weights' excess
-    over the other traffic when both are there."""
+    """`features` names the part of min(work, memory) the weights' stream alone adds under the
+    work: all of it for a phase whose only memory is its weights, none without weights, the
+    weights' excess over the other traffic when both are there, none when the weights bound
+    the phase (then the work hides under them, priced `hidden`)."""
     est = Estimator(targets.load("stcp920"))
     engine = est.t.dma_bandwidth
     work, memory, _, _, streamed = est.features(8000 * 8, 8, 1, ddr=64 * 4000, weights=64 * 4000)
@@ -74,6 +75,7 @@ def test_the_weights_part_of_the_hidden_minimum_is_priced_apart():
     assert (memory, streamed) == (5000, 4000)  # the NoC bytes and the weights share the engine
     _, memory, _, _, streamed = est.features(8000 * 8, 8, 1, ddr=64 * 4000 + 64 * 3000, weights=64 * 4000)
     assert (memory, streamed) == (7000, 4000)
+    assert est.features(2000 * 8, 8, 1, ddr=64 * 4000, weights=64 * 4000)[4] == 0
     c = replace(CALIBRATION, hidden=0.2, streamed=0.05)
     assert c.phase(8000, 7000, 0, 0, 4000) == pytest.approx(8000 + 0.2 * 3000 + 0.05 * 4000)
 

@@ -23,7 +23,7 @@ from stc_mlir.dialects import graph as g
 
 from .search import Segment
 
-VERSION = 18
+VERSION = 19
 
 
 def directory() -> Path:

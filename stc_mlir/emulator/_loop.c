@@ -2255,7 +2255,8 @@ static int reflow(Loop *L, Py_ssize_t new_task, Py_ssize_t *n_done) {
     for (Py_ssize_t i = 0; i < L->n_flows; i++) {
         Flow f = L->flows[i];
         f.remaining -= f.rate * dt;
-        if (new_task < 0 && f.remaining <= 1e-9 * f.bytes) {
+        /* finished, or so nearly that its end would not move the clock (as `_reflow`) */
+        if (new_task < 0 && (f.remaining <= 1e-9 * f.bytes || L->now.v + f.remaining / f.rate <= L->now.v)) {
             L->done[(*n_done)++] = f.task;
         } else {
             L->flows[kept++] = f;

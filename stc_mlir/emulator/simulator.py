@@ -736,9 +736,12 @@ class Simulator:
         done: list[_Flow] = []
         running: list[_Flow] = []
         counts: dict[tuple, int] = {}
+        now = self.now
         for f in self.flows:
             f.remaining -= f.rate * dt
-            if new is None and f.remaining <= 1e-9 * f.bytes:
+            # finished, or so nearly that its end would not move the clock (at ~2e7 cycles a
+            # float's step is ~4e-9: BERT-base S512 b2 looped for ever on a 1.6e-8-byte rest)
+            if new is None and (f.remaining <= 1e-9 * f.bytes or now + f.remaining / f.rate <= now):
                 done.append(f)
             else:
                 running.append(f)

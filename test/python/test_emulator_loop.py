@@ -159,3 +159,24 @@ def test_the_plan_refuses_what_it_cannot_run():
     prepared.plan = bad
     with pytest.raises(ValueError, match="semaphore out of range"):
         run(program, {"x": np.zeros(16, np.float16)}, prepared.target, prepared=prepared)
+
+
+def test_a_flow_whose_end_would_not_move_the_clock_is_done():
+    """BERT-base S512 b2's level-2 program looped for ever: at 19,908,188.3 cycles a 2-byte
+    transfer had 1.6e-8 bytes left at 12.8 B/cycle, an end 1.2e-9 cycles on, below the
+    clock's float step (3.7e-9), so its end event came at the same time again and again.
+    Such a flow is done (the C loop's `reflow` has the same test; the emulator's own tests
+    compare the two loops)."""
+    from stc_mlir.emulator.simulator import Simulator, _Flow
+
+    b = ProgramBuilder("tiny")
+    x = b.input("x", (1,))
+    b.add(0, "dma", src=x, dst=tile(b.buffer("t", "l1", 2, core=0), (1,)))
+    sim = Simulator(b.build(), targets.load("stcp920"), numerics=False)
+    (task,) = [t for queue in sim.prepared_tasks for t in queue]
+    sim.now = sim.flow_time = 19_908_188.30
+    sim.flow_generation = 0
+    flow = _Flow(task, 2)
+    flow.remaining, flow.rate = 1.59e-8, 12.8
+    sim.flows = [flow]
+    assert sim._reflow(None) == [flow] and sim.flows == []

@@ -38,6 +38,8 @@ from .barriers import Touches, narrow
 from .sync import UNITS, Access, Cmd, Sync
 
 _ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
+_NUNITS = len(UNITS)
+_UNIT_INDEX = {u: i for i, u in enumerate(UNITS)}  # `Sync.thread` without the list search
 
 ALIGN = 64
 """Buffer sizes are rounded up to this (the allocator aligns offsets to it too)."""
@@ -51,11 +53,12 @@ class Ref:
     """A tile operand together with what it touches (for `Sync`). (A plain class with
     slots, not a frozen dataclass: the lowering makes hundreds of thousands.)"""
 
-    __slots__ = ("tile", "frame", "box", "_read", "_write")
+    __slots__ = ("tile", "frame", "box", "_read", "_write", "_shared")
 
     def __init__(self, tile: Tile, frame: object = None, box: tuple | None = None):
         self.tile, self.frame, self.box = tile, frame, box
         self._read = self._write = None  # its accesses, made on first use (refs recur: Frame.ref)
+        self._shared: Tile | None = None  # the equal tile the commands share (`Emitter.emit`)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Ref) and self.tile == other.tile and self.frame == other.frame
@@ -187,17 +190,23 @@ class Emitter:
         refs, tiles, params = {}, {}, {}
         shared = self._tiles
         for k, v in operands.items():
-            if isinstance(v, Ref):
+            if type(v) is Ref:
                 refs[k] = v
-                t = v.tile
-                key = (t.buffer, t.offset, t.shape, t.strides, t.dtype)
-                tiles[k] = shared.get(key) or self._share(key, t)
+                t = v._shared  # (a ref asked for again, e.g. from `Frame.ref`: looked up once)
+                if t is None:
+                    t = v.tile
+                    key = (t.buffer, t.offset, t.shape, t.strides, t.dtype)
+                    t = v._shared = shared.get(key) or self._share(key, t)
+                tiles[k] = t
             elif v is not None:
                 params[k] = v
         cmd = Cmd(core, op, tiles, params)
         accesses = [refs[s].access(False) for s in spec.reads if s in refs]
         accesses += [refs[s].access(True) for s in spec.outs]
-        thread = Sync.thread(core, self.unit(core, op, tiles))
+        unit = spec.unit
+        if unit == "dma":
+            unit = self.unit(core, op, tiles)
+        thread = core * _NUNITS + _UNIT_INDEX[unit]
         stream = self.cmds.setdefault(core, [])
         at = self._hoist.where(self, core, accesses) if self._hoist is not None else None
         cmd.index = len(stream) if at is None else at

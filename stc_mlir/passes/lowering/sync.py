@@ -86,15 +86,9 @@ def _meets(a: bx.Box, b: bx.Box) -> bool:
     return True
 
 
-def _covers(a: Access, b: Access) -> bool:
-    """Whether write `a` overwrites everything `b` touched."""
-    if a.lo > b.lo or b.hi > a.hi:
-        return False
-    return _covers_within(a, b.frame, b.box)
-
-
 def _covers_within(a: Access, frame: Any, box: bx.Box | None) -> bool:
-    """`_covers` for an access (in `frame`, of `box`) within `a`'s bytes."""
+    """Whether write `a` overwrites everything an access (in `frame`, of `box`) within
+    `a`'s bytes touched."""
     if a.dense:
         return True
     if a.frame is not None and a.frame == frame and a.box is not None and box is not None:
@@ -121,24 +115,28 @@ class _Log:
         self.size += 1
 
     def forget_covered(self, a: Access) -> None:
-        """Drop the records write `a` overwrites entirely."""
+        """Drop the records write `a` overwrites entirely (`_covers_within`, inlined: one pass,
+        the lists rebuilt only from the first covered record on; most writes cover none)."""
         lo, hi, dense, frame, box = a.lo, a.hi, a.dense, a.frame, a.box
         boxed = frame is not None and box is not None
-        for t, (seqs, records) in list(self.threads.items()):
-            for r in records:  # (most writes cover nothing: look before rebuilding the lists)
+        threads = self.threads
+        for t, (seqs, records) in list(threads.items()):
+            kept = None
+            for i, r in enumerate(records):
                 b = r[2]
                 if lo <= b.lo and b.hi <= hi and (dense or (boxed and b.box is not None and b.frame == frame
                                                             and bx.contains(box, b.box))):
-                    break
-            else:
+                    if kept is None:
+                        kept = records[:i]
+                elif kept is not None:
+                    kept.append(r)
+            if kept is None:
                 continue
-            kept = [r for r in records if not _covers(a, r[2])]
-            if len(kept) != len(records):
-                self.size -= len(records) - len(kept)
-                if kept:
-                    self.threads[t] = ([r[0] for r in kept], kept)
-                else:
-                    del self.threads[t]
+            self.size -= len(records) - len(kept)
+            if kept:
+                threads[t] = ([r[0] for r in kept], kept)
+            else:
+                del threads[t]
 
 
 class _Writes:

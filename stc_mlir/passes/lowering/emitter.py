@@ -53,12 +53,13 @@ class Ref:
     """A tile operand together with what it touches (for `Sync`). (A plain class with
     slots, not a frozen dataclass: the lowering makes hundreds of thousands.)"""
 
-    __slots__ = ("tile", "frame", "box", "_read", "_write", "_shared")
+    __slots__ = ("tile", "frame", "box", "_read", "_write", "_shared", "collapsed")
 
     def __init__(self, tile: Tile, frame: object = None, box: tuple | None = None):
         self.tile, self.frame, self.box = tile, frame, box
         self._read = self._write = None  # its accesses, made on first use (refs recur: Frame.ref)
         self._shared: Tile | None = None  # the equal tile the commands share (`Emitter.emit`)
+        self.collapsed: dict | None = None  # the other tile's strides -> this ref in a DMA (placement.py)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Ref) and self.tile == other.tile and self.frame == other.frame

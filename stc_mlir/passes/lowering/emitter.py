@@ -202,7 +202,8 @@ class Emitter:
             elif v is not None:
                 params[k] = v
         cmd = Cmd(core, op, tiles, params)
-        accesses = [refs[s].access(False) for s in spec.reads if s in refs]
+        reads = [s for s in spec.reads if s in refs]
+        accesses = [refs[s].access(False) for s in reads]
         accesses += [refs[s].access(True) for s in spec.outs]
         unit = spec.unit
         if unit == "dma":
@@ -211,7 +212,7 @@ class Emitter:
         stream = self.cmds.setdefault(core, [])
         at = self._hoist.where(self, core, accesses) if self._hoist is not None else None
         cmd.index = len(stream) if at is None else at
-        self.sync.order(cmd, thread, accesses)
+        self.sync.order(cmd, thread, accesses, reads)
         origins = self.origin_of.setdefault(core, [])
         if at is None:
             stream.append(cmd)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any, NamedTuple
 
-from stc_mlir.isa.program import HOST, OPS, Writer
+from stc_mlir.isa.program import HOST, Writer
 
 from . import boxes as bx
 
@@ -105,14 +105,6 @@ class _Log:
     def __init__(self) -> None:
         self.threads: dict[int, tuple[list[int], list[_Record]]] = {}
         self.size = 0
-
-    def add(self, thread: int, r: _Record) -> None:
-        entry = self.threads.get(thread)
-        if entry is None:
-            entry = self.threads[thread] = ([], [])
-        entry[0].append(r[0])
-        entry[1].append(r)
-        self.size += 1
 
     def forget_covered(self, a: Access) -> None:
         """Drop the records write `a` overwrites entirely (`_covers_within`, inlined: one pass,
@@ -195,13 +187,14 @@ class Sync:
         self.semaphores.setdefault(name, dst // len(UNITS))
         return name
 
-    def order(self, cmd: Cmd, thread: int, accesses: list[Access]) -> None:
+    def order(self, cmd: Cmd, thread: int, accesses: list[Access], reads: list[str]) -> None:
         """Make `cmd` (the next command of `thread`) wait for what it conflicts with: per
-        other thread, the latest conflicting command it does not already know of."""
+        other thread, the latest conflicting command it does not already know of. The
+        first accesses are the reads of `cmd`'s tiles in slots `reads`, then its writes."""
         known = self.known[thread]
         need: dict[int, _Record] = {}
         found: dict[int, tuple[int, int]] = {}  # thread -> (access, pos) of its first conflict
-        self._expect(cmd, accesses)
+        self._expect(cmd, accesses, reads)
         accesses = [a for a in accesses if a.buffer not in self.readonly]
         for i, a in enumerate(accesses):
             log = self.log.get(a.buffer)
@@ -244,19 +237,24 @@ class Sync:
         self.seq[thread] += 1
         known[thread] = seq
         clock = list(known)
+        logs, pos = self.log, self._pos
         for a in accesses:
-            log = self.log.get(a.buffer)
+            log = logs.get(a.buffer)
             if log is None:
-                log = self.log[a.buffer] = _Log()
+                log = logs[a.buffer] = _Log()
             elif a.write and log.size > 4:
                 log.forget_covered(a)
-            self._pos += 1
-            log.add(thread, (seq, self._pos, a, clock, cmd))
+            pos += 1
+            entry = log.threads.get(thread)  # (`_Log.add`, inlined)
+            if entry is None:
+                entry = log.threads[thread] = ([], [])
+            entry[0].append(seq)
+            entry[1].append((seq, pos, a, clock, cmd))
+            log.size += 1
+        self._pos = pos
 
-    def _expect(self, cmd: Cmd, accesses: list[Access]) -> None:
-        """Record the writers each read of `cmd` expects, then log its writes."""
-        tiles = cmd.tiles
-        reads = [s for s in OPS[cmd.op].reads if s in tiles]
+    def _expect(self, cmd: Cmd, accesses: list[Access], reads: list[str]) -> None:
+        """Record the writers each read of `cmd` (slots `reads`) expects, then log its writes."""
         expects: dict[str, tuple[Writer, ...]] = {}
         cmd.expects = expects
         for slot, a in zip(reads, accesses):

@@ -203,8 +203,9 @@ class Emitter:
                 params[k] = v
         cmd = Cmd(core, op, tiles, params)
         reads = [s for s in spec.reads if s in refs]
-        accesses = [refs[s].access(False) for s in reads]
-        accesses += [refs[s].access(True) for s in spec.outs]
+        # (a ref's accesses are made once: most refs recur, so look before calling)
+        accesses = [(r := refs[s])._read or r.access(False) for s in reads]
+        accesses += [(r := refs[s])._write or r.access(True) for s in spec.outs]
         unit = spec.unit
         if unit == "dma":
             unit = self.unit(core, op, tiles)

@@ -376,7 +376,7 @@ class Emitter:
 
         tuples = self._tuples  # the same waits and signals recur too
         prog.cores = {
-            core: [Command(c.op, c.tiles, fill(c.op, c.params),
+            core: [Command.of(c.op, c.tiles, fill(c.op, c.params),
                            tuples.setdefault(w := tuple(c.waits), w),
                            tuples.setdefault(g := tuple(c.signals), g), origin, c.expects)
                    for c, origin in zip(stream, self.origin_of[core])]

@@ -501,6 +501,7 @@ def command(
 # ----------------------------------------------------------------------------- JSON form
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _tile_json(t: Tile) -> tuple[Any, ...]:
     """[buffer, offset, shape, strides, dtype] (tuples: json writes them as lists)."""
     return (t.buffer, t.offset, t.shape, t.strides, t.dtype)
@@ -509,10 +510,6 @@ def _tile_json(t: Tile) -> tuple[Any, ...]:
 def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
     """JSON-ready manifest of `program`, and the constant buffer contents by buffer name."""
     blobs = {b.name: b.init for b in program.buffers.values() if b.init is not None}
-    # each tile's JSON by identity, made once per tile object (the lowering's commands share
-    # their tiles): no Python-level `Tile.__hash__` per use, as a cache keyed by the tile has
-    tiles = {id(t): (t.buffer, t.offset, t.shape, t.strides, t.dtype)
-             for stream in program.cores.values() for c in stream for t in c.tiles.values()}
     manifest = {
         "name": program.name,
         "target": program.target,
@@ -529,7 +526,7 @@ def to_manifest(program: Program) -> tuple[dict[str, Any], dict[str, bytes]]:
         "outputs": [[io.name, io.buffer, list(io.shape), io.dtype] for io in program.outputs],
         "cores": {
             str(core): [
-                [c.op, {s: tiles[id(t)] for s, t in c.tiles.items()}, c.params, c.waits, c.signals]
+                [c.op, {s: _tile_json(t) for s, t in c.tiles.items()}, c.params, c.waits, c.signals]
                 for c in stream
             ]
             for core, stream in program.cores.items()

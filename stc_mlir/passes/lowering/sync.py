@@ -100,10 +100,14 @@ class _Log:
     """The accesses to one buffer since the last barrier, per thread in logging order
     (`seqs` beside the records, to skip those the reader already knows by bisection)."""
 
-    __slots__ = ("threads", "size")
+    __slots__ = ("threads", "bounds", "size")
 
     def __init__(self) -> None:
         self.threads: dict[int, tuple[list[int], list[_Record]]] = {}
+        # per thread, [the largest lo, the smallest hi] of its records (at least those of
+        # the records kept): a write covers none of a thread's records unless it starts at
+        # or before the one and ends at or after the other (`forget_covered` skips 9 in 10)
+        self.bounds: dict[int, list[int]] = {}
         self.size = 0
 
     def forget_covered(self, a: Access) -> None:
@@ -111,8 +115,11 @@ class _Log:
         the lists rebuilt only from the first covered record on; most writes cover none)."""
         lo, hi, dense, frame, box = a.lo, a.hi, a.dense, a.frame, a.box
         boxed = frame is not None and box is not None
-        threads = self.threads
+        threads, bounds = self.threads, self.bounds
         for t, (seqs, records) in list(threads.items()):
+            top_lo, low_hi = bounds[t]
+            if top_lo < lo or low_hi > hi:
+                continue  # every record starts before `a` or ends after it
             kept = None
             for i, r in enumerate(records):
                 b = r[2]
@@ -127,8 +134,9 @@ class _Log:
             self.size -= len(records) - len(kept)
             if kept:
                 threads[t] = ([r[0] for r in kept], kept)
+                bounds[t] = [max([r[2].lo for r in kept]), min([r[2].hi for r in kept])]
             else:
-                del threads[t]
+                del threads[t], bounds[t]
 
 
 class _Writes:
@@ -248,6 +256,13 @@ class Sync:
             entry = log.threads.get(thread)  # (`_Log.add`, inlined)
             if entry is None:
                 entry = log.threads[thread] = ([], [])
+                log.bounds[thread] = [a.lo, a.hi]
+            else:
+                bound = log.bounds[thread]
+                if a.lo > bound[0]:
+                    bound[0] = a.lo
+                if a.hi < bound[1]:
+                    bound[1] = a.hi
             entry[0].append(seq)
             entry[1].append((seq, pos, a, clock, cmd))
             log.size += 1

@@ -35,11 +35,10 @@ from stc_mlir.isa.program import (
 from stc_mlir.target import Target
 
 from .barriers import Touches, narrow
-from .sync import UNITS, Access, Cmd, Sync
+from .sync import UNIT_INDEX, UNITS, Access, Cmd, Sync
 
 _ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
 _NUNITS = len(UNITS)
-_UNIT_INDEX = {u: i for i, u in enumerate(UNITS)}  # `Sync.thread` without the list search
 
 ALIGN = 64
 """Buffer sizes are rounded up to this (the allocator aligns offsets to it too)."""
@@ -209,7 +208,7 @@ class Emitter:
         unit = spec.unit
         if unit == "dma":
             unit = self.unit(core, op, tiles)
-        thread = core * _NUNITS + _UNIT_INDEX[unit]
+        thread = core * _NUNITS + UNIT_INDEX[unit]
         stream = self.cmds.setdefault(core, [])
         at = self._hoist.where(self, core, accesses) if self._hoist is not None else None
         cmd.index = len(stream) if at is None else at

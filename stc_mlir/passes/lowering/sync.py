@@ -37,6 +37,8 @@ from stc_mlir.isa.program import HOST, Writer
 from . import boxes as bx
 
 UNITS = ("dma_in", "dma_out", "matrix", "vector")
+UNIT_INDEX = {u: i for i, u in enumerate(UNITS)}  # a command of `unit` on `core` runs on
+# thread core * len(UNITS) + UNIT_INDEX[unit]
 _SHORT = {"dma_in": "in", "dma_out": "out", "matrix": "mx", "vector": "vec"}
 
 
@@ -181,10 +183,6 @@ class Sync:
         self._channels: dict[tuple[int, int], str] = {}
         self._pos = 0
         self.writes: dict[str, _Writes] = {}  # per buffer, in program order
-
-    @staticmethod
-    def thread(core: int, unit: str) -> int:
-        return core * len(UNITS) + UNITS.index(unit)
 
     def _channel(self, src: int, dst: int) -> str:
         name = self._channels.get((src, dst))

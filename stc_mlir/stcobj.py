@@ -89,10 +89,8 @@ def _dumps(manifest: Mapping[str, Any]) -> bytes:
     """Compact JSON of `manifest`: orjson when installed (5x faster on a ResNet-50's ~100k
     commands), else the standard library (the same JSON value). Non-finite parameters
     (a -inf score threshold) need the standard library: orjson writes them as null."""
-    # (each distinct parameter dict once: the lowering's commands share them)
-    if orjson is not None and all(_finite(params) for params in
-                                  {id(p): p for stream in manifest["cores"].values()
-                                   for _, _, p, _, _ in stream}.values()):
+    if orjson is not None and all(_finite(params) for stream in manifest["cores"].values()
+                                  for _, _, params, _, _ in stream):
         try:
             return orjson.dumps(manifest)
         except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits

@@ -195,9 +195,6 @@ class Origin:
         return text + (f": {self.op}" if self.op else "")
 
 
-_new, _setattr = object.__new__, object.__setattr__
-
-
 @dataclass(frozen=True)
 class Command:
     """One command of a core's stream. `tiles` maps the op's operand slots to tiles,
@@ -215,17 +212,6 @@ class Command:
     byte's last writer is one of them; `HOST` for model inputs and constants); None: not
     recorded (a hand-written or old program), and a slot not in it is not checked. The
     emulator's provenance check (`stc_mlir.emulator.provenance`) enforces it."""
-
-    @classmethod
-    def of(cls, op: str, tiles: Mapping[str, Tile], params: Mapping[str, Any], waits: tuple[str, ...],
-           signals: tuple[str, ...], origin: int, expects: Mapping[str, tuple[Writer, ...]] | None) -> Command:
-        """`Command(op, tiles, params, waits, signals, origin, expects)`, for a builder
-        making ~100k (the lowering): the fields set in one call, where the frozen
-        dataclass's `__init__` sets them one by one (twice as slow)."""
-        c = _new(cls)
-        _setattr(c, "__dict__", {"op": op, "tiles": tiles, "params": params, "waits": waits,
-                                 "signals": signals, "origin": origin, "expects": expects})
-        return c
 
     @property
     def spec(self) -> OpSpec:

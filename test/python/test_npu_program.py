@@ -17,7 +17,7 @@ from stc_mlir import stcobj
 from stc_mlir.dialects.npu import Npu
 from stc_mlir.emulator import program_from_module, program_to_module, run
 from stc_mlir.emulator.examples import conv_by_rows, matmul_by_rows
-from stc_mlir.isa.program import Command, to_manifest
+from stc_mlir.isa.program import to_manifest
 from stc_mlir.stcobj import StcobjError
 
 RNG = np.random.default_rng(5)
@@ -78,17 +78,6 @@ def test_stcobj_keeps_non_finite_parameters():
     manifest["cores"]["0"][0][2] = {"score_threshold": -math.inf, "scales": [1.0, math.nan]}
     params = json.loads(stcobj._dumps(manifest))["cores"]["0"][0][2]
     assert params["score_threshold"] == -math.inf and math.isnan(params["scales"][1])
-
-
-def test_command_of_is_the_command():
-    """`Command.of` (the lowering's fast constructor) makes the command `Command(...)` does."""
-    for _, _, c in conv_program().commands():
-        args = (c.op, c.tiles, c.params, c.waits, c.signals, c.origin, c.expects)
-        made = Command.of(*args)
-        assert made == Command(*args)
-        assert vars(made) == vars(Command(*args))
-        with pytest.raises(AttributeError):  # frozen like any command
-            made.op = "fence"  # type: ignore[misc]
 
 
 def test_stcobj_saves_a_module_too(tmp_path):

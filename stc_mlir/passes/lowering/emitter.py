@@ -35,10 +35,9 @@ from stc_mlir.isa.program import (
 from stc_mlir.target import Target
 
 from .barriers import Touches, narrow
-from .sync import UNIT_INDEX, UNITS, Access, Cmd, Sync
+from .sync import UNITS, Access, Cmd, Sync
 
 _ITEMSIZE = {name: dt.itemsize for name, dt in DTYPES.items()}
-_NUNITS = len(UNITS)
 
 ALIGN = 64
 """Buffer sizes are rounded up to this (the allocator aligns offsets to it too)."""
@@ -52,13 +51,11 @@ class Ref:
     """A tile operand together with what it touches (for `Sync`). (A plain class with
     slots, not a frozen dataclass: the lowering makes hundreds of thousands.)"""
 
-    __slots__ = ("tile", "frame", "box", "_read", "_write", "_shared", "collapsed")
+    __slots__ = ("tile", "frame", "box", "_read", "_write")
 
     def __init__(self, tile: Tile, frame: object = None, box: tuple | None = None):
         self.tile, self.frame, self.box = tile, frame, box
         self._read = self._write = None  # its accesses, made on first use (refs recur: Frame.ref)
-        self._shared: Tile | None = None  # the equal tile the commands share (`Emitter.emit`)
-        self.collapsed: dict | None = None  # the other tile's strides -> this ref in a DMA (placement.py)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Ref) and self.tile == other.tile and self.frame == other.frame
@@ -190,29 +187,21 @@ class Emitter:
         refs, tiles, params = {}, {}, {}
         shared = self._tiles
         for k, v in operands.items():
-            if type(v) is Ref:
+            if isinstance(v, Ref):
                 refs[k] = v
-                t = v._shared  # (a ref asked for again, e.g. from `Frame.ref`: looked up once)
-                if t is None:
-                    t = v.tile
-                    key = (t.buffer, t.offset, t.shape, t.strides, t.dtype)
-                    t = v._shared = shared.get(key) or self._share(key, t)
-                tiles[k] = t
+                t = v.tile
+                key = (t.buffer, t.offset, t.shape, t.strides, t.dtype)
+                tiles[k] = shared.get(key) or self._share(key, t)
             elif v is not None:
                 params[k] = v
         cmd = Cmd(core, op, tiles, params)
-        reads = [s for s in spec.reads if s in refs]
-        # (a ref's accesses are made once: most refs recur, so look before calling)
-        accesses = [(r := refs[s])._read or r.access(False) for s in reads]
-        accesses += [(r := refs[s])._write or r.access(True) for s in spec.outs]
-        unit = spec.unit
-        if unit == "dma":
-            unit = self.unit(core, op, tiles)
-        thread = core * _NUNITS + UNIT_INDEX[unit]
+        accesses = [refs[s].access(False) for s in spec.reads if s in refs]
+        accesses += [refs[s].access(True) for s in spec.outs]
+        thread = Sync.thread(core, self.unit(core, op, tiles))
         stream = self.cmds.setdefault(core, [])
         at = self._hoist.where(self, core, accesses) if self._hoist is not None else None
         cmd.index = len(stream) if at is None else at
-        self.sync.order(cmd, thread, accesses, reads)
+        self.sync.order(cmd, thread, accesses)
         origins = self.origin_of.setdefault(core, [])
         if at is None:
             stream.append(cmd)
@@ -375,7 +364,7 @@ class Emitter:
 
         tuples = self._tuples  # the same waits and signals recur too
         prog.cores = {
-            core: [Command.of(c.op, c.tiles, fill(c.op, c.params),
+            core: [Command(c.op, c.tiles, fill(c.op, c.params),
                            tuples.setdefault(w := tuple(c.waits), w),
                            tuples.setdefault(g := tuple(c.signals), g), origin, c.expects)
                    for c, origin in zip(stream, self.origin_of[core])]

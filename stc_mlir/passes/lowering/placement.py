@@ -222,8 +222,11 @@ def dma(em: Emitter, core: int, src: Ref, dst: Ref) -> None:
     s, d = src.tile, dst.tile
     shape, s_strides, d_strides = _collapsed(s.shape, s.strides, d.strides)
     if len(shape) <= MAX_RANK:
-        em.emit(core, "dma", src=_collapsed_ref(src, shape, s_strides, d.strides),
-                dst=_collapsed_ref(dst, shape, d_strides, s.strides))
+        em.emit(core, "dma",
+                src=src if shape == s.shape and s_strides == s.strides else
+                Ref(Tile(s.buffer, s.offset, shape, s_strides, s.dtype), src.frame, src.box),
+                dst=dst if shape == d.shape and d_strides == d.strides else
+                Ref(Tile(d.buffer, d.offset, shape, d_strides, d.dtype), dst.frame, dst.box))
         return
     strides = (s_strides, d_strides)
     size = DTYPES[s.dtype].itemsize
@@ -233,22 +236,6 @@ def dma(em: Emitter, core: int, src: Ref, dst: Ref) -> None:
                      s.dtype), src.frame, src.box),
             Ref(Tile(d.buffer, d.offset + i * strides[1][0] * size, shape[1:], strides[1][1:],
                      d.dtype), dst.frame, dst.box))
-
-
-def _collapsed_ref(ref: Ref, shape: tuple, strides: tuple, other: tuple) -> Ref:
-    """`ref` with its tile collapsed to `shape` and `strides` in a DMA with a tile of
-    strides `other`: the ref itself when that changes nothing, else a ref kept on it per
-    `other` (refs recur: `Frame.ref`), so its tile and accesses are made once."""
-    t = ref.tile
-    if shape == t.shape and strides == t.strides:
-        return ref
-    seen = ref.collapsed
-    if seen is None:
-        seen = ref.collapsed = {}
-    hit = seen.get(other)
-    if hit is None:
-        hit = seen[other] = Ref(Tile(t.buffer, t.offset, shape, strides, t.dtype), ref.frame, ref.box)
-    return hit
 
 
 def transfer(em: Emitter, src: Placement, dst: Frame, region: Box, default_core: int,

@@ -202,8 +202,6 @@ class RingSource:
         self.held: list[Box | None] = [None] * slots
         self.frames: list[Frame | None] = [None] * slots  # the frame of what each slot holds
         self.order = list(range(slots))  # least recently used first
-        self._made: dict[tuple[int, Box], Frame] = {}  # (slot, region) -> its frame: regions
-        # come back to the same slot (a stream reloads them per step), and so do their tiles
 
     def get(self, region: Box) -> Frame:
         for i, held in enumerate(self.held):
@@ -213,16 +211,13 @@ class RingSource:
         first = all(h is None for h in self.held)  # what the core's first step waits for
         i = self.order[0]
         self.held[i] = region
-        frame = self._made.get((i, region))
-        if frame is None:
-            box = region if self.relaid is None else self.relaid[0].slot_box(self.relaid[1], region)
-            frame = self._made[(i, region)] = Frame(self.buffers[i], 0, box, self.value.dtype)
-        self.frames[i] = frame
         if self.relaid is not None:
             rule, k = self.relaid
+            frame = self.frames[i] = Frame(self.buffers[i], 0, rule.slot_box(k, region), self.value.dtype)
             rule.load(self.em, k, self.value, frame, region, self.core)
             self._use(i)
             return frame
+        frame = self.frames[i] = Frame(self.buffers[i], 0, region, self.value.dtype)
         pool = getattr(self, "pool", None)
         if pool is None:
             transfer(self.em, self.value, frame, region, self.core)

@@ -32,13 +32,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any, NamedTuple
 
-from stc_mlir.isa.program import HOST, Writer
+from stc_mlir.isa.program import HOST, OPS, Writer
 
 from . import boxes as bx
 
 UNITS = ("dma_in", "dma_out", "matrix", "vector")
-UNIT_INDEX = {u: i for i, u in enumerate(UNITS)}  # a command of `unit` on `core` runs on
-# thread core * len(UNITS) + UNIT_INDEX[unit]
 _SHORT = {"dma_in": "in", "dma_out": "out", "matrix": "mx", "vector": "vec"}
 
 
@@ -88,9 +86,15 @@ def _meets(a: bx.Box, b: bx.Box) -> bool:
     return True
 
 
+def _covers(a: Access, b: Access) -> bool:
+    """Whether write `a` overwrites everything `b` touched."""
+    if a.lo > b.lo or b.hi > a.hi:
+        return False
+    return _covers_within(a, b.frame, b.box)
+
+
 def _covers_within(a: Access, frame: Any, box: bx.Box | None) -> bool:
-    """Whether write `a` overwrites everything an access (in `frame`, of `box`) within
-    `a`'s bytes touched."""
+    """`_covers` for an access (in `frame`, of `box`) within `a`'s bytes."""
     if a.dense:
         return True
     if a.frame is not None and a.frame == frame and a.box is not None and box is not None:
@@ -102,43 +106,39 @@ class _Log:
     """The accesses to one buffer since the last barrier, per thread in logging order
     (`seqs` beside the records, to skip those the reader already knows by bisection)."""
 
-    __slots__ = ("threads", "bounds", "size")
+    __slots__ = ("threads", "size")
 
     def __init__(self) -> None:
         self.threads: dict[int, tuple[list[int], list[_Record]]] = {}
-        # per thread, [the largest lo, the smallest hi] of its records (at least those of
-        # the records kept): a write covers none of a thread's records unless it starts at
-        # or before the one and ends at or after the other (`forget_covered` skips 9 in 10)
-        self.bounds: dict[int, list[int]] = {}
         self.size = 0
 
+    def add(self, thread: int, r: _Record) -> None:
+        entry = self.threads.get(thread)
+        if entry is None:
+            entry = self.threads[thread] = ([], [])
+        entry[0].append(r[0])
+        entry[1].append(r)
+        self.size += 1
+
     def forget_covered(self, a: Access) -> None:
-        """Drop the records write `a` overwrites entirely (`_covers_within`, inlined: one pass,
-        the lists rebuilt only from the first covered record on; most writes cover none)."""
+        """Drop the records write `a` overwrites entirely."""
         lo, hi, dense, frame, box = a.lo, a.hi, a.dense, a.frame, a.box
         boxed = frame is not None and box is not None
-        threads, bounds = self.threads, self.bounds
-        for t, (seqs, records) in list(threads.items()):
-            top_lo, low_hi = bounds[t]
-            if top_lo < lo or low_hi > hi:
-                continue  # every record starts before `a` or ends after it
-            kept = None
-            for i, r in enumerate(records):
+        for t, (seqs, records) in list(self.threads.items()):
+            for r in records:  # (most writes cover nothing: look before rebuilding the lists)
                 b = r[2]
                 if lo <= b.lo and b.hi <= hi and (dense or (boxed and b.box is not None and b.frame == frame
                                                             and bx.contains(box, b.box))):
-                    if kept is None:
-                        kept = records[:i]
-                elif kept is not None:
-                    kept.append(r)
-            if kept is None:
-                continue
-            self.size -= len(records) - len(kept)
-            if kept:
-                threads[t] = ([r[0] for r in kept], kept)
-                bounds[t] = [max([r[2].lo for r in kept]), min([r[2].hi for r in kept])]
+                    break
             else:
-                del threads[t], bounds[t]
+                continue
+            kept = [r for r in records if not _covers(a, r[2])]
+            if len(kept) != len(records):
+                self.size -= len(records) - len(kept)
+                if kept:
+                    self.threads[t] = ([r[0] for r in kept], kept)
+                else:
+                    del self.threads[t]
 
 
 class _Writes:
@@ -184,6 +184,10 @@ class Sync:
         self._pos = 0
         self.writes: dict[str, _Writes] = {}  # per buffer, in program order
 
+    @staticmethod
+    def thread(core: int, unit: str) -> int:
+        return core * len(UNITS) + UNITS.index(unit)
+
     def _channel(self, src: int, dst: int) -> str:
         name = self._channels.get((src, dst))
         if name is None:
@@ -193,14 +197,13 @@ class Sync:
         self.semaphores.setdefault(name, dst // len(UNITS))
         return name
 
-    def order(self, cmd: Cmd, thread: int, accesses: list[Access], reads: list[str]) -> None:
+    def order(self, cmd: Cmd, thread: int, accesses: list[Access]) -> None:
         """Make `cmd` (the next command of `thread`) wait for what it conflicts with: per
-        other thread, the latest conflicting command it does not already know of. The
-        first accesses are the reads of `cmd`'s tiles in slots `reads`, then its writes."""
+        other thread, the latest conflicting command it does not already know of."""
         known = self.known[thread]
         need: dict[int, _Record] = {}
         found: dict[int, tuple[int, int]] = {}  # thread -> (access, pos) of its first conflict
-        self._expect(cmd, accesses, reads)
+        self._expect(cmd, accesses)
         accesses = [a for a in accesses if a.buffer not in self.readonly]
         for i, a in enumerate(accesses):
             log = self.log.get(a.buffer)
@@ -243,31 +246,19 @@ class Sync:
         self.seq[thread] += 1
         known[thread] = seq
         clock = list(known)
-        logs, pos = self.log, self._pos
         for a in accesses:
-            log = logs.get(a.buffer)
+            log = self.log.get(a.buffer)
             if log is None:
-                log = logs[a.buffer] = _Log()
+                log = self.log[a.buffer] = _Log()
             elif a.write and log.size > 4:
                 log.forget_covered(a)
-            pos += 1
-            entry = log.threads.get(thread)  # (`_Log.add`, inlined)
-            if entry is None:
-                entry = log.threads[thread] = ([], [])
-                log.bounds[thread] = [a.lo, a.hi]
-            else:
-                bound = log.bounds[thread]
-                if a.lo > bound[0]:
-                    bound[0] = a.lo
-                if a.hi < bound[1]:
-                    bound[1] = a.hi
-            entry[0].append(seq)
-            entry[1].append((seq, pos, a, clock, cmd))
-            log.size += 1
-        self._pos = pos
+            self._pos += 1
+            log.add(thread, (seq, self._pos, a, clock, cmd))
 
-    def _expect(self, cmd: Cmd, accesses: list[Access], reads: list[str]) -> None:
-        """Record the writers each read of `cmd` (slots `reads`) expects, then log its writes."""
+    def _expect(self, cmd: Cmd, accesses: list[Access]) -> None:
+        """Record the writers each read of `cmd` expects, then log its writes."""
+        tiles = cmd.tiles
+        reads = [s for s in OPS[cmd.op].reads if s in tiles]
         expects: dict[str, tuple[Writer, ...]] = {}
         cmd.expects = expects
         for slot, a in zip(reads, accesses):

@@ -636,7 +636,7 @@ def test_level_3_also_groups_runs_of_the_graphs_order(monkeypatch):
     x = f16(4, 32, 64)
     want = reference.run(module, {"x": x})
     (d,) = auto_schedule(module, 3, use_cache=False)
-    assert True in orders and False in orders
+    assert set(orders) == {True, False}  # candidates of both orders were estimated
     assert chosen[-1] == (3, 3, False) and d.built is not None and not d.built.sunk
     for a, b in zip(reference.run(module, {"x": x}), want):
         np.testing.assert_array_equal(a, b)

@@ -10,7 +10,9 @@ something on a noisy machine), emulated cycles against the roofline, DDR bytes a
 minimum, peak L1 / LLB, MAC utilisation, and the cosine similarity with onnxruntime (worst
 output). The emulator computes values on `--threads` threads, each with single-threaded BLAS
 (default $STC_EMULATOR_THREADS, else 2 if a core is idle, else 1); the rest of the run is
-single-threaded BLAS (export OPENBLAS_NUM_THREADS to change it);
+single-threaded BLAS (export OPENBLAS_NUM_THREADS to change it), whose kernels the first
+line names (a machine that pins OPENBLAS_CORETYPE runs older ones: unset it, and
+OPENBLAS_L2_SIZE, in the command to measure against a current numpy);
 onnxruntime uses its own thread pool. Then the same two runs on a prepared program
 (`emulator.prepare` timed apart as "prep s": an Executor's second call, as onnxruntime's run
 of a session made beforehand): "run s", "trun s" and their ratios. docs/performance.md has
@@ -30,9 +32,9 @@ import statistics
 import sys
 import time
 
-# single-threaded BLAS, as in stc-run: set before numpy loads (export the variables to override)
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from stc_mlir import blas  # noqa: E402
+
+blas.single_threaded()  # as in stc-run (export the variables to override)
 
 import numpy as np  # noqa: E402
 
@@ -120,6 +122,8 @@ def main() -> None:
               f"{'ort s':>7} {'emu/ort':>7} {'tim/ort':>7} {'prep s':>6} {'run s':>6} {'trun s':>6} {'run/ort':>7} "
               f"{'trun/ort':>8} {'cycles':>13} {'roofline':>12} {'ratio':>6} {'DDR B':>13} {'min DDR B':>12} "
               f"{'peak L1':>10} {'peak LLB':>10} {'MAC %':>6} {'cosine':>9}")
+    print(f"BLAS kernels: {blas.kernels()} (OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'unset')}); "
+          f"load {os.getloadavg()[0]:.2f}")
     print(header)
     for name in args.models.split(","):
         if name not in CONFIGS:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
 import time
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from stc_mlir import blas  # noqa: E402
+
+blas.single_threaded()  # as in stc-run (export the variables to override)
 
 import numpy as np  # noqa: E402
 

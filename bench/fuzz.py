@@ -23,7 +23,9 @@ import sys
 import tempfile
 from dataclasses import asdict
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from stc_mlir import blas  # noqa: E402
+
+blas.single_threaded()
 
 
 def main(argv: list[str] | None = None) -> int:

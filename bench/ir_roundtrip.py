@@ -30,8 +30,11 @@ import sys
 import tempfile
 import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from stc_mlir import blas  # noqa: E402
+
+blas.single_threaded()
 
 from stc_mlir import ir, models, weights  # noqa: E402
 from stc_mlir.dialects.npu import program_from_module  # noqa: E402

@@ -2,9 +2,9 @@
 
 BLAS runs single-threaded: the emulator computes many small matrix products, and on a
 shared machine OpenBLAS threads waiting for a busy core make them tens of times slower
-(bench/emulator_conv.py measures the same). Set the variables yourself to override."""
+(bench/emulator_conv.py measures the same). Set the variables yourself to override.
+Importing stc_mlir before numpy also chooses the BLAS kernels (`stc_mlir.blas`)."""
 
-import os
+from stc_mlir import blas
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+blas.single_threaded()

@@ -21,13 +21,13 @@ that matter most are the ones whose phases could not be matched one to one.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, replace
 from itertools import combinations
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from stc_mlir import blas
+
+blas.single_threaded()
 
 import numpy as np  # noqa: E402
 

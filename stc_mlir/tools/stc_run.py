@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from stc_mlir import blas
 from stc_mlir.progress import ConsoleProgress
 from stc_mlir.progress import timed as _stage
 from stc_mlir.tools.diagnostics import UserError, check_model_options, check_output_dir, check_output_file, run_cli
@@ -409,14 +410,10 @@ def _check(job: Job, outputs: dict, progress: ConsoleProgress) -> bool:
     return ok
 
 
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     # the emulator and the model builders compute many small matrix products: BLAS threads
     # waiting for a busy core make them many times slower (set the variables to override)
-    for var in BLAS_THREADS:
-        os.environ.setdefault(var, "1")
+    blas.single_threaded()
     args = build_parser().parse_args(argv)
     args.progress = ConsoleProgress("stc-run", quiet=args.quiet)
 

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from stc_mlir import blas
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUN_SLOW = os.environ.get("STC_DOCS_SLOW") == "1"
@@ -78,8 +80,7 @@ def blocks(path: Path) -> list[Block]:
 def _environment(scratch: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(scratch), env.get("PYTHONPATH", "")])
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.setdefault(var, "1")
+    blas.single_threaded(env)
     return env
 
 

@@ -17,7 +17,12 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -402,8 +407,7 @@ def _emulate(programs: list[Program], t: targets.Target) -> list[float]:
         commands = sum(len(stream) for program in programs for stream in program.cores.values())
         if (len(programs) > 1 and commands >= POOL_COMMANDS and _cores() > 1
                 and "fork" in multiprocessing.get_all_start_methods()):
-            with multiprocessing.get_context("fork").Pool(min(len(programs), _cores())) as pool:
-                return pool.map(_emulated, range(len(programs)))
+            return forked_map(_emulated, range(len(programs)), min(len(programs), _cores()))
         return [_emulated(k) for k in counted(range(len(programs)), "search: emulate the candidates")]
     finally:
         _JUDGED = None
@@ -423,6 +427,30 @@ def _emulated(k: int) -> float:
         return run(program, inputs, t, check_hazards=False, numerics=False)[1].cycles
     except Exception:  # noqa: BLE001 - a program the emulator refuses is never the fastest
         return math.inf
+
+
+class WorkerLostWarning(UserWarning):
+    """A forked search worker died (the out-of-memory killer, a crash): its work was redone
+    in the searching process."""
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def forked_map(fn: Callable[[_T], _R], items: Sequence[_T], workers: int) -> list[_R]:
+    """`fn` over `items` in `workers` forked processes (inheriting the module-level state
+    `fn` reads). A worker that dies breaks the pool at once rather than leaving it waiting
+    for ever (multiprocessing.Pool's way): the items are then mapped here, one after the
+    other, with a `WorkerLostWarning` (less memory than the parent and its forks together,
+    which is what the out-of-memory killer usually objected to)."""
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(fn, items))
+    except BrokenProcessPool as e:
+        warnings.warn(f"a search worker process died ({e}); searching here instead, one item at a time",
+                      WorkerLostWarning, stacklevel=2)
+        return [fn(item) for item in items]
 
 
 def _cores() -> int:
@@ -467,8 +495,7 @@ def _searches(view: GraphView, t: targets.Target, fill: float,
     _FORKED = (view, t, fill, figures)
     try:
         if len(view) >= POOL_OPS and _cores() > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with multiprocessing.get_context("fork").Pool(2) as pool:
-                found = pool.map(_search, (False, True))
+            found = forked_map(_search, (False, True), 2)
         else:
             found = [_search(False), _search(True)]
         distinct: dict[tuple, tuple[bool, list[Segment]]] = {}

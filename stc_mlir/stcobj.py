@@ -78,11 +78,20 @@ def save(program: Program | Any, path: str | os.PathLike[str]) -> None:
         with zipfile.ZipFile(path, "w") as zf:
             # the fastest deflate level: the manifest of a ResNet-50 b16 is ~10 MB of JSON,
             # and level 6 took 3x as long for a file ~25% smaller
-            zf.writestr("manifest.json", _dumps(manifest), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
+            zf.writestr(_member("manifest.json", zipfile.ZIP_DEFLATED), _dumps(manifest), compresslevel=1)
             for name, data in blobs.items():
-                zf.writestr(f"data/{name}.bin", data, compress_type=zipfile.ZIP_STORED)
+                zf.writestr(_member(f"data/{name}.bin", zipfile.ZIP_STORED), data)
     except OSError as err:
         raise StcobjError(f"{os.fspath(path)}: cannot write: {err.strerror}") from None
+
+
+def _member(name: str, compress_type: int) -> zipfile.ZipInfo:
+    """A member dated 1980-01-01 (the zip format's first day), whenever it is written: the
+    same program saves to the same bytes (reproducible builds, caches keyed by hash)."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = compress_type
+    info.external_attr = 0o644 << 16  # -rw-r--r-- when unzipped
+    return info
 
 
 def _dumps(manifest: Mapping[str, Any]) -> bytes:

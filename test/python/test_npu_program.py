@@ -70,6 +70,16 @@ def test_stcobj_round_trips_exactly(tmp_path):
     assert ra.as_dict() == rb.as_dict()
 
 
+def test_stcobj_of_one_program_is_the_same_bytes_whenever_saved(tmp_path):
+    """Members carry a fixed date, not the time of the save: a build is reproducible."""
+    program = conv_program()
+    stcobj.save(program, tmp_path / "a.stcobj")
+    with zipfile.ZipFile(tmp_path / "a.stcobj") as zf:
+        assert {info.date_time for info in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+    stcobj.save(program, tmp_path / "b.stcobj")
+    assert (tmp_path / "a.stcobj").read_bytes() == (tmp_path / "b.stcobj").read_bytes()
+
+
 def test_stcobj_keeps_non_finite_parameters():
     """The fast JSON writer (orjson) would write -inf as null: a manifest with a non-finite
     parameter (an nms score threshold) takes the standard library's writer."""

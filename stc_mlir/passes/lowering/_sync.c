@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYNC_INTERFACE 1
+#define SYNC_INTERFACE 2
 #define UNITS 4 /* threads per core (sync.UNITS) */
 
 /* ------------------------------------------------------------------ arena */
@@ -793,6 +793,306 @@ static PyObject *Sync_barrier(SyncObject *self, PyObject *Py_UNUSED(ignored)) {
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------ Emitter.emit */
+
+/* `setup(Ref, Cmd, specs, local_spaces)`: the classes and tables `emit` uses; `specs` maps
+ * an op to (reads, outs, unit) of its OpSpec. */
+static PyObject *g_ref_type, *g_cmd_type, *g_specs, *g_local;
+static PyObject *s_tile, *s_buffer, *s_offset, *s_shape, *s_strides, *s_dtype, *s_read, *s_write,
+    *s_access, *s_share, *s_tiles_attr, *s_cmds, *s_origin_of, *s_origin_attr, *s_origin_m, *s_sync,
+    *s_order, *s_phase, *s_live, *s_program, *s_buffers, *s_space, *s_wb_bufs, *s_narrow, *s_staged,
+    *s_readonly, *s_touches, *s_reads_attr, *s_writes_attr, *s_memory_key, *s_dma, *s_wb;
+static const char *const UNIT_NAMES[UNITS] = {"dma_in", "dma_out", "matrix", "vector"};
+
+static PyObject *emit_setup(PyObject *module, PyObject *args) {
+    PyObject *ref, *cmd, *specs, *local;
+    if (!PyArg_ParseTuple(args, "O!O!O!O", &PyType_Type, &ref, &PyType_Type, &cmd, &PyDict_Type, &specs, &local))
+        return NULL;
+    Py_INCREF(ref); Py_XSETREF(g_ref_type, ref);
+    Py_INCREF(cmd); Py_XSETREF(g_cmd_type, cmd);
+    Py_INCREF(specs); Py_XSETREF(g_specs, specs);
+    Py_INCREF(local); Py_XSETREF(g_local, local);
+    Py_RETURN_NONE;
+}
+
+/* d.setdefault(key, []) for a list (a new reference). */
+static PyObject *list_in(PyObject *d, PyObject *key) {
+    PyObject *got = PyDict_GetItemWithError(d, key);
+    if (got) { Py_INCREF(got); return got; }
+    if (PyErr_Occurred()) return NULL;
+    PyObject *l = PyList_New(0);
+    if (!l || PyDict_SetItem(d, key, l) < 0) { Py_XDECREF(l); return NULL; }
+    return l;
+}
+
+/* `Touches.add(phase, core, key, write)`: key into the set of (phase, core). */
+static int touch(PyObject *touches, PyObject *phase_core, PyObject *key, int write) {
+    PyObject *d = PyObject_GetAttr(touches, write ? s_writes_attr : s_reads_attr);
+    if (!d) return -1;
+    int rc = -1;
+    PyObject *set = PyDict_GetItemWithError(d, phase_core);
+    if (set) {
+        rc = PySet_Add(set, key);
+    } else if (!PyErr_Occurred() && (set = PySet_New(NULL))) {
+        rc = PyDict_SetItem(d, phase_core, set) < 0 ? -1 : PySet_Add(set, key);
+        Py_DECREF(set);
+    }
+    Py_DECREF(d);
+    return rc;
+}
+
+/* The accesses of `cmd`'s operands for `Sync`, and what the narrowed barriers need. */
+static int emit_touches(PyObject *em, PyObject *core, PyObject *phase, PyObject *accesses) {
+    PyObject *staged = PyObject_GetAttr(em, s_staged), *touches = PyObject_GetAttr(em, s_touches),
+             *sync = PyObject_GetAttr(em, s_sync);
+    PyObject *readonly = sync ? PyObject_GetAttr(sync, s_readonly) : NULL;
+    PyObject *phase_core = PyTuple_Pack(2, phase, core);
+    int rc = -1;
+    if (!staged || !touches || !readonly || !phase_core) goto done;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(accesses); k++) {
+        PyObject *a = PyList_GET_ITEM(accesses, k);
+        PyObject *buffer = PyTuple_GET_ITEM(a, 0);
+        int write = PyObject_IsTrue(PyTuple_GET_ITEM(a, 3));
+        if (write < 0) goto done;
+        PyObject *writers = PyDict_GetItemWithError(staged, buffer);
+        if (writers) { /* per writing core: the copies' rows are disjoint */
+            Py_INCREF(writers);
+            int bad = 0;
+            if (write) {
+                PyObject *key = PyTuple_Pack(2, buffer, core);
+                bad = !key || PySet_Add(writers, core) < 0 || touch(touches, phase_core, key, 1) < 0;
+                Py_XDECREF(key);
+            } else {
+                PyObject *it = PyObject_GetIter(writers), *w;
+                bad = !it;
+                while (!bad && (w = PyIter_Next(it))) {
+                    PyObject *key = PyTuple_Pack(2, buffer, w);
+                    bad = !key || touch(touches, phase_core, key, 0) < 0;
+                    Py_XDECREF(key);
+                    Py_DECREF(w);
+                }
+                Py_XDECREF(it);
+                bad = bad || PyErr_Occurred();
+            }
+            Py_DECREF(writers);
+            if (bad) goto done;
+            continue;
+        }
+        if (PyErr_Occurred()) goto done;
+        int ro = PySet_Contains(readonly, buffer);
+        if (ro < 0) goto done;
+        if (ro) continue;
+        PyObject *key = PyObject_CallMethodOneArg(em, s_memory_key, buffer); /* em.memory_key */
+        if (!key) goto done;
+        int r = touch(touches, phase_core, key, write);
+        Py_DECREF(key);
+        if (r < 0) goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(staged); Py_XDECREF(touches); Py_XDECREF(sync); Py_XDECREF(readonly);
+    Py_XDECREF(phase_core);
+    return rc;
+}
+
+/* `Emitter.emit(core, op, **operands)` when nothing is being hoisted: `emit(em, core, op,
+ * operands)` (emitter.py, `_emit_python`, is the same in Python). */
+static PyObject *emit(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "emit(emitter, core, op, operands: dict)");
+        return NULL;
+    }
+    if (!g_specs) {
+        PyErr_SetString(PyExc_RuntimeError, "emit: setup() first");
+        return NULL;
+    }
+    PyObject *em = args[0], *core = args[1], *op = args[2], *operands = args[3];
+    PyObject *spec = PyDict_GetItemWithError(g_specs, op);
+    if (!spec) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, op);
+        return NULL;
+    }
+    PyObject *reads = PyTuple_GET_ITEM(spec, 0), *outs = PyTuple_GET_ITEM(spec, 1),
+             *unit = PyTuple_GET_ITEM(spec, 2);
+    PyObject *refs = PyDict_New(), *tiles = PyDict_New(), *params = PyDict_New();
+    PyObject *shared = PyObject_GetAttr(em, s_tiles_attr);
+    PyObject *cmd = NULL, *accesses = NULL, *result = NULL, *buffers = NULL, *stream = NULL,
+             *origins = NULL, *phase = NULL, *live = NULL, *cmds = NULL, *origin_of = NULL;
+    if (!refs || !tiles || !params || !shared) goto done;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(operands, &pos, &k, &v)) {
+        if (PyObject_TypeCheck(v, (PyTypeObject *)g_ref_type)) {
+            if (PyDict_SetItem(refs, k, v) < 0) goto done;
+            PyObject *t = PyObject_GetAttr(v, s_tile);
+            if (!t) goto done;
+            PyObject *key = PyTuple_New(5);
+            static PyObject **fields[5] = {&s_buffer, &s_offset, &s_shape, &s_strides, &s_dtype};
+            for (int f = 0; key && f < 5; f++) {
+                PyObject *x = PyObject_GetAttr(t, *fields[f]);
+                if (!x) { Py_CLEAR(key); break; }
+                PyTuple_SET_ITEM(key, f, x);
+            }
+            PyObject *tile = NULL;
+            if (key) {
+                tile = PyDict_GetItemWithError(shared, key);
+                if (tile && PyObject_IsTrue(tile) == 1) Py_INCREF(tile);
+                else if (!PyErr_Occurred()) tile = PyObject_CallMethodObjArgs(em, s_share, key, t, NULL);
+                else tile = NULL;
+            }
+            Py_XDECREF(key);
+            Py_DECREF(t);
+            if (!tile) goto done;
+            int rc = PyDict_SetItem(tiles, k, tile);
+            Py_DECREF(tile);
+            if (rc < 0) goto done;
+        } else if (v != Py_None) {
+            if (PyDict_SetItem(params, k, v) < 0) goto done;
+        }
+    }
+    {
+        PyObject *cargs[4] = {core, op, tiles, params};
+        cmd = PyObject_Vectorcall(g_cmd_type, cargs, 4, NULL);
+    }
+    if (!cmd || !(accesses = PyList_New(0))) goto done;
+    for (int w = 0; w < 2; w++) {
+        PyObject *slots = w ? outs : reads;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(slots); j++) {
+            PyObject *slot = PyTuple_GET_ITEM(slots, j);
+            PyObject *ref = PyDict_GetItemWithError(refs, slot);
+            if (!ref) {
+                if (PyErr_Occurred()) goto done;
+                if (!w) continue;
+                PyErr_SetObject(PyExc_KeyError, slot);
+                goto done;
+            }
+            PyObject *a = PyObject_GetAttr(ref, w ? s_write : s_read); /* Ref.access's cache */
+            if (a == Py_None) {
+                Py_DECREF(a);
+                a = PyObject_CallMethodOneArg(ref, s_access, w ? Py_True : Py_False);
+            }
+            if (!a) goto done;
+            int rc = PyList_Append(accesses, a);
+            Py_DECREF(a);
+            if (rc < 0) goto done;
+        }
+    }
+    /* the thread: Emitter.unit */
+    long c = PyLong_AsLong(core);
+    if (c == -1 && PyErr_Occurred()) goto done;
+    int u = -1;
+    PyObject *program = PyObject_GetAttr(em, s_program);
+    if (!program) goto done;
+    buffers = PyObject_GetAttr(program, s_buffers);
+    Py_DECREF(program);
+    if (!buffers) goto done;
+    if (PyUnicode_Compare(unit, s_dma) == 0) {
+        PyObject *t = PyDict_GetItemWithError(tiles, PyTuple_GET_ITEM(outs, 0));
+        if (!t) { if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, PyTuple_GET_ITEM(outs, 0)); goto done; }
+        PyObject *name = PyObject_GetAttr(t, s_buffer);
+        PyObject *dst = name ? PyObject_GetItem(buffers, name) : NULL;
+        Py_XDECREF(name);
+        if (!dst) goto done;
+        PyObject *space = PyObject_GetAttr(dst, s_space), *dcore = PyObject_GetAttr(dst, s_core);
+        int local = space ? PySequence_Contains(g_local, space) : -1;
+        int same = local == 1 && dcore ? PyObject_RichCompareBool(dcore, core, Py_EQ) : 0;
+        Py_XDECREF(space); Py_XDECREF(dcore); Py_DECREF(dst);
+        if (local < 0 || same < 0) goto done;
+        u = local && same ? 0 : 1;
+    } else {
+        for (int x = 0; x < UNITS; x++)
+            if (PyUnicode_CompareWithASCIIString(unit, UNIT_NAMES[x]) == 0) u = x;
+        if (u < 0) { PyErr_Format(PyExc_ValueError, "%R is not in list", unit); goto done; }
+    }
+    cmds = PyObject_GetAttr(em, s_cmds);
+    if (!cmds || !(stream = list_in(cmds, core))) goto done;
+    {
+        PyObject *index = PyLong_FromSsize_t(PyList_GET_SIZE(stream));
+        int rc = index ? PyObject_SetAttr(cmd, s_index, index) : -1;
+        Py_XDECREF(index);
+        if (rc < 0) goto done;
+        PyObject *sync = PyObject_GetAttr(em, s_sync);
+        PyObject *order = sync ? PyObject_GetAttr(sync, s_order) : NULL;
+        Py_XDECREF(sync);
+        PyObject *thread = order ? PyLong_FromLong(c * UNITS + u) : NULL;
+        PyObject *oargs[3] = {cmd, thread, accesses};
+        PyObject *r = thread ? PyObject_Vectorcall(order, oargs, 3, NULL) : NULL;
+        Py_XDECREF(order); Py_XDECREF(thread);
+        if (!r) goto done;
+        Py_DECREF(r);
+    }
+    origin_of = PyObject_GetAttr(em, s_origin_of);
+    if (!origin_of || !(origins = list_in(origin_of, core)) || PyList_Append(stream, cmd) < 0) goto done;
+    {
+        PyObject *o = PyObject_GetAttr(em, s_origin_attr); /* Emitter.origin()'s cache */
+        if (o == Py_None) {
+            Py_DECREF(o);
+            o = PyObject_CallMethodNoArgs(em, s_origin_m);
+        }
+        int rc = o ? PyList_Append(origins, o) : -1;
+        Py_XDECREF(o);
+        if (rc < 0) goto done;
+    }
+    /* live ranges */
+    if (!(phase = PyObject_GetAttr(em, s_phase)) || !(live = PyObject_GetAttr(em, s_live))) goto done;
+    pos = 0;
+    while (PyDict_Next(tiles, &pos, &k, &v)) {
+        PyObject *name = PyObject_GetAttr(v, s_buffer);
+        if (!name) goto done;
+        PyObject *span = PyDict_GetItemWithError(live, name);
+        int rc = 0;
+        if (span) {
+            Py_INCREF(phase);
+            rc = PyList_SetItem(span, 1, phase);
+        } else if (PyErr_Occurred()) {
+            rc = -1;
+        } else {
+            PyObject *l = PyList_New(2);
+            if (l) {
+                Py_INCREF(phase); PyList_SET_ITEM(l, 0, phase);
+                Py_INCREF(phase); PyList_SET_ITEM(l, 1, phase);
+            }
+            rc = l ? PyDict_SetItem(live, name, l) : -1;
+            Py_XDECREF(l);
+            PyObject *b = rc < 0 ? NULL : PyObject_GetItem(buffers, name);
+            PyObject *space = b ? PyObject_GetAttr(b, s_space) : NULL;
+            Py_XDECREF(b);
+            int wb = space ? PyObject_RichCompareBool(space, s_wb, Py_EQ) : -1;
+            Py_XDECREF(space);
+            if (wb < 0) rc = -1;
+            else if (wb) {
+                PyObject *bufs = PyObject_GetAttr(em, s_wb_bufs);
+                PyObject *list = bufs ? list_in(bufs, core) : NULL;
+                rc = list ? PyList_Append(list, name) : -1;
+                Py_XDECREF(list);
+                Py_XDECREF(bufs);
+            }
+        }
+        Py_DECREF(name);
+        if (rc < 0) goto done;
+    }
+    {
+        PyObject *narrow = PyObject_GetAttr(em, s_narrow);
+        int on = narrow ? PyObject_IsTrue(narrow) : -1;
+        Py_XDECREF(narrow);
+        if (on < 0 || (on && emit_touches(em, core, phase, accesses) < 0)) goto done;
+    }
+    Py_INCREF(cmd);
+    result = cmd;
+done:
+    Py_XDECREF(refs); Py_XDECREF(tiles); Py_XDECREF(params); Py_XDECREF(shared); Py_XDECREF(cmd);
+    Py_XDECREF(accesses); Py_XDECREF(buffers); Py_XDECREF(stream); Py_XDECREF(origins);
+    Py_XDECREF(phase); Py_XDECREF(live); Py_XDECREF(cmds); Py_XDECREF(origin_of);
+    return result;
+}
+
+static PyMethodDef module_methods[] = {
+    {"setup", (PyCFunction)emit_setup, METH_VARARGS, "setup(Ref, Cmd, specs, local_spaces): for emit."},
+    {"emit", (PyCFunction)(void (*)(void))emit, METH_FASTCALL,
+     "emit(emitter, core, op, operands): Emitter.emit when nothing is being hoisted."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMethodDef Sync_methods[] = {
     {"order", (PyCFunction)(void (*)(void))Sync_order, METH_FASTCALL,
      "order(cmd, thread, accesses): `cmd.expects`, its waits and the producers' signals; logs its accesses."},
@@ -813,7 +1113,7 @@ static PyTypeObject SyncType = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_sync", "The lowering's Sync.order in C (sync.py).", -1, NULL,
+    PyModuleDef_HEAD_INIT, "_sync", "The lowering's Sync.order and Emitter.emit in C.", -1, module_methods,
     NULL, NULL, NULL, NULL,
 };
 
@@ -827,6 +1127,19 @@ PyMODINIT_FUNC PyInit__sync(void) {
     s_signals = PyUnicode_InternFromString("signals");
     s_expects = PyUnicode_InternFromString("expects");
     if (!s_core || !s_op || !s_tiles || !s_index || !s_waits || !s_signals || !s_expects) return NULL;
+    struct { PyObject **at; const char *name; } names[] = {
+        {&s_tile, "tile"}, {&s_buffer, "buffer"}, {&s_offset, "offset"}, {&s_shape, "shape"},
+        {&s_strides, "strides"}, {&s_dtype, "dtype"}, {&s_read, "_read"}, {&s_write, "_write"},
+        {&s_access, "access"}, {&s_share, "_share"}, {&s_tiles_attr, "_tiles"}, {&s_cmds, "cmds"},
+        {&s_origin_of, "origin_of"}, {&s_origin_attr, "_origin"}, {&s_origin_m, "origin"},
+        {&s_sync, "sync"}, {&s_order, "order"}, {&s_phase, "phase"}, {&s_live, "live"},
+        {&s_program, "program"}, {&s_buffers, "buffers"}, {&s_space, "space"}, {&s_wb_bufs, "_wb_bufs"},
+        {&s_narrow, "narrow"}, {&s_staged, "staged"}, {&s_readonly, "readonly"}, {&s_touches, "touches"},
+        {&s_reads_attr, "reads"}, {&s_writes_attr, "writes"}, {&s_memory_key, "memory_key"}, {&s_dma, "dma"},
+        {&s_wb, "wb"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!(*names[i].at = PyUnicode_InternFromString(names[i].name))) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&SyncType);

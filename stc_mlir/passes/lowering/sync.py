@@ -30,7 +30,9 @@ shows as a read of the wrong result. Unlike the conflict log, this log outlives 
 access, ~140,000 commands for BERT-base b8); the optional C module `_sync` (`_sync.c`,
 built by setup.py) runs the same algorithm over the same logs kept as C arrays, and
 `Sync` uses it when built (`STC_SYNC_NATIVE=0` in the environment, or `Sync(cores,
-native=False)`, keeps the Python version here, which the tests compare it with).
+native=False)`, keeps the Python version here, which the tests compare it with). The same
+module has `Emitter.emit` (`_sync.emit`, used when nothing is being hoisted; its Python
+version is `Emitter._emit_python`).
 """
 
 from __future__ import annotations
@@ -51,12 +53,13 @@ except ImportError:  # not built (a plain source tree) or not buildable here
 UNITS = ("dma_in", "dma_out", "matrix", "vector")
 _SHORT = {"dma_in": "in", "dma_out": "out", "matrix": "mx", "vector": "vec"}
 
-INTERFACE = 1
+INTERFACE = 2
 """The `_sync.c` interface this file calls (its `SYNC_INTERFACE`)."""
-NATIVE = bool(_sync is not None and os.environ.get("STC_SYNC_NATIVE", "1") != "0"
-              and getattr(_sync, "INTERFACE", None) == INTERFACE)
-"""Whether `Sync` uses the C version by default (a module built from an older `_sync.c`
-is not used: rebuild it with `python setup.py build_ext --inplace`)."""
+BUILT = _sync is not None and getattr(_sync, "INTERFACE", None) == INTERFACE
+"""Whether the C module is there (a module built from an older `_sync.c` is not used:
+rebuild it with `python setup.py build_ext --inplace`)."""
+NATIVE = BUILT and os.environ.get("STC_SYNC_NATIVE", "1") != "0"
+"""Whether `Sync` (and `Emitter.emit`) use the C versions by default."""
 
 
 def _channel_name(src: int, dst: int) -> str:
@@ -210,8 +213,8 @@ class Sync:
         self._pos = 0
         self.writes: dict[str, _Writes] = {}  # per buffer, in program order
         if NATIVE if native is None else native:
-            if _sync is None:
-                raise RuntimeError("Sync(native=True): the C module _sync is not built")
+            if not BUILT:
+                raise RuntimeError("Sync(native=True): the C module _sync is not built (or is out of date)")
             names = [_channel_name(s, d) for s in range(self.threads) for d in range(self.threads)]
             reads = {op: spec.reads for op, spec in OPS.items()}
             c = _sync.Sync(self.threads, self.readonly, self.semaphores, names, HOST, reads)

@@ -25,6 +25,19 @@
 #define SYNC_INTERFACE 2
 #define UNITS 4 /* threads per core (sync.UNITS) */
 
+/* Make room for `need` items of `size` bytes in the array `*items` of capacity `*cap`
+ * (doubling, from `first`); -1 with MemoryError. */
+static int grow(void *items, Py_ssize_t *cap, Py_ssize_t need, size_t size, Py_ssize_t first) {
+    if (need <= *cap) return 0;
+    Py_ssize_t n = *cap ? 2 * *cap : first;
+    while (n < need) n *= 2;
+    void *p = realloc(*(void **)items, n * size);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    *(void **)items = p;
+    *cap = n;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ arena */
 
 typedef struct { char *data; size_t size; } Block;
@@ -43,13 +56,7 @@ static void *arena_alloc(Arena *a, size_t n) {
         a->cur++;
         a->used = 0;
     }
-    if (a->n == a->cap) {
-        Py_ssize_t cap = a->cap ? 2 * a->cap : 16;
-        Block *nb = realloc(a->blocks, cap * sizeof(Block));
-        if (!nb) { PyErr_NoMemory(); return NULL; }
-        a->blocks = nb;
-        a->cap = cap;
-    }
+    if (grow(&a->blocks, &a->cap, a->n + 1, sizeof(Block), 16) < 0) return NULL;
     size_t size = n > (1 << 16) ? n : (1 << 16);
     char *d = malloc(size);
     if (!d) { PyErr_NoMemory(); return NULL; }
@@ -300,13 +307,7 @@ static Py_ssize_t buffer_id(SyncObject *self, PyObject *buffer) {
     PyObject *id = PyDict_GetItemWithError(self->bufids, buffer);
     if (id) return PyLong_AsSsize_t(id);
     if (PyErr_Occurred()) return -1;
-    if (self->nbufs == self->cap_bufs) {
-        Py_ssize_t cap = self->cap_bufs ? 2 * self->cap_bufs : 256;
-        Buf *nb = realloc(self->bufs, cap * sizeof(Buf));
-        if (!nb) { PyErr_NoMemory(); return -1; }
-        self->bufs = nb;
-        self->cap_bufs = cap;
-    }
+    if (grow(&self->bufs, &self->cap_bufs, self->nbufs + 1, sizeof(Buf), 256) < 0) return -1;
     Py_ssize_t n = self->nbufs;
     PyObject *v = PyLong_FromSsize_t(n);
     if (!v || PyDict_SetItem(self->bufids, buffer, v) < 0) { Py_XDECREF(v); return -1; }
@@ -329,18 +330,6 @@ static int frame_id(SyncObject *self, PyObject *frame, int32_t *out) {
     return 0;
 }
 
-static int64_t *scratch_grow(SyncObject *self, Py_ssize_t need) {
-    if (need > self->cap_scratch) {
-        Py_ssize_t cap = self->cap_scratch ? self->cap_scratch : 64;
-        while (cap < need) cap *= 2;
-        int64_t *n = realloc(self->scratch, cap * sizeof(int64_t));
-        if (!n) { PyErr_NoMemory(); return NULL; }
-        self->scratch = n;
-        self->cap_scratch = cap;
-    }
-    return self->scratch;
-}
-
 static int as_int64(PyObject *o, int64_t *out) {
     long long v = PyLong_AsLongLong(o);
     if (v == -1 && PyErr_Occurred()) return -1;
@@ -352,12 +341,7 @@ static int as_int64(PyObject *o, int64_t *out) {
 static Py_ssize_t parse(SyncObject *self, PyObject *seq) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
-    if (n > self->cap_acc) {
-        Acc *na = realloc(self->acc, n * sizeof(Acc));
-        if (!na) { PyErr_NoMemory(); return -1; }
-        self->acc = na;
-        self->cap_acc = n;
-    }
+    if (grow(&self->acc, &self->cap_acc, n, sizeof(Acc), 8) < 0) return -1;
     Py_ssize_t used = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *a = items[k];
@@ -386,7 +370,7 @@ static Py_ssize_t parse(SyncObject *self, PyObject *seq) {
         PyObject *fast = PySequence_Fast(box, "Sync.order: a box is a sequence of (lo, hi)");
         if (!fast) return -1;
         Py_ssize_t r = PySequence_Fast_GET_SIZE(fast);
-        if (r > INT32_MAX / 2 || !scratch_grow(self, used + 2 * r)) { Py_DECREF(fast); if (!PyErr_Occurred()) PyErr_NoMemory(); return -1; }
+        if (r > INT32_MAX / 2 || grow(&self->scratch, &self->cap_scratch, used + 2 * r, sizeof(int64_t), 64) < 0) { Py_DECREF(fast); if (!PyErr_Occurred()) PyErr_NoMemory(); return -1; }
         for (Py_ssize_t dd = 0; dd < r; dd++) {
             PyObject *pair = PySequence_Fast_GET_ITEM(fast, dd);
             if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
@@ -416,11 +400,18 @@ static int covers_within(const Acc *a, int32_t frame, const int64_t *box, int32_
     return a->frame >= 0 && a->frame == frame && contains(a->box, a->rank, box, rank);
 }
 
-static int64_t *copy_box(Arena *arena, const Acc *a) {
-    if (a->frame < 0) return NULL;
-    int64_t *b = arena_alloc(arena, 2 * a->rank * sizeof(int64_t));
-    if (b) memcpy(b, a->box, 2 * a->rank * sizeof(int64_t));
-    return b;
+/* A log's copy of `a`'s bytes, frame and box (the box into `arena`). */
+static int copy_span(Arena *arena, const Acc *a, int64_t *lo, int64_t *hi, int32_t *frame, int32_t *rank,
+                     int64_t **box) {
+    *lo = a->lo;
+    *hi = a->hi;
+    *frame = a->frame;
+    *rank = a->rank;
+    *box = NULL;
+    if (a->frame < 0) return 0;
+    if (!(*box = arena_alloc(arena, 2 * a->rank * sizeof(int64_t)))) return -1;
+    memcpy(*box, a->box, 2 * a->rank * sizeof(int64_t));
+    return 0;
 }
 
 /* `_Writes.add`: log write `a` of writer `one` ((core, index),). */
@@ -433,22 +424,11 @@ static int writes_add(SyncObject *self, Buf *b, const Acc *a, PyObject *one) {
             b->dead++;
         }
     }
-    if (b->ne == b->cap_e) {
-        Py_ssize_t cap = b->cap_e ? 2 * b->cap_e : 8;
-        Entry *ne = realloc(b->e, cap * sizeof(Entry));
-        if (!ne) { PyErr_NoMemory(); return -1; }
-        b->e = ne;
-        b->cap_e = cap;
-    }
+    if (grow(&b->e, &b->cap_e, b->ne + 1, sizeof(Entry), 8) < 0) return -1;
     if (at_put(b, a->lo, a->hi, b->ne) < 0) return -1;
     Entry *e = &b->e[b->ne];
-    e->lo = a->lo;
-    e->hi = a->hi;
-    e->frame = a->frame;
-    e->rank = a->rank;
     e->dense = a->dense;
-    e->box = NULL;
-    if (a->frame >= 0 && !(e->box = copy_box(&self->program, a))) return -1;
+    if (copy_span(&self->program, a, &e->lo, &e->hi, &e->frame, &e->rank, &e->box) < 0) return -1;
     Py_INCREF(one);
     e->one = one;
     b->ne++;
@@ -472,17 +452,9 @@ static int writer_cmp(const void *x, const void *y) {
 }
 
 static int wr_grow(SyncObject *self, Py_ssize_t need) {
-    if (need <= self->cap_wr) return 0;
-    Py_ssize_t cap = self->cap_wr ? 2 * self->cap_wr : 16;
-    while (cap < need) cap *= 2;
-    int64_t *w = realloc(self->wr, cap * 3 * sizeof(int64_t));
-    if (!w) { PyErr_NoMemory(); return -1; }
-    self->wr = w;
-    PyObject **o = realloc(self->wobj, cap * sizeof(PyObject *));
-    if (!o) { PyErr_NoMemory(); return -1; }
-    self->wobj = o;
-    self->cap_wr = cap;
-    return 0;
+    Py_ssize_t cap = self->cap_wr;
+    return grow(&self->wr, &cap, need, 3 * sizeof(int64_t), 16) < 0
+           || grow(&self->wobj, &self->cap_wr, need, sizeof(PyObject *), 16) < 0 ? -1 : 0;
 }
 
 /* The writers read `a` expects (`Sync._expect`, one read): a new reference. */
@@ -745,12 +717,9 @@ static PyObject *Sync_order(SyncObject *self, PyObject *const *args, Py_ssize_t 
             return PyErr_NoMemory();
         }
         if (!b->active) {
-            if (self->nactive == self->cap_active) {
-                Py_ssize_t cap = self->cap_active ? 2 * self->cap_active : 64;
-                Py_ssize_t *na = realloc(self->activel, cap * sizeof(Py_ssize_t));
-                if (!na) { Py_DECREF(seq); return PyErr_NoMemory(); }
-                self->activel = na;
-                self->cap_active = cap;
+            if (grow(&self->activel, &self->cap_active, self->nactive + 1, sizeof(Py_ssize_t), 64) < 0) {
+                Py_DECREF(seq);
+                return NULL;
             }
             self->activel[self->nactive++] = a->buf;
             b->active = 1;
@@ -758,24 +727,19 @@ static PyObject *Sync_order(SyncObject *self, PyObject *const *args, Py_ssize_t 
             forget_covered(self, b, a);
         }
         RecList *L = &b->threads[thread];
-        if (L->n == L->cap) {
-            Py_ssize_t cap = L->cap ? 2 * L->cap : 8;
-            Rec *nr = realloc(L->r, cap * sizeof(Rec));
-            if (!nr) { Py_DECREF(seq); return PyErr_NoMemory(); }
-            L->r = nr;
-            L->cap = cap;
+        if (grow(&L->r, &L->cap, L->n + 1, sizeof(Rec), 8) < 0) {
+            Py_DECREF(seq);
+            return NULL;
         }
         Rec *r = &L->r[L->n];
         r->seq = s;
         r->pos = ++self->pos;
-        r->lo = a->lo;
-        r->hi = a->hi;
-        r->frame = a->frame;
-        r->rank = a->rank;
         r->write = a->write;
         r->clock = clock;
-        r->box = NULL;
-        if (a->frame >= 0 && !(r->box = copy_box(&self->phase, a))) { Py_DECREF(seq); return NULL; }
+        if (copy_span(&self->phase, a, &r->lo, &r->hi, &r->frame, &r->rank, &r->box) < 0) {
+            Py_DECREF(seq);
+            return NULL;
+        }
         Py_INCREF(cmd);
         r->cmd = cmd;
         L->n++;

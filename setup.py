@@ -13,4 +13,7 @@ setup(ext_modules=[Extension("stc_mlir.emulator._f16", ["stc_mlir/emulator/_f16.
                              optional=True),
                    # helpers of the event loop (`stc_mlir.emulator.native`), as optional
                    Extension("stc_mlir.emulator._loop", ["stc_mlir/emulator/_loop.c"],
+                             optional=True),
+                   # the lowering's synchronisation walk (`stc_mlir.passes.lowering.sync`)
+                   Extension("stc_mlir.passes.lowering._sync", ["stc_mlir/passes/lowering/_sync.c"],
                              optional=True)])

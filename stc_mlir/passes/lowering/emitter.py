@@ -34,6 +34,7 @@ from stc_mlir.isa.program import (
 )
 from stc_mlir.target import Target
 
+from . import sync
 from .barriers import Touches, narrow
 from .sync import UNITS, Access, Cmd, Sync
 
@@ -114,6 +115,7 @@ class Emitter:
         self._origin: int | None = -1  # its index in program.origins (None: not entered yet)
         self._origin_index: dict[Origin, int] = {}
         self.sync = Sync(target.cores)
+        self.native = sync.NATIVE  # `emit` in C (_sync.c) when nothing is being hoisted
         self.phase = 0
         self.phase_items: list[str] = [""]
         self.live: dict[str, list[int]] = {}
@@ -183,6 +185,13 @@ class Emitter:
     def emit(self, core: int, op: str, **operands: object) -> Cmd:
         """Append a command to `core`'s stream; tile operands are `Ref`s, the rest are
         parameters. Waits on earlier commands are added from the tiles' accesses."""
+        if self.native and self._hoist is None:
+            return sync._sync.emit(self, core, op, operands)
+        return self._emit_python(core, op, operands)
+
+    def _emit_python(self, core: int, op: str, operands: dict[str, object]) -> Cmd:
+        """`emit` in Python (`_sync.emit` is the same in C, used when it is built and
+        nothing is being hoisted: `native`)."""
         spec = OPS[op]
         refs, tiles, params = {}, {}, {}
         shared = self._tiles
@@ -379,5 +388,8 @@ class Emitter:
             live[name] = (0, last) if name in self.pinned else tuple(self.live[name])
         return Lowered(prog, live, list(self.phase_items))
 
+
+if sync.BUILT:
+    sync._sync.setup(Ref, Cmd, {op: (spec.reads, spec.outs, spec.unit) for op, spec in OPS.items()}, LOCAL_SPACES)
 
 __all__ = ["ALIGN", "Emitter", "Lowered", "Ref", "UNITS", "align"]

@@ -25,10 +25,19 @@ as (core, index in its stream) pairs, sorted, exactly as `Command.expects` holds
 emulator checks that each byte read was last written by one of them
 (`stc_mlir.emulator.provenance`): a lost DMA, a lost wait or an overlapping allocation then
 shows as a read of the wrong result. Unlike the conflict log, this log outlives barriers.
+
+**In C.** `order` and `barrier` are ~a quarter of the lowering (a few Python calls per
+access, ~140,000 commands for BERT-base b8); the optional C module `_sync` (`_sync.c`,
+built by setup.py) runs the same algorithm over the same logs kept as C arrays, and
+`Sync` uses it when built (`STC_SYNC_NATIVE=0` in the environment, or `Sync(cores,
+native=False)`, keeps the Python version here, which the tests compare it with). The same
+module has `Emitter.emit` (`_sync.emit`, used when nothing is being hoisted; its Python
+version is `Emitter._emit_python`).
 """
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_right
 from typing import Any, NamedTuple
 
@@ -36,8 +45,27 @@ from stc_mlir.isa.program import HOST, OPS, Writer
 
 from . import boxes as bx
 
+try:
+    from . import _sync  # type: ignore[attr-defined]
+except ImportError:  # not built (a plain source tree) or not buildable here
+    _sync = None
+
 UNITS = ("dma_in", "dma_out", "matrix", "vector")
 _SHORT = {"dma_in": "in", "dma_out": "out", "matrix": "mx", "vector": "vec"}
+
+INTERFACE = 2
+"""The `_sync.c` interface this file calls (its `SYNC_INTERFACE`)."""
+BUILT = _sync is not None and getattr(_sync, "INTERFACE", None) == INTERFACE
+"""Whether the C module is there (a module built from an older `_sync.c` is not used:
+rebuild it with `python setup.py build_ext --inplace`)."""
+NATIVE = BUILT and os.environ.get("STC_SYNC_NATIVE", "1") != "0"
+"""Whether `Sync` (and `Emitter.emit`) use the C versions by default."""
+
+
+def _channel_name(src: int, dst: int) -> str:
+    """The semaphore from thread `src` to thread `dst`."""
+    su, du = UNITS[src % len(UNITS)], UNITS[dst % len(UNITS)]
+    return f"c{src // len(UNITS)}{_SHORT[su]}_c{dst // len(UNITS)}{_SHORT[du]}"
 
 
 class Cmd:
@@ -173,7 +201,8 @@ class _Writes:
 
 
 class Sync:
-    def __init__(self, cores: int):
+    def __init__(self, cores: int, native: bool | None = None):
+        """`native`: use the C version of `order` and `barrier` (default `NATIVE`)."""
         self.threads = cores * len(UNITS)
         self.seq = [0] * self.threads
         self.known = [[-1] * self.threads for _ in range(self.threads)]
@@ -183,6 +212,13 @@ class Sync:
         self._channels: dict[tuple[int, int], str] = {}
         self._pos = 0
         self.writes: dict[str, _Writes] = {}  # per buffer, in program order
+        if NATIVE if native is None else native:
+            if not BUILT:
+                raise RuntimeError("Sync(native=True): the C module _sync is not built (or is out of date)")
+            names = [_channel_name(s, d) for s in range(self.threads) for d in range(self.threads)]
+            reads = {op: spec.reads for op, spec in OPS.items()}
+            c = _sync.Sync(self.threads, self.readonly, self.semaphores, names, HOST, reads)
+            self.order, self.barrier = c.order, c.barrier  # the logs above stay unused
 
     @staticmethod
     def thread(core: int, unit: str) -> int:
@@ -191,9 +227,7 @@ class Sync:
     def _channel(self, src: int, dst: int) -> str:
         name = self._channels.get((src, dst))
         if name is None:
-            su, du = UNITS[src % len(UNITS)], UNITS[dst % len(UNITS)]
-            name = f"c{src // len(UNITS)}{_SHORT[su]}_c{dst // len(UNITS)}{_SHORT[du]}"
-            self._channels[(src, dst)] = name
+            name = self._channels[(src, dst)] = _channel_name(src, dst)
         self.semaphores.setdefault(name, dst // len(UNITS))
         return name
 

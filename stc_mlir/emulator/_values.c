@@ -18,7 +18,7 @@
 #include <string.h>
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
-    *s_release, *s_copy, *s_pending, *s_seen, *s_completed;
+    *s_release, *s_copy, *s_pending, *s_seen, *s_completed, *s_data;
 
 /* obj.name += delta (a Python int attribute) */
 static int add_to(PyObject *obj, PyObject *name, Py_ssize_t delta) {
@@ -420,6 +420,77 @@ static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return r < 0 ? NULL : Py_NewRef(Py_None);
 }
 
+/* the hook's call: task.copy None -> fallback(task); else (dst Memory, lo, hi, dst key,
+   src Memory, src lo, src key): with `values` (helper threads), the values of the commands
+   completed since the last start first (`Values.completed`), then the copy */
+static PyObject *hook_call(PyObject *state, PyObject *task) {
+    PyObject *copy = PyObject_GetAttr(task, s_copy);
+    if (copy == NULL) {
+        return NULL;
+    }
+    if (copy == Py_None) {
+        Py_DECREF(copy);
+        return PyObject_CallOneArg(PyTuple_GET_ITEM(state, 1), task);
+    }
+    PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
+             *timeline = PyTuple_GET_ITEM(state, 3);
+    if (!PyTuple_Check(copy) || PyTuple_GET_SIZE(copy) != 7 || !PyList_Check(timeline)) {
+        Py_DECREF(copy);
+        PyErr_SetString(PyExc_TypeError, "a task's copy: (memory, lo, hi, key, memory, lo, key)");
+        return NULL;
+    }
+    if (values != Py_None) {
+        PyObject *pending = PyObject_GetAttr(values, s_pending);
+        int none = pending != NULL && PyDict_Check(pending) && PyDict_GET_SIZE(pending) == 0;
+        Py_XDECREF(pending);
+        PyObject *r = pending == NULL ? NULL
+                      : none ? PyLong_FromSsize_t(PyList_GET_SIZE(timeline))
+                             : PyObject_CallMethodOneArg(values, s_completed, timeline);
+        if (r == NULL || (none && PyObject_SetAttr(values, s_seen, r) < 0)) {
+            Py_XDECREF(r);
+            Py_DECREF(copy);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
+    PyObject *dst = PyObject_GetAttr(PyTuple_GET_ITEM(copy, 0), s_data);
+    PyObject *src = dst == NULL ? NULL : PyObject_GetAttr(PyTuple_GET_ITEM(copy, 4), s_data);
+    Py_ssize_t lo = item(copy, 1), hi = item(copy, 2), src_lo = item(copy, 5);
+    int r = -1;
+    Cache c = {NULL, NULL, NULL, NULL};
+    if (src != NULL && !BAD(lo) && !BAD(hi) && !BAD(src_lo) && cache_open(cache, &c) == 0) {
+        if (lock_call(c.lock, s_acquire) == 0) {
+            r = unlock(&c, dense(cache, &c, dst, lo, hi, PyTuple_GET_ITEM(copy, 3), src, src_lo,
+                                 PyTuple_GET_ITEM(copy, 6)));
+        }
+    }
+    cache_close(&c);
+    Py_XDECREF(dst);
+    Py_XDECREF(src);
+    Py_DECREF(copy);
+    return r < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+static PyMethodDef hook_def = {"hook", (PyCFunction)hook_call, METH_O, "the values hook of a run (see _values.hook)"};
+
+/* hook(cache, fallback, values, timeline) -> a callable of one task */
+static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "hook(cache, fallback, values, timeline)");
+        return NULL;
+    }
+    PyObject *state = PyTuple_New(4);
+    if (state == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        PyTuple_SET_ITEM(state, i, Py_NewRef(args[i]));
+    }
+    PyObject *f = PyCFunction_New(&hook_def, state);
+    Py_DECREF(state);
+    return f;
+}
+
 static PyMethodDef methods[] = {
     {"written", (PyCFunction)(void (*)(void))py_written, METH_FASTCALL,
      "written(cache, memory, lo, hi): TileCache.written."},
@@ -430,6 +501,10 @@ static PyMethodDef methods[] = {
     {"copy", (PyCFunction)(void (*)(void))py_copy, METH_FASTCALL,
      "copy(cache, dst, lo, hi, dst_key, src, src_lo, src_key): the bytes [lo, hi) of uint8 array dst "
      "copied from src at src_lo, then TileCache.written and TileCache.copied for them."},
+    {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
+     "hook(cache, fallback, values, timeline) -> f: f(task) does a dense DMA's copy (task.copy: (dst "
+     "Memory, lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, after "
+     "values.completed(timeline) if values is not None; fallback(task) for any other task."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -453,9 +528,10 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_pending, "pending");
     NAME(s_seen, "seen");
     NAME(s_completed, "completed");
+    NAME(s_data, "data");
 #undef NAME
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 1) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 2) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -301,6 +301,89 @@ static int copied(Cache *c, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyOb
     return r;
 }
 
+static int parse_range(PyObject *const *args, Py_ssize_t *lo, Py_ssize_t *hi) {
+    *lo = PyLong_AsSsize_t(args[0]);
+    *hi = PyLong_AsSsize_t(args[1]);
+    return BAD(*lo) || BAD(*hi) ? -1 : 0;
+}
+
+/* TileCache.get's look-up: the value kept for the tile at `lo` (`key`) or for the bytes it
+   was copied from (made most recently used), else NULL without an error */
+static PyObject *lookup(Cache *c, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key) {
+    PyObject *aliases = PyDict_GetItemWithError(c->aliases, memory), *at_key = NULL;
+    if (aliases == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_INCREF(memory);
+    Py_INCREF(key);
+    if (aliases != NULL && PyDict_GET_SIZE(aliases) > 0) { /* (no copy into this memory: the bytes are their own) */
+        PyObject *from;
+        Py_ssize_t at;
+        if (origin(c, memory, lo, hi, &from, &at) < 0) {
+            goto out;
+        }
+        Py_SETREF(memory, from);
+        if (at != lo) { /* (key[0] + at - lo, *key[1:]) */
+            Py_ssize_t first = PyLong_AsSsize_t(PyTuple_GET_ITEM(key, 0));
+            if (BAD(first) || (at_key = PyTuple_New(PyTuple_GET_SIZE(key))) == NULL) {
+                goto out;
+            }
+            PyObject *base = PyLong_FromSsize_t(first + at - lo);
+            if (base == NULL) {
+                goto out;
+            }
+            PyTuple_SET_ITEM(at_key, 0, base);
+            for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(key); i++) {
+                PyTuple_SET_ITEM(at_key, i, Py_NewRef(PyTuple_GET_ITEM(key, i)));
+            }
+            Py_SETREF(key, at_key);
+            at_key = NULL;
+        }
+    }
+    PyObject *entries = PyDict_GetItemWithError(c->memories, memory), *value = NULL;
+    PyObject *hit = entries == NULL ? NULL : PyDict_GetItemWithError(entries, key);
+    if (hit != NULL) { /* most recently used: to the end */
+        Py_INCREF(hit);
+        if (PyDict_DelItem(entries, key) == 0 && PyDict_SetItem(entries, key, hit) == 0) {
+            value = Py_NewRef(PyTuple_GET_ITEM(hit, 2));
+        }
+        Py_DECREF(hit);
+    }
+    Py_DECREF(memory);
+    Py_DECREF(key);
+    return value;
+out:
+    Py_XDECREF(at_key);
+    Py_DECREF(memory);
+    Py_DECREF(key);
+    return NULL;
+}
+
+/* lookup(cache, memory, lo, hi, key) -> the value kept, or None */
+static PyObject *py_lookup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t lo, hi;
+    if (nargs != 5 || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) < 1) {
+        PyErr_SetString(PyExc_TypeError, "lookup(cache, memory, lo, hi, key tuple)");
+        return NULL;
+    }
+    if (parse_range(args + 2, &lo, &hi) < 0) {
+        return NULL;
+    }
+    Cache c;
+    PyObject *value = NULL;
+    int r = -1;
+    if (cache_open(args[0], &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
+        value = lookup(&c, args[1], lo, hi, args[4]);
+        r = unlock(&c, value == NULL && PyErr_Occurred() ? -1 : 0);
+    }
+    cache_close(&c);
+    if (r < 0) {
+        Py_XDECREF(value);
+        return NULL;
+    }
+    return value != NULL ? value : Py_NewRef(Py_None);
+}
+
 /* the contiguous bytes of a uint8 array (a memory's data) */
 static int bytes_of(PyObject *array, Py_buffer *view) {
     return PyObject_GetBuffer(array, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS);
@@ -332,12 +415,6 @@ static int dense(PyObject *cache, Cache *c, PyObject *dst, Py_ssize_t lo, Py_ssi
         return -1;
     }
     return copied(c, dst_key, lo, hi, src_key, src_lo);
-}
-
-static int parse_range(PyObject *const *args, Py_ssize_t *lo, Py_ssize_t *hi) {
-    *lo = PyLong_AsSsize_t(args[0]);
-    *hi = PyLong_AsSsize_t(args[1]);
-    return BAD(*lo) || BAD(*hi) ? -1 : 0;
 }
 
 /* written(cache, memory, lo, hi) */
@@ -501,6 +578,9 @@ static PyMethodDef methods[] = {
     {"copy", (PyCFunction)(void (*)(void))py_copy, METH_FASTCALL,
      "copy(cache, dst, lo, hi, dst_key, src, src_lo, src_key): the bytes [lo, hi) of uint8 array dst "
      "copied from src at src_lo, then TileCache.written and TileCache.copied for them."},
+    {"lookup", (PyCFunction)(void (*)(void))py_lookup, METH_FASTCALL,
+     "lookup(cache, memory, lo, hi, key) -> the value TileCache.get would return without making "
+     "it (made most recently used), or None."},
     {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
      "hook(cache, fallback, values, timeline) -> f: f(task) does a dense DMA's copy (task.copy: (dst "
      "Memory, lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, after "
@@ -531,7 +611,7 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_data, "data");
 #undef NAME
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 2) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 3) < 0) {
         Py_DECREF(m);
         return NULL;
     }

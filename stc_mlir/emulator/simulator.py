@@ -66,8 +66,10 @@ class _Task:
     # source lo, its key), what `_values` (or the C hook, `_values_hook`) copies
     copy: tuple | None = None
     # set by `prepare` (with numerics) for any other: its input and output tiles as views of
-    # its memories' bytes, by slot (what `execute` takes)
-    views: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None
+    # its memories' bytes, by slot (what `execute` takes), where each input tile's derived
+    # values are kept (slot -> (memory key, lo, hi, key of the tile in `TileCache.get`)) and
+    # the bytes its outputs write ((memory key, lo, hi) each)
+    views: tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple], tuple] | None = None
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
     # set by `prepare` once the semaphores are numbered: (semaphore id, count) of `waits`,
     # the command's signals as (signal latency, semaphore ids in order) per latency, the
@@ -197,8 +199,7 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
                     task.copy = (dst, out.base, out.base + n, task.places["dst"][0], src, at.base,
                                  task.places["src"][0])
                 elif numerics:
-                    task.views = ({slot: mem.view(fp.base, tile) for slot, mem, fp, tile, _, _, _ in task.reads},
-                                  {slot: mem.view(fp.base, tile) for slot, mem, fp, tile, _, _, _ in task.writes})
+                    task.views = _views(task)
             task.number = first[task.core] + task.index
             task.wait_ids = tuple((sem_ids[s], n) for s, n in task.waits.items())
             task.wait_label = "wait " + ", ".join(f"@{s}" for s in task.waits)
@@ -214,6 +215,17 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
                     _min_ddr_bytes(program), compute_cycles, commands,
                     [s.init for s in program.semaphores.values()], list(program.semaphores),
                     plan=_native_plan(tasks, check_hazards) if native.NATIVE else None)
+
+
+def _views(task: _Task) -> tuple:
+    """`_Task.views` of a task whose accesses are bound."""
+    assert task.reads is not None and task.writes is not None
+    spans = {slot: (key, fp.base, fp.base + fp.span) for slot, (key, fp) in task.places.items()}
+    return ({slot: mem.view(fp.base, tile) for slot, mem, fp, tile, _, _, _ in task.reads},
+            {slot: mem.view(fp.base, tile) for slot, mem, fp, tile, _, _, _ in task.writes},
+            {slot: (*spans[slot], (spans[slot][1], tile.shape, tile.strides, tile.dtype))
+             for slot, _, _, tile, _, _, _ in task.reads},
+            tuple(spans[slot] for slot, _, _, _, _, _, _ in task.writes))
 
 
 def _native_plan(tasks: list[list[_Task]], check_hazards: bool) -> Any:
@@ -683,24 +695,22 @@ class Simulator:
             dst, lo, hi, key, src, at, source = task.copy
             self.cache.copy(dst.data, lo, hi, key, src.data, at, source)
             return
-        cmd = task.cmd
         assert task.views is not None
-        ins, outs = task.views
+        ins, outs, places, spans = task.views
+        get = self.cache.get
 
         def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
-            key, fp = task.places[slot]
-            tile = cmd.tiles[slot]
-            return self.cache.get(key, fp.base, fp.base + fp.span,
-                                  (fp.base, tile.shape, tile.strides, tile.dtype, what), make)
+            memory, lo, hi, tile = places[slot]
+            return get(memory, lo, hi, (*tile, what), make)
 
         try:
-            execute(cmd, ins, outs, derived)
+            execute(task.cmd, ins, outs, derived)
         except IndexError as err:
             raise HazardError("out_of_bounds", f"{self.program.where(task.core, task.index)}: "
                               f"{err}", task.core, task.index) from None
-        for slot in outs:  # after the command: its inputs may be its outputs (in place)
-            key, fp = task.places[slot]
-            self.cache.written(key, fp.base, fp.base + fp.span)
+        written = self.cache.written
+        for memory, lo, hi in spans:  # after the command: its inputs may be its outputs (in place)
+            written(memory, lo, hi)
 
     # the slow paths of `native.command`: what the writer runs do not settle
 

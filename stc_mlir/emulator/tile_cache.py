@@ -15,7 +15,7 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _values = None
 
-INTERFACE = 2
+INTERFACE = 3
 """The `_values.c` interface this file calls (its `INTERFACE`)."""
 NATIVE = bool(_values is not None and getattr(_values, "INTERFACE", None) == INTERFACE
               and os.environ.get("STC_VALUES_NATIVE", "1") != "0")
@@ -81,6 +81,10 @@ class TileCache:
     def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
         """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
         derived), or the value kept for those bytes or the bytes they were copied from."""
+        if self.native:  # (a value kept: found in C; else the look-up again, then `make`)
+            value = _values.lookup(self, memory, lo, hi, key)
+            if value is not None:
+                return value
         with self.lock:
             aliased, dropped = bool(self.aliases.get(memory)), self.dropped
             if aliased:  # (no copy into this memory: the bytes are their own)

@@ -27,7 +27,7 @@ def _state(cache: TileCache) -> tuple:
 
 def _random_calls(rng: random.Random, n: int):
     for _ in range(n):
-        kind = rng.choice(["copy", "copy", "piece", "written", "get", "get"])
+        kind = rng.choice(["copy", "copy", "piece", "written", "get", "get", "get", "get", "get", "get"])
         mem, other = rng.choice(MEMORIES), rng.choice(MEMORIES)
         step = rng.choice([1, 8])
         lo = rng.randrange(0, SIZE - 8, step)
@@ -42,8 +42,9 @@ def _random_calls(rng: random.Random, n: int):
             for start, end in zip([lo, *ends], ends):
                 yield ("copy", mem, start, end, other, at + start - lo)
             yield ("get", mem, rng.randrange(lo, hi), rng.randrange(ends[-2], ends[-1]) + 1, "f32")
-        elif kind == "get":
-            yield ("get", mem, lo, hi, rng.choice(["f32", "columns"]))
+        elif kind == "get":  # (tiles on a coarse grid: many are read again)
+            lo = rng.randrange(0, SIZE - 32, 32)
+            yield ("get", mem, lo, lo + rng.choice([32, 64]), rng.choice(["f32", "columns"]))
         else:
             yield (kind, mem, lo, hi, other, at)
 
@@ -56,8 +57,13 @@ def _apply(cache: TileCache, data: dict, call: tuple) -> object:
         data[mem][lo:hi] = np.arange(lo, hi, dtype=np.uint8)
         cache.written(mem, lo, hi)
     else:
-        return cache.get(mem, lo, hi, (lo, (hi - lo,), call[4]),
-                         lambda: data[mem][lo:hi].astype(np.float32) + len(call[4])).tobytes()
+        made = []
+
+        def make():
+            made.append(call)
+            return data[mem][lo:hi].astype(np.float32) + len(call[4])
+
+        return cache.get(mem, lo, hi, (lo, (hi - lo,), call[4]), make).tobytes(), bool(made)
     return None
 
 
@@ -69,13 +75,15 @@ def test_the_c_bookkeeping_is_the_python_one(seed):
     caches = [TileCache(budget=4096, per_memory=6, native=native) for native in (False, True)]
     datas = [{m: np.random.default_rng(seed).integers(0, 256, SIZE, dtype=np.uint8) for m in MEMORIES}
              for _ in caches]
+    hits = 0
     for call in calls:
         got = [_apply(cache, data, call) for cache, data in zip(caches, datas)]
         assert got[0] == got[1], call
+        hits += got[0] is not None and not got[0][1]
         assert _state(caches[0]) == _state(caches[1]), call
         for m in MEMORIES:
             assert np.array_equal(datas[0][m], datas[1][m])
-    assert caches[1].dropped > 0 and any(caches[1].aliases.values())  # (the calls did exercise it)
+    assert caches[1].dropped > 0 and any(caches[1].aliases.values()) and hits > 10  # (the calls did exercise it)
 
 
 @needs_c
@@ -87,6 +95,10 @@ def test_origin_follows_pieces_in_c():
     assert tile_cache._values.origin(cache, "l1", 4, 12) == ("ddr", 104)
     assert tile_cache._values.origin(cache, "l1", 0, 16) == ("ddr", 100)
     assert tile_cache._values.origin(cache, "l1", 4, 20) == ("l1", 4)
+    value = cache.get("l1", 4, 12, (4, "f32"), lambda: np.zeros(2, np.float32))  # kept at ddr 104
+    assert cache.memories["ddr"][(104, "f32")][2] is value
+    assert tile_cache._values.lookup(cache, "l1", 4, 12, (4, "f32")) is value
+    assert tile_cache._values.lookup(cache, "l1", 4, 12, (4, "other")) is None
 
 
 @needs_c

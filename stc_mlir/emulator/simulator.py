@@ -673,7 +673,8 @@ class Simulator:
         without the C module."""
         if not self.cache.native:
             return self._compute
-        return tile_cache._values.hook(self.cache, self._compute, self.values, self.report.timeline)
+        return tile_cache._values.hook(self.cache, self._values if self.values is None else self._compute,
+                                       self.values, self.report.timeline)
 
     def _compute(self, task: _Task) -> None:
         """The command's values (a run with numerics), after its checks: with helper
@@ -697,11 +698,18 @@ class Simulator:
             return
         assert task.views is not None
         ins, outs, places, spans = task.views
-        get = self.cache.get
+        cache = self.cache
+        get, lookup = cache.get, tile_cache._values.lookup if cache.native else None
 
         def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
             memory, lo, hi, tile = places[slot]
-            return get(memory, lo, hi, (*tile, what), make)
+            key = (*tile, what)
+            if lookup is not None:  # (`get`'s first step, without its call)
+                value = lookup(cache, memory, lo, hi, key)
+                if value is not None:
+                    return value
+                return get(memory, lo, hi, key, make, True)
+            return get(memory, lo, hi, key, make)
 
         try:
             execute(task.cmd, ins, outs, derived)

@@ -78,10 +78,12 @@ class TileCache:
                 return source, alias[4] + lo - alias[1]
         return memory, lo
 
-    def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+    def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray],
+            looked: bool = False) -> np.ndarray:
         """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
-        derived), or the value kept for those bytes or the bytes they were copied from."""
-        if self.native:  # (a value kept: found in C; else the look-up again, then `make`)
+        derived), or the value kept for those bytes or the bytes they were copied from
+        (`looked`: the caller's `_values.lookup` just found none)."""
+        if self.native and not looked:  # (a value kept: found in C; else the look-up again, then `make`)
             value = _values.lookup(self, memory, lo, hi, key)
             if value is not None:
                 return value

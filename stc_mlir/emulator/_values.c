@@ -18,7 +18,7 @@
 #include <string.h>
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
-    *s_release, *s_copy, *s_pending, *s_seen, *s_completed, *s_data;
+    *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data;
 
 /* obj.name += delta (a Python int attribute) */
 static int add_to(PyObject *obj, PyObject *name, Py_ssize_t delta) {
@@ -497,10 +497,77 @@ static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return r < 0 ? NULL : Py_NewRef(Py_None);
 }
 
-/* the hook's call: task.copy None -> fallback(task); else (dst Memory, lo, hi, dst key,
-   src Memory, src lo, src key): with `values` (helper threads), the values of the commands
-   completed since the last start first (`Values.completed`), then the copy */
+/* Values.completed(timeline): wait (Values._wait) for the values of the commands whose
+   slices (core, unit, index, ...) the timeline got since the last call */
+static int completed(PyObject *values, PyObject *timeline) {
+    PyObject *pending = PyObject_GetAttr(values, s_pending), *seen = NULL;
+    if (pending == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(timeline), i = 0;
+    if (!PyDict_Check(pending)) {
+        PyErr_SetString(PyExc_TypeError, "Values.pending is not a dict");
+        goto fail;
+    }
+    if (PyDict_GET_SIZE(pending) > 0) {
+        if ((seen = PyObject_GetAttr(values, s_seen)) == NULL || BAD(i = PyLong_AsSsize_t(seen))) {
+            goto fail;
+        }
+        for (; i < n; i++) {
+            PyObject *slice = PyList_GET_ITEM(timeline, i);
+            if (!PyTuple_Check(slice) || PyTuple_GET_SIZE(slice) < 3) {
+                PyErr_SetString(PyExc_TypeError, "a timeline slice is not (core, unit, index, ...)");
+                goto fail;
+            }
+            PyObject *key = PyTuple_Pack(2, PyTuple_GET_ITEM(slice, 0), PyTuple_GET_ITEM(slice, 2)), *job;
+            if (key == NULL) {
+                goto fail;
+            }
+            job = PyDict_GetItemWithError(pending, key); /* (pending.pop(key, None)) */
+            Py_XINCREF(job);
+            if (job != NULL && PyDict_DelItem(pending, key) < 0) {
+                Py_CLEAR(job);
+            }
+            Py_DECREF(key);
+            if (PyErr_Occurred()) {
+                Py_XDECREF(job);
+                goto fail;
+            }
+            if (job != NULL) {
+                PyObject *r = PyObject_CallMethodOneArg(values, s_wait, job);
+                Py_DECREF(job);
+                if (r == NULL) {
+                    goto fail;
+                }
+                Py_DECREF(r);
+            }
+        }
+    }
+    Py_XDECREF(seen);
+    Py_DECREF(pending);
+    PyObject *at = PyLong_FromSsize_t(n);
+    int r = at == NULL ? -1 : PyObject_SetAttr(values, s_seen, at);
+    Py_XDECREF(at);
+    return r;
+fail:
+    Py_XDECREF(seen);
+    Py_DECREF(pending);
+    return -1;
+}
+
+/* the hook's call: with `values` (helper threads), the values of the commands completed
+   since the last start first (`Values.completed`); then task.copy None -> fallback(task);
+   else (dst Memory, lo, hi, dst key, src Memory, src lo, src key): the copy */
 static PyObject *hook_call(PyObject *state, PyObject *task) {
+    PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
+             *timeline = PyTuple_GET_ITEM(state, 3);
+    if (!PyList_Check(timeline)) {
+        PyErr_SetString(PyExc_TypeError, "the timeline is not a list");
+        return NULL;
+    }
+    if (values != Py_None && completed(values, timeline) < 0) {
+        return NULL;
+    }
     PyObject *copy = PyObject_GetAttr(task, s_copy);
     if (copy == NULL) {
         return NULL;
@@ -509,26 +576,10 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
         Py_DECREF(copy);
         return PyObject_CallOneArg(PyTuple_GET_ITEM(state, 1), task);
     }
-    PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
-             *timeline = PyTuple_GET_ITEM(state, 3);
-    if (!PyTuple_Check(copy) || PyTuple_GET_SIZE(copy) != 7 || !PyList_Check(timeline)) {
+    if (!PyTuple_Check(copy) || PyTuple_GET_SIZE(copy) != 7) {
         Py_DECREF(copy);
         PyErr_SetString(PyExc_TypeError, "a task's copy: (memory, lo, hi, key, memory, lo, key)");
         return NULL;
-    }
-    if (values != Py_None) {
-        PyObject *pending = PyObject_GetAttr(values, s_pending);
-        int none = pending != NULL && PyDict_Check(pending) && PyDict_GET_SIZE(pending) == 0;
-        Py_XDECREF(pending);
-        PyObject *r = pending == NULL ? NULL
-                      : none ? PyLong_FromSsize_t(PyList_GET_SIZE(timeline))
-                             : PyObject_CallMethodOneArg(values, s_completed, timeline);
-        if (r == NULL || (none && PyObject_SetAttr(values, s_seen, r) < 0)) {
-            Py_XDECREF(r);
-            Py_DECREF(copy);
-            return NULL;
-        }
-        Py_DECREF(r);
     }
     PyObject *dst = PyObject_GetAttr(PyTuple_GET_ITEM(copy, 0), s_data);
     PyObject *src = dst == NULL ? NULL : PyObject_GetAttr(PyTuple_GET_ITEM(copy, 4), s_data);
@@ -582,9 +633,9 @@ static PyMethodDef methods[] = {
      "lookup(cache, memory, lo, hi, key) -> the value TileCache.get would return without making "
      "it (made most recently used), or None."},
     {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
-     "hook(cache, fallback, values, timeline) -> f: f(task) does a dense DMA's copy (task.copy: (dst "
-     "Memory, lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, after "
-     "values.completed(timeline) if values is not None; fallback(task) for any other task."},
+     "hook(cache, fallback, values, timeline) -> f: f(task) does values.completed(timeline) if values "
+     "is not None, then a dense DMA's copy (task.copy: (dst Memory, lo, hi, dst key, src Memory, src "
+     "lo, src key)) as TileCache.copy does, or fallback(task) for any other task."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -607,11 +658,11 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_copy, "copy");
     NAME(s_pending, "pending");
     NAME(s_seen, "seen");
-    NAME(s_completed, "completed");
+    NAME(s_wait, "_wait");
     NAME(s_data, "data");
 #undef NAME
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 3) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) {
         Py_DECREF(m);
         return NULL;
     }

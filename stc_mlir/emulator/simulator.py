@@ -668,12 +668,12 @@ class Simulator:
             self.values = None
 
     def _values_hook(self) -> Callable[[_Task], None]:
-        """What the C event loop calls for each command started (a run with numerics): the
-        dense DMAs' copies in C (`_values.hook`), the rest by `_compute`; `_compute` itself
-        without the C module."""
+        """What the C event loop calls for each command started (a run with numerics):
+        `_compute` in C (`_values.hook`: `Values.completed` and the dense DMAs' copies there,
+        the rest by `_values` or `_hand`); `_compute` itself without the C module."""
         if not self.cache.native:
             return self._compute
-        return tile_cache._values.hook(self.cache, self._values if self.values is None else self._compute,
+        return tile_cache._values.hook(self.cache, self._values if self.values is None else self._hand,
                                        self.values, self.report.timeline)
 
     def _compute(self, task: _Task) -> None:
@@ -685,10 +685,15 @@ class Simulator:
             self._values(task)
             return
         values.completed(self.report.timeline)
+        self._hand(task)
+
+    def _hand(self, task: _Task) -> None:
+        """`_compute`'s last step (with helper threads, after `Values.completed`)."""
+        assert self.values is not None
         if task.macs < OFFLOAD_MACS or task.copy is not None:  # (a copy: as `_values_hook` does it)
             self._values(task)
         else:
-            values.start((task.core, task.index), partial(self._values, task))
+            self.values.start((task.core, task.index), partial(self._values, task))
 
     def _values(self, task: _Task) -> None:
         """The command's values, computed into its output tiles."""

@@ -51,17 +51,17 @@ def test_the_views_are_made_once_and_stay_those_of_the_memories():
 
 @pytest.mark.skipif(not tile_cache.NATIVE, reason="the C module is not built here")
 def test_the_dense_copies_go_to_python_only_without_the_c_hook(monkeypatch):
-    """With the C module, the event loop's hook copies the dense DMAs itself: `_compute`
+    """With the C module, the event loop's hook copies the dense DMAs itself: `_values`
     sees only the other commands; the outputs are those of the Python path."""
     program = _reads_before_written()
     seen = []
-    compute = simulator.Simulator._compute
+    compute = simulator.Simulator._values
 
     def recorded(self, task):
         seen.append(task.cmd.op)
         compute(self, task)
 
-    monkeypatch.setattr(simulator.Simulator, "_compute", recorded)
+    monkeypatch.setattr(simulator.Simulator, "_values", recorded)
     x = RNG.standard_normal((4, 64)).astype(np.float16)
     got, report = run(program, {"x": x}, check_hazards=False)
     assert seen == ["unary"]
@@ -71,3 +71,34 @@ def test_the_dense_copies_go_to_python_only_without_the_c_hook(monkeypatch):
     assert seen == ["unary", "dma", "dma"]
     np.testing.assert_array_equal(got["y"], want["y"])
     assert report.as_dict() == again.as_dict()
+
+
+@pytest.mark.skipif(not tile_cache.NATIVE, reason="the C module is not built here")
+def test_the_c_hook_waits_for_what_completed_as_values_completed_does():
+    """Before each command (with helper threads), the hook waits for the values of the
+    commands whose slices the timeline got since its last call, and only those."""
+    from stc_mlir.emulator.report import Slice
+
+    class FakeValues:
+        def __init__(self):
+            self.pending = {(0, 1): "job01", (1, 0): "job10", (2, 5): "job25"}
+            self.seen = 1
+            self.waited = []
+
+        def _wait(self, job):
+            self.waited.append(job)
+
+    class Task:
+        copy = None
+
+    values, timeline, handed = FakeValues(), [], []
+    hook = tile_cache._values.hook(tile_cache.TileCache(), handed.append, values, timeline)
+    timeline += [Slice(0, "vector", 1, "x", 0.0, 1.0), Slice(1, "dma", 0, "y", 0.0, 2.0),
+                 Slice(0, "matrix", 2, "z", 0.0, 3.0)]
+    task = Task()
+    hook(task)
+    assert values.waited == ["job10"] and values.seen == 3  # (slice 0 was seen before)
+    assert values.pending == {(0, 1): "job01", (2, 5): "job25"} and handed == [task]
+    timeline.append(Slice(2, "matrix", 5, "w", 1.0, 4.0))
+    hook(task)
+    assert values.waited == ["job10", "job25"] and values.seen == 4 and len(handed) == 2

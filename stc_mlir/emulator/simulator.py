@@ -704,26 +704,26 @@ class Simulator:
         assert task.views is not None
         ins, outs, places, spans = task.views
         cache = self.cache
-        get, lookup = cache.get, tile_cache._values.lookup if cache.native else None
+        c = tile_cache._values if cache.native else None  # (`TileCache`'s first steps without its calls)
 
         def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
             memory, lo, hi, tile = places[slot]
             key = (*tile, what)
-            if lookup is not None:  # (`get`'s first step, without its call)
-                value = lookup(cache, memory, lo, hi, key)
-                if value is not None:
-                    return value
-                return get(memory, lo, hi, key, make, True)
-            return get(memory, lo, hi, key, make)
+            if c is None:
+                return cache.get(memory, lo, hi, key, make)
+            value = c.lookup(cache, memory, lo, hi, key)
+            return value if value is not None else cache.get(memory, lo, hi, key, make, True)
 
         try:
             execute(task.cmd, ins, outs, derived)
         except IndexError as err:
             raise HazardError("out_of_bounds", f"{self.program.where(task.core, task.index)}: "
                               f"{err}", task.core, task.index) from None
-        written = self.cache.written
         for memory, lo, hi in spans:  # after the command: its inputs may be its outputs (in place)
-            written(memory, lo, hi)
+            if c is None:
+                cache.written(memory, lo, hi)
+            else:
+                c.written(cache, memory, lo, hi)
 
     # the slow paths of `native.command`: what the writer runs do not settle
 

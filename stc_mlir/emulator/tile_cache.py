@@ -42,7 +42,11 @@ class TileCache:
     lock, `make()` runs outside it, and a value made from a copy's origin is not kept if an
     alias went meanwhile (those bytes may have been written since it was looked up; a
     value made from the tile's own bytes stays right: no command writes them while one
-    reads them)."""
+    reads them).
+
+    With `native` (the C module `_values` built), `written`, `copied`, `copy` and the
+    look-up of `get` work on the same dicts in C (`_values.c`: the same steps, the same
+    order, the lock taken the same way); the methods here are its reference."""
 
     def __init__(self, budget: int = 256 << 20, per_memory: int = 64, native: bool | None = None):
         self.native = NATIVE if native is None else native and NATIVE  # (`_values`)

@@ -457,6 +457,58 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
     return PyBool_FromLong(done);
 }
 
+/* whether a buffer's format is the one-letter type `type` (native or little-endian order) */
+static int format_is(const Py_buffer *b, char type) {
+    const char *f = b->format;
+    if (f == NULL) {
+        return 0;
+    }
+    if (f[0] == '@' || f[0] == '=' || f[0] == '<') {
+        f++;
+    }
+    return f[0] == type && f[1] == 0;
+}
+
+/* store(value, out, small) -> bool: fp32 `value` rounded into fp16 `out` when both are
+   C-contiguous buffers of the same element count, at least `small` of them (as to_f16);
+   False (nothing done, no error) otherwise. */
+static PyObject *store(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "store(value, out, small)");
+        return NULL;
+    }
+    Py_ssize_t small = PyLong_AsSsize_t(args[2]);
+    if (small == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_buffer src, dst;
+    if (!cpu_has_f16c() || PyObject_GetBuffer(args[0], &src, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+    }
+    if (PyObject_GetBuffer(args[1], &dst, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        PyErr_Clear();
+        PyBuffer_Release(&src);
+        Py_RETURN_FALSE;
+    }
+    Py_ssize_t n = src.len / 4;
+    int ok = format_is(&src, 'f') && src.itemsize == 4 && format_is(&dst, 'e') && dst.itemsize == 2
+             && dst.len == 2 * n && n >= small;
+#if HAVE_F16C_PATH
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        floats_to_halves((const float *)src.buf, (uint16_t *)dst.buf, n);
+        Py_END_ALLOW_THREADS
+    }
+#else
+    ok = 0;
+#endif
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef methods[] = {
     {"windows", windows, METH_VARARGS,
      "windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): a conv's "
@@ -471,6 +523,9 @@ static PyMethodDef methods[] = {
     {"to_f16", to_f16, METH_VARARGS,
      "to_f16(src, dst): the fp32 elements of contiguous buffer src as fp16 into dst "
      "(round to nearest even)."},
+    {"store", (PyCFunction)(void (*)(void))store, METH_FASTCALL,
+     "store(value, out, small) -> bool: to_f16(value, out) if value is a C-contiguous fp32 and out "
+     "a C-contiguous fp16 buffer of the same element count, at least small; else False."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -483,7 +538,7 @@ static struct PyModuleDef module = {
 /* Bumped whenever a function's arguments or meaning change: halves.py uses a build whose
    INTERFACE is its own and falls back to numpy for any other (an older build in a source
    tree would otherwise read fp16 columns as fp32). */
-#define F16_INTERFACE 2
+#define F16_INTERFACE 3
 
 PyMODINIT_FUNC PyInit__f16(void) {
     PyObject *m = PyModule_Create(&module);

@@ -28,7 +28,7 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _f16 = None
 
-INTERFACE = 2
+INTERFACE = 3
 """The `_f16.c` interface this file calls (its `F16_INTERFACE`)."""
 NATIVE = bool(_f16 is not None and _f16.available and os.environ.get("STC_F16_NATIVE", "1") != "0"
               and getattr(_f16, "INTERFACE", None) == INTERFACE)
@@ -51,6 +51,8 @@ def to_f32(x: np.ndarray) -> np.ndarray:
 
 def store(out: np.ndarray, value: np.ndarray) -> None:
     """`out[...] = value` with `value` of `out`'s shape (or reshaped to it)."""
+    if NATIVE and _f16.store(value, out, SMALL):  # (the usual case, checked in C: fp32 into fp16, both contiguous)
+        return
     value = np.asarray(value)
     if value.shape != out.shape:
         value = np.reshape(value, out.shape)

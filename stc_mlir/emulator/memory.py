@@ -162,9 +162,13 @@ class Memory:
         self.passed: dict[tuple, tuple] = {}
 
     def clear(self) -> None:
-        """As new: no bytes written, no hazard codes (the next run of a prepared program)."""
+        """As new: no bytes written, no hazard codes (the next run of a prepared program);
+        the same `data`, zeroed (the views of it a prepared program keeps stay valid)."""
         track, numerics = self._modes
+        data = self.data
         self.__init__(self.name, self.level, self.extent, track, self.granule, numerics)  # type: ignore[misc]
+        data.fill(0)
+        self.data = data
 
     def record_write(self, fp: Footprint, hull: tuple[int, int, bool], code: int, tid: int,
                      epoch: int) -> None:

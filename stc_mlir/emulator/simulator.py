@@ -35,6 +35,7 @@ from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory
 from .parallel import Values
+from . import tile_cache
 from .tile_cache import TileCache
 from .provenance import Provenance, numbering
 from stc_mlir.isa.program import DTYPES, Command, Program, Tile
@@ -61,6 +62,14 @@ class _Task:
     reads: list[_Access] | None = None  # prepared once: what `_apply` checks, views and counts
     writes: list[_Access] | None = None
     dense: bool = False  # a DMA between two contiguous tiles (a byte copy)
+    # set by `prepare` for a dense one: (destination Memory, lo, hi, its key, source Memory,
+    # source lo, its key), what `_values` (or the C hook, `_values_hook`) copies
+    copy: tuple | None = None
+    # set by `prepare` (with numerics) for any other: its input and output tiles as views of
+    # its memories' bytes, by slot (what `execute` takes), where each input tile's derived
+    # values are kept (slot -> (memory key, lo, hi, key of the tile in `TileCache.get`)) and
+    # the bytes its outputs write ((memory key, lo, hi) each)
+    views: tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple], tuple] | None = None
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
     # set by `prepare` once the semaphores are numbered: (semaphore id, count) of `waits`,
     # the command's signals as (signal latency, semaphore ids in order) per latency, the
@@ -184,6 +193,13 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
                 task.reads = [bind(a) for a in task.reads]
                 task.writes = [bind(a) for a in task.writes]
                 task.expect = Provenance.expectations(task, first)
+                if task.dense:
+                    _, src, at, _, _, _, _ = task.reads[0]
+                    _, dst, out, _, n, _, _ = task.writes[0]
+                    task.copy = (dst, out.base, out.base + n, task.places["dst"][0], src, at.base,
+                                 task.places["src"][0])
+                elif numerics:
+                    task.views = _views(task)
             task.number = first[task.core] + task.index
             task.wait_ids = tuple((sem_ids[s], n) for s, n in task.waits.items())
             task.wait_label = "wait " + ", ".join(f"@{s}" for s in task.waits)
@@ -199,6 +215,17 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
                     _min_ddr_bytes(program), compute_cycles, commands,
                     [s.init for s in program.semaphores.values()], list(program.semaphores),
                     plan=_native_plan(tasks, check_hazards) if native.NATIVE else None)
+
+
+def _views(task: _Task) -> tuple:
+    """`_Task.views` of a task whose accesses are bound."""
+    assert task.reads is not None and task.writes is not None
+    spans = {slot: (key, fp.base, fp.base + fp.span) for slot, (key, fp) in task.places.items()}
+    return ({slot: mem.view(fp.base, tile) for slot, mem, fp, tile, _, _, _ in task.reads},
+            {slot: mem.view(fp.base, tile) for slot, mem, fp, tile, _, _, _ in task.writes},
+            {slot: (*spans[slot], (spans[slot][1], tile.shape, tile.strides, tile.dtype))
+             for slot, _, _, tile, _, _, _ in task.reads},
+            tuple(spans[slot] for slot, _, _, _, _, _, _ in task.writes))
 
 
 def _native_plan(tasks: list[list[_Task]], check_hazards: bool) -> Any:
@@ -251,7 +278,10 @@ def _make_memories(program: Program, places: dict, check_hazards: bool, numerics
     for key, extent in extents.items():
         space, core = key
         name = space if core is None else f"{space}[{core}]"
-        memories[key] = Memory(name, space, extent, check_hazards, align.get(key) or 1, numerics)
+        memories[key] = mem = Memory(name, space, extent, check_hazards, align.get(key) or 1, numerics)
+        # its pages mapped here, not in the first run (0.05 s of ResNet-50 b16's, 0.4 s of
+        # BERT-base b8's 227 MB); later runs reuse them (`Memory.clear`)
+        mem.data.fill(0)
     return memories
 
 
@@ -495,7 +525,7 @@ class Simulator:
             self.report.timeline, self.tracker.who, self.tracker.rows,
             self.provenance.codes if self.provenance is not None else None,
             self.report.bytes_read, self.report.bytes_written,
-            self._hooks if self.check_hazards else None, self._compute if self.numerics else None,
+            self._hooks if self.check_hazards else None, self._values_hook() if self.numerics else None,
             # (no call per command when no tool shows the progress)
             None if self._command_done is progress.nothing else self._command_done,
             lambda kinds: cost.shares(kinds, target), Slice, "sync", "fence",
@@ -637,6 +667,15 @@ class Simulator:
             self.values.close()
             self.values = None
 
+    def _values_hook(self) -> Callable[[_Task], None]:
+        """What the C event loop calls for each command started (a run with numerics):
+        `_compute` in C (`_values.hook`: `Values.completed` and the dense DMAs' copies there,
+        the rest by `_values` or `_hand`); `_compute` itself without the C module."""
+        if not self.cache.native:
+            return self._compute
+        return tile_cache._values.hook(self.cache, self._values if self.values is None else self._hand,
+                                       self.values, self.report.timeline)
+
     def _compute(self, task: _Task) -> None:
         """The command's values (a run with numerics), after its checks: with helper
         threads (`_parallel`), after those of the commands completed since the last start
@@ -646,46 +685,45 @@ class Simulator:
             self._values(task)
             return
         values.completed(self.report.timeline)
-        if task.macs < OFFLOAD_MACS:
+        self._hand(task)
+
+    def _hand(self, task: _Task) -> None:
+        """`_compute`'s last step (with helper threads, after `Values.completed`)."""
+        assert self.values is not None
+        if task.macs < OFFLOAD_MACS or task.copy is not None:  # (a copy: as `_values_hook` does it)
             self._values(task)
         else:
-            values.start((task.core, task.index), partial(self._values, task))
+            self.values.start((task.core, task.index), partial(self._values, task))
 
     def _values(self, task: _Task) -> None:
         """The command's values, computed into its output tiles."""
-        if task.dense:  # a byte copy, without views (~37,000 of a ResNet-50 b16 run)
-            _, src, at, _, _, _, _ = task.reads[0]  # type: ignore[index]
-            _, dst, out, _, n, _, _ = task.writes[0]  # type: ignore[index]
-            lo, hi = out.base, out.base + n
-            dst.data[lo:hi] = src.data[at.base:at.base + n]
-            key = task.places["dst"][0]
-            self.cache.written(key, lo, hi)
-            self.cache.copied(key, lo, hi, task.places["src"][0], at.base)
+        if task.copy is not None:  # a byte copy, without views (~37,000 of a ResNet-50 b16 run)
+            dst, lo, hi, key, src, at, source = task.copy
+            self.cache.copy(dst.data, lo, hi, key, src.data, at, source)
             return
-        cmd = task.cmd
-        ins: dict[str, np.ndarray] = {}
-        outs: dict[str, np.ndarray] = {}
-        reads, writes = task.reads, task.writes
-        assert reads is not None and writes is not None
-        for slot, mem, fp, tile, _, _, _ in reads:
-            ins[slot] = mem.view(fp.base, tile)
-        for slot, mem, fp, tile, _, _, _ in writes:
-            outs[slot] = mem.view(fp.base, tile)
+        assert task.views is not None
+        ins, outs, places, spans = task.views
+        cache = self.cache
+        c = tile_cache._values if cache.native else None  # (`TileCache`'s first steps without its calls)
 
         def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
-            key, fp = task.places[slot]
-            tile = cmd.tiles[slot]
-            return self.cache.get(key, fp.base, fp.base + fp.span,
-                                  (fp.base, tile.shape, tile.strides, tile.dtype, what), make)
+            memory, lo, hi, tile = places[slot]
+            key = (*tile, what)
+            if c is None:
+                return cache.get(memory, lo, hi, key, make)
+            value = c.lookup(cache, memory, lo, hi, key)
+            return value if value is not None else cache.get(memory, lo, hi, key, make, True)
 
         try:
-            execute(cmd, ins, outs, derived)
+            execute(task.cmd, ins, outs, derived)
         except IndexError as err:
             raise HazardError("out_of_bounds", f"{self.program.where(task.core, task.index)}: "
                               f"{err}", task.core, task.index) from None
-        for slot in outs:  # after the command: its inputs may be its outputs (in place)
-            key, fp = task.places[slot]
-            self.cache.written(key, fp.base, fp.base + fp.span)
+        for memory, lo, hi in spans:  # after the command: its inputs may be its outputs (in place)
+            if c is None:
+                cache.written(memory, lo, hi)
+            else:
+                c.written(cache, memory, lo, hi)
 
     # the slow paths of `native.command`: what the writer runs do not settle
 

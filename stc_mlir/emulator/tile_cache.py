@@ -3,11 +3,25 @@ unchanged (see `TileCache`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from threading import Lock
 from typing import Any
 
 import numpy as np
+
+try:
+    from . import _values  # type: ignore[attr-defined]
+except ImportError:  # not built (a plain source tree) or not buildable here
+    _values = None
+
+INTERFACE = 4
+"""The `_values.c` interface this file calls (its `INTERFACE`)."""
+NATIVE = bool(_values is not None and getattr(_values, "INTERFACE", None) == INTERFACE
+              and os.environ.get("STC_VALUES_NATIVE", "1") != "0")
+"""Whether the bookkeeping of `written`, `copied` and `origin` and the dense copies are
+done in C (`_values`: the same dicts, the same results as the Python methods here;
+`STC_VALUES_NATIVE=0` in the environment, or tests, turn it off)."""
 
 
 class TileCache:
@@ -28,9 +42,14 @@ class TileCache:
     lock, `make()` runs outside it, and a value made from a copy's origin is not kept if an
     alias went meanwhile (those bytes may have been written since it was looked up; a
     value made from the tile's own bytes stays right: no command writes them while one
-    reads them)."""
+    reads them).
 
-    def __init__(self, budget: int = 256 << 20, per_memory: int = 64):
+    With `native` (the C module `_values` built), `written`, `copied`, `copy` and the
+    look-up of `get` work on the same dicts in C (`_values.c`: the same steps, the same
+    order, the lock taken the same way); the methods here are its reference."""
+
+    def __init__(self, budget: int = 256 << 20, per_memory: int = 64, native: bool | None = None):
+        self.native = NATIVE if native is None else native and NATIVE  # (`_values`)
         self.budget = budget
         self.per_memory = per_memory
         self.nbytes = 0
@@ -63,13 +82,19 @@ class TileCache:
                 return source, alias[4] + lo - alias[1]
         return memory, lo
 
-    def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+    def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray],
+            looked: bool = False) -> np.ndarray:
         """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
-        derived), or the value kept for those bytes or the bytes they were copied from."""
+        derived), or the value kept for those bytes or the bytes they were copied from
+        (`looked`: the caller's `_values.lookup` just found none)."""
+        if self.native and not looked:  # (a value kept: found in C; else the look-up again, then `make`)
+            value = _values.lookup(self, memory, lo, hi, key)
+            if value is not None:
+                return value
         with self.lock:
             aliased, dropped = bool(self.aliases.get(memory)), self.dropped
             if aliased:  # (no copy into this memory: the bytes are their own)
-                memory, at = self.origin(memory, lo, hi)
+                memory, at = _values.origin(self, memory, lo, hi) if self.native else self.origin(memory, lo, hi)
                 if at != lo:
                     lo, hi, key = at, hi + at - lo, (key[0] + at - lo, *key[1:])
             entries = self.memories.get(memory)
@@ -102,6 +127,9 @@ class TileCache:
     def written(self, memory: Any, lo: int, hi: int) -> None:
         """Bytes [lo, hi) of `memory` change: forget what was derived from them and the
         aliases they are part of."""
+        if self.native:
+            _values.written(self, memory, lo, hi)
+            return
         with self.lock:
             self._written(memory, lo, hi)
 
@@ -123,7 +151,23 @@ class TileCache:
     def copied(self, memory: Any, lo: int, hi: int, source: Any, source_lo: int) -> None:
         """Bytes [lo, hi) of `memory` were just written as a copy of `source` from
         `source_lo` on (after `written` for them)."""
+        if self.native:
+            _values.copied(self, memory, lo, hi, source, source_lo)
+            return
         with self.lock:
+            self._copied(memory, lo, hi, source, source_lo)
+
+    def copy(self, data: np.ndarray, lo: int, hi: int, memory: Any, source_data: np.ndarray, source_lo: int,
+             source: Any) -> None:
+        """A dense copy: bytes [lo, hi) of `data` (those of `memory`) become those of
+        `source_data` (of `source`) from `source_lo` on, then `written` and `copied` for
+        them (all in C with `native`)."""
+        if self.native:
+            _values.copy(self, data, lo, hi, memory, source_data, source_lo, source)
+            return
+        data[lo:hi] = source_data[source_lo:source_lo + hi - lo]
+        with self.lock:
+            self._written(memory, lo, hi)
             self._copied(memory, lo, hi, source, source_lo)
 
     def _copied(self, memory: Any, lo: int, hi: int, source: Any, source_lo: int) -> None:

@@ -86,6 +86,24 @@ def test_strided_tiles(every_size):
     assert np.array_equal(_bits32(halves.to_f32(view)), _bits32(view.astype(np.float32)))
 
 
+@native
+def test_the_c_store_takes_only_contiguous_fp32_into_fp16():
+    """`_f16.store` (`store`'s first step) converts only what `to_f16` would; anything else
+    it leaves untouched for numpy, without an error."""
+    value = (RNG.standard_normal((64, 48)) * 100).astype(np.float32)
+    out = np.zeros((64, 48), np.float16)
+    assert halves._f16.store(value, out.reshape(48, 64), 2048)  # (the same bytes, another shape)
+    assert np.array_equal(_bits16(out), _bits16(_numpy_f16(value)))
+    for v, o, small in [(value.T, np.zeros((48, 64), np.float16), 0),  # not contiguous
+                        (value.astype(np.float64), np.zeros((64, 48), np.float16), 0),
+                        (value, np.zeros((64, 48), np.float32), 0),
+                        (value, np.zeros((64, 47), np.float16), 0),  # another size
+                        (value, np.zeros((64, 96), np.float16)[:, ::2], 0),
+                        (value, np.zeros((64, 48), np.float16), 4096)]:  # too small
+        assert not halves._f16.store(v, o, small)
+        assert not o.any()
+
+
 def test_other_types_are_stored_by_numpy(every_size):
     out = np.zeros(4096, np.float16)
     halves.store(out, np.linspace(-3, 3, 4096))  # float64: numpy's own cast

@@ -1,0 +1,670 @@
+/* The bookkeeping of the emulator's derived-value cache (stc_mlir/emulator/tile_cache.py)
+   and its dense byte copies, in C.
+
+   An optional accelerator: `TileCache` has the same operations in Python (`_written`,
+   `_copied`, `origin`), used when this module is missing and as the reference its tests
+   compare this one with. The functions here work on the very dicts the Python code uses
+   (`memories`, `aliases`, `sources`), in the same order, with the same results: a cache
+   may be handled by either, call by call. Each public function takes the cache's lock as
+   the Python methods do (the GIL alone is not enough: a thread may hold the lock between
+   two bytecodes).
+
+   `hook` goes one step further: the per-command values hook of a run (what the event
+   loop calls for each command started): a dense DMA (`_Task.copy` set) is copied and
+   booked here, any other command goes to the Python hook. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
+    *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data;
+
+/* obj.name += delta (a Python int attribute) */
+static int add_to(PyObject *obj, PyObject *name, Py_ssize_t delta) {
+    if (delta == 0) {
+        return 0;
+    }
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(v);
+    Py_DECREF(v);
+    if (n == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    PyObject *w = PyLong_FromSsize_t(n + delta);
+    if (w == NULL) {
+        return -1;
+    }
+    int r = PyObject_SetAttr(obj, name, w);
+    Py_DECREF(w);
+    return r;
+}
+
+/* item i of a tuple as a Py_ssize_t (-1 with an error set on failure: callers check) */
+static inline Py_ssize_t item(PyObject *t, Py_ssize_t i) {
+    return PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
+}
+
+#define BAD(x) ((x) == -1 && PyErr_Occurred())
+
+typedef struct {
+    PyObject *memories, *aliases, *sources, *lock; /* new references */
+} Cache;
+
+static int cache_open(PyObject *cache, Cache *c) {
+    c->memories = PyObject_GetAttr(cache, s_memories);
+    c->aliases = PyObject_GetAttr(cache, s_aliases);
+    c->sources = PyObject_GetAttr(cache, s_sources);
+    c->lock = PyObject_GetAttr(cache, s_lock);
+    if (c->memories == NULL || c->aliases == NULL || c->sources == NULL || c->lock == NULL) {
+        return -1;
+    }
+    if (!PyDict_Check(c->memories) || !PyDict_Check(c->aliases) || !PyDict_Check(c->sources)) {
+        PyErr_SetString(PyExc_TypeError, "not a TileCache");
+        return -1;
+    }
+    return 0;
+}
+
+static void cache_close(Cache *c) {
+    Py_XDECREF(c->memories);
+    Py_XDECREF(c->aliases);
+    Py_XDECREF(c->sources);
+    Py_XDECREF(c->lock);
+}
+
+static int lock_call(PyObject *lock, PyObject *method) {
+    PyObject *r = PyObject_CallMethodNoArgs(lock, method);
+    if (r == NULL) {
+        return -1;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+/* releases the cache's lock after a call that gave `r` (an error it raised kept) */
+static int unlock(Cache *c, int r) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (lock_call(c->lock, s_release) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    PyErr_Restore(type, value, tb);
+    return r;
+}
+
+/* TileCache._written: bytes [lo, hi) of `memory` change */
+static int written(PyObject *cache, Cache *c, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi) {
+    PyObject *entries = PyDict_GetItemWithError(c->memories, memory); /* borrowed */
+    if (entries == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (entries != NULL && PyDict_GET_SIZE(entries) > 0) {
+        PyObject *gone = NULL, *key, *e;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(entries, &pos, &key, &e)) {
+            Py_ssize_t elo = item(e, 0), ehi = item(e, 1);
+            if (BAD(elo) || BAD(ehi)) {
+                Py_XDECREF(gone);
+                return -1;
+            }
+            if (elo < hi && lo < ehi) {
+                if (gone == NULL && (gone = PyList_New(0)) == NULL) {
+                    return -1;
+                }
+                if (PyList_Append(gone, key) < 0) {
+                    Py_DECREF(gone);
+                    return -1;
+                }
+            }
+        }
+        if (gone != NULL) {
+            Py_ssize_t freed = 0;
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(gone); i++) {
+                key = PyList_GET_ITEM(gone, i);
+                e = PyDict_GetItemWithError(entries, key);
+                PyObject *nb = e == NULL ? NULL : PyObject_GetAttr(PyTuple_GET_ITEM(e, 2), s_nbytes);
+                Py_ssize_t n = nb == NULL ? -1 : PyLong_AsSsize_t(nb);
+                Py_XDECREF(nb);
+                if (nb == NULL || BAD(n) || PyDict_DelItem(entries, key) < 0) {
+                    if (!PyErr_Occurred()) {
+                        PyErr_SetString(PyExc_KeyError, "a cache entry went");
+                    }
+                    Py_DECREF(gone);
+                    return -1;
+                }
+                freed += n;
+            }
+            Py_DECREF(gone);
+            if (add_to(cache, s_nbytes, -freed) < 0) {
+                return -1;
+            }
+        }
+    }
+    PyObject *aliases = PyDict_GetItemWithError(c->aliases, memory);
+    if (aliases == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    PyObject *sources = PyDict_GetItemWithError(c->sources, memory);
+    if (sources == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if ((aliases == NULL || PyDict_GET_SIZE(aliases) == 0) && (sources == NULL || PyDict_GET_SIZE(sources) == 0)) {
+        return 0;
+    }
+    PyObject *stale = PyList_New(0), *a, *none;
+    if (stale == NULL) {
+        return -1;
+    }
+    Py_ssize_t pos = 0;
+    while (aliases != NULL && PyDict_Next(aliases, &pos, &a, &none)) {
+        Py_ssize_t a1 = item(a, 1), a2 = item(a, 2);
+        if (BAD(a1) || BAD(a2)) {
+            goto fail;
+        }
+        if (a1 < hi && lo < a2 && PyList_Append(stale, a) < 0) {
+            goto fail;
+        }
+    }
+    pos = 0;
+    while (sources != NULL && PyDict_Next(sources, &pos, &a, &none)) {
+        Py_ssize_t a1 = item(a, 1), a2 = item(a, 2), a4 = item(a, 4);
+        if (BAD(a1) || BAD(a2) || BAD(a4)) {
+            goto fail;
+        }
+        if (a4 < hi && lo < a4 + a2 - a1 && PyList_Append(stale, a) < 0) {
+            goto fail;
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stale); i++) {
+        a = PyList_GET_ITEM(stale, i);
+        PyObject *into = PyDict_GetItemWithError(c->aliases, PyTuple_GET_ITEM(a, 0));
+        PyObject *from = into == NULL ? NULL : PyDict_GetItemWithError(c->sources, PyTuple_GET_ITEM(a, 3));
+        if (from == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_KeyError, "an alias's memory is not indexed");
+            }
+            goto fail;
+        }
+        /* (pop(alias, None): a copy within one memory is in both lists) */
+        if ((PyDict_Contains(into, a) == 1 && PyDict_DelItem(into, a) < 0)
+            || (PyDict_Contains(from, a) == 1 && PyDict_DelItem(from, a) < 0) || PyErr_Occurred()) {
+            goto fail;
+        }
+    }
+    Py_ssize_t n = PyList_GET_SIZE(stale);
+    Py_DECREF(stale);
+    return add_to(cache, s_dropped, n);
+fail:
+    Py_DECREF(stale);
+    return -1;
+}
+
+/* TileCache.origin: where bytes [lo, hi) of `memory` were copied from; *source a new
+   reference */
+static int origin(Cache *c, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject **source,
+                  Py_ssize_t *at) {
+    PyObject *aliases = PyDict_GetItemWithError(c->aliases, memory);
+    if (aliases == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    *source = memory;
+    *at = lo;
+    if (aliases != NULL) {
+        PyObject *a, *none;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(aliases, &pos, &a, &none)) { /* (the copies into one memory do not overlap) */
+            Py_ssize_t a1 = item(a, 1), a2 = item(a, 2), a4 = item(a, 4);
+            if (BAD(a1) || BAD(a2) || BAD(a4)) {
+                return -1;
+            }
+            if (!(a1 <= lo && lo < a2)) {
+                continue;
+            }
+            PyObject *from = PyTuple_GET_ITEM(a, 3);
+            Py_ssize_t end = a2, next = a4 + a2 - a1;
+            while (end < hi) { /* the next piece: from where this one ended, to where it ended */
+                PyObject *p;
+                Py_ssize_t ppos = 0;
+                int found = 0;
+                while (PyDict_Next(aliases, &ppos, &p, &none)) {
+                    Py_ssize_t p1 = item(p, 1), p2 = item(p, 2), p4 = item(p, 4);
+                    if (BAD(p1) || BAD(p2) || BAD(p4)) {
+                        return -1;
+                    }
+                    if (p1 == end && p4 == next) {
+                        int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(p, 3), from, Py_EQ);
+                        if (same < 0) {
+                            return -1;
+                        }
+                        if (same) {
+                            next += p2 - p1;
+                            end = p2;
+                            found = 1;
+                            break;
+                        }
+                    }
+                }
+                if (!found) {
+                    Py_INCREF(memory);
+                    return 0;
+                }
+            }
+            *source = from;
+            *at = a4 + lo - a1;
+            break;
+        }
+    }
+    Py_INCREF(*source);
+    return 0;
+}
+
+/* dict.setdefault(key, {})[alias] = None */
+static int index_alias(PyObject *dict, PyObject *key, PyObject *alias) {
+    PyObject *fresh = PyDict_New();
+    if (fresh == NULL) {
+        return -1;
+    }
+    PyObject *d = PyDict_SetDefault(dict, key, fresh); /* borrowed */
+    Py_DECREF(fresh);
+    return d == NULL ? -1 : PyDict_SetItem(d, alias, Py_None);
+}
+
+/* TileCache._copied: bytes [lo, hi) of `memory` were just written as a copy of `source`
+   from `source_lo` on */
+static int copied(Cache *c, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *source,
+                  Py_ssize_t source_lo) {
+    PyObject *from;
+    Py_ssize_t at;
+    if (origin(c, source, source_lo, source_lo + hi - lo, &from, &at) < 0) {
+        return -1;
+    }
+    int same = at == lo ? PyObject_RichCompareBool(from, memory, Py_EQ) : 0;
+    if (same != 0) {
+        Py_DECREF(from);
+        return same < 0 ? -1 : 0;
+    }
+    PyObject *alias = Py_BuildValue("(OnnOn)", memory, lo, hi, from, at);
+    Py_DECREF(from);
+    if (alias == NULL) {
+        return -1;
+    }
+    int r = index_alias(c->aliases, memory, alias) < 0 || index_alias(c->sources, PyTuple_GET_ITEM(alias, 3), alias) < 0
+                ? -1 : 0;
+    Py_DECREF(alias);
+    return r;
+}
+
+static int parse_range(PyObject *const *args, Py_ssize_t *lo, Py_ssize_t *hi) {
+    *lo = PyLong_AsSsize_t(args[0]);
+    *hi = PyLong_AsSsize_t(args[1]);
+    return BAD(*lo) || BAD(*hi) ? -1 : 0;
+}
+
+/* TileCache.get's look-up: the value kept for the tile at `lo` (`key`) or for the bytes it
+   was copied from (made most recently used), else NULL without an error */
+static PyObject *lookup(Cache *c, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key) {
+    PyObject *aliases = PyDict_GetItemWithError(c->aliases, memory), *at_key = NULL;
+    if (aliases == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_INCREF(memory);
+    Py_INCREF(key);
+    if (aliases != NULL && PyDict_GET_SIZE(aliases) > 0) { /* (no copy into this memory: the bytes are their own) */
+        PyObject *from;
+        Py_ssize_t at;
+        if (origin(c, memory, lo, hi, &from, &at) < 0) {
+            goto out;
+        }
+        Py_SETREF(memory, from);
+        if (at != lo) { /* (key[0] + at - lo, *key[1:]) */
+            Py_ssize_t first = PyLong_AsSsize_t(PyTuple_GET_ITEM(key, 0));
+            if (BAD(first) || (at_key = PyTuple_New(PyTuple_GET_SIZE(key))) == NULL) {
+                goto out;
+            }
+            PyObject *base = PyLong_FromSsize_t(first + at - lo);
+            if (base == NULL) {
+                goto out;
+            }
+            PyTuple_SET_ITEM(at_key, 0, base);
+            for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(key); i++) {
+                PyTuple_SET_ITEM(at_key, i, Py_NewRef(PyTuple_GET_ITEM(key, i)));
+            }
+            Py_SETREF(key, at_key);
+            at_key = NULL;
+        }
+    }
+    PyObject *entries = PyDict_GetItemWithError(c->memories, memory), *value = NULL;
+    PyObject *hit = entries == NULL ? NULL : PyDict_GetItemWithError(entries, key);
+    if (hit != NULL) { /* most recently used: to the end */
+        Py_INCREF(hit);
+        if (PyDict_DelItem(entries, key) == 0 && PyDict_SetItem(entries, key, hit) == 0) {
+            value = Py_NewRef(PyTuple_GET_ITEM(hit, 2));
+        }
+        Py_DECREF(hit);
+    }
+    Py_DECREF(memory);
+    Py_DECREF(key);
+    return value;
+out:
+    Py_XDECREF(at_key);
+    Py_DECREF(memory);
+    Py_DECREF(key);
+    return NULL;
+}
+
+/* lookup(cache, memory, lo, hi, key) -> the value kept, or None */
+static PyObject *py_lookup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t lo, hi;
+    if (nargs != 5 || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) < 1) {
+        PyErr_SetString(PyExc_TypeError, "lookup(cache, memory, lo, hi, key tuple)");
+        return NULL;
+    }
+    if (parse_range(args + 2, &lo, &hi) < 0) {
+        return NULL;
+    }
+    Cache c;
+    PyObject *value = NULL;
+    int r = -1;
+    if (cache_open(args[0], &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
+        value = lookup(&c, args[1], lo, hi, args[4]);
+        r = unlock(&c, value == NULL && PyErr_Occurred() ? -1 : 0);
+    }
+    cache_close(&c);
+    if (r < 0) {
+        Py_XDECREF(value);
+        return NULL;
+    }
+    return value != NULL ? value : Py_NewRef(Py_None);
+}
+
+/* the contiguous bytes of a uint8 array (a memory's data) */
+static int bytes_of(PyObject *array, Py_buffer *view) {
+    return PyObject_GetBuffer(array, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS);
+}
+
+/* a dense copy: the bytes, then the cache's bookkeeping (lock held by the caller) */
+static int dense(PyObject *cache, Cache *c, PyObject *dst, Py_ssize_t lo, Py_ssize_t hi, PyObject *dst_key,
+                 PyObject *src, Py_ssize_t src_lo, PyObject *src_key) {
+    Py_buffer d, s;
+    if (bytes_of(dst, &d) < 0) {
+        return -1;
+    }
+    if (bytes_of(src, &s) < 0) {
+        PyBuffer_Release(&d);
+        return -1;
+    }
+    Py_ssize_t n = hi - lo;
+    int ok = lo >= 0 && src_lo >= 0 && n >= 0 && hi <= d.len && src_lo + n <= s.len;
+    if (ok) {
+        memmove((char *)d.buf + lo, (char *)s.buf + src_lo, (size_t)n);
+    }
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&d);
+    if (!ok) {
+        PyErr_SetString(PyExc_IndexError, "a dense copy out of its memories' bytes");
+        return -1;
+    }
+    if (written(cache, c, dst_key, lo, hi) < 0) {
+        return -1;
+    }
+    return copied(c, dst_key, lo, hi, src_key, src_lo);
+}
+
+/* written(cache, memory, lo, hi) */
+static PyObject *py_written(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t lo, hi;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "written(cache, memory, lo, hi)");
+        return NULL;
+    }
+    if (parse_range(args + 2, &lo, &hi) < 0) {
+        return NULL;
+    }
+    Cache c;
+    int r = -1;
+    if (cache_open(args[0], &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
+        r = unlock(&c, written(args[0], &c, args[1], lo, hi));
+    }
+    cache_close(&c);
+    return r < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* copied(cache, memory, lo, hi, source, source_lo) */
+static PyObject *py_copied(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t lo, hi, source_lo;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "copied(cache, memory, lo, hi, source, source_lo)");
+        return NULL;
+    }
+    if (parse_range(args + 2, &lo, &hi) < 0 || BAD(source_lo = PyLong_AsSsize_t(args[5]))) {
+        return NULL;
+    }
+    Cache c;
+    int r = -1;
+    if (cache_open(args[0], &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
+        r = unlock(&c, copied(&c, args[1], lo, hi, args[4], source_lo));
+    }
+    cache_close(&c);
+    return r < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* origin(cache, memory, lo, hi) -> (memory, lo) (the caller holds the lock) */
+static PyObject *py_origin(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t lo, hi, at;
+    PyObject *source;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "origin(cache, memory, lo, hi)");
+        return NULL;
+    }
+    if (parse_range(args + 2, &lo, &hi) < 0) {
+        return NULL;
+    }
+    Cache c;
+    int r = cache_open(args[0], &c) == 0 ? origin(&c, args[1], lo, hi, &source, &at) : -1;
+    cache_close(&c);
+    if (r < 0) {
+        return NULL;
+    }
+    PyObject *out = Py_BuildValue("(On)", source, at);
+    Py_DECREF(source);
+    return out;
+}
+
+/* copy(cache, dst, lo, hi, dst_key, src, src_lo, src_key): dst[lo:hi] = src[src_lo:...],
+   then written and copied for those bytes */
+static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t lo, hi, src_lo;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "copy(cache, dst, lo, hi, dst_key, src, src_lo, src_key)");
+        return NULL;
+    }
+    if (parse_range(args + 2, &lo, &hi) < 0 || BAD(src_lo = PyLong_AsSsize_t(args[6]))) {
+        return NULL;
+    }
+    Cache c;
+    int r = -1;
+    if (cache_open(args[0], &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
+        r = unlock(&c, dense(args[0], &c, args[1], lo, hi, args[4], args[5], src_lo, args[7]));
+    }
+    cache_close(&c);
+    return r < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* Values.completed(timeline): wait (Values._wait) for the values of the commands whose
+   slices (core, unit, index, ...) the timeline got since the last call */
+static int completed(PyObject *values, PyObject *timeline) {
+    PyObject *pending = PyObject_GetAttr(values, s_pending), *seen = NULL;
+    if (pending == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(timeline), i = 0;
+    if (!PyDict_Check(pending)) {
+        PyErr_SetString(PyExc_TypeError, "Values.pending is not a dict");
+        goto fail;
+    }
+    if (PyDict_GET_SIZE(pending) > 0) {
+        if ((seen = PyObject_GetAttr(values, s_seen)) == NULL || BAD(i = PyLong_AsSsize_t(seen))) {
+            goto fail;
+        }
+        for (; i < n; i++) {
+            PyObject *slice = PyList_GET_ITEM(timeline, i);
+            if (!PyTuple_Check(slice) || PyTuple_GET_SIZE(slice) < 3) {
+                PyErr_SetString(PyExc_TypeError, "a timeline slice is not (core, unit, index, ...)");
+                goto fail;
+            }
+            PyObject *key = PyTuple_Pack(2, PyTuple_GET_ITEM(slice, 0), PyTuple_GET_ITEM(slice, 2)), *job;
+            if (key == NULL) {
+                goto fail;
+            }
+            job = PyDict_GetItemWithError(pending, key); /* (pending.pop(key, None)) */
+            Py_XINCREF(job);
+            if (job != NULL && PyDict_DelItem(pending, key) < 0) {
+                Py_CLEAR(job);
+            }
+            Py_DECREF(key);
+            if (PyErr_Occurred()) {
+                Py_XDECREF(job);
+                goto fail;
+            }
+            if (job != NULL) {
+                PyObject *r = PyObject_CallMethodOneArg(values, s_wait, job);
+                Py_DECREF(job);
+                if (r == NULL) {
+                    goto fail;
+                }
+                Py_DECREF(r);
+            }
+        }
+    }
+    Py_XDECREF(seen);
+    Py_DECREF(pending);
+    PyObject *at = PyLong_FromSsize_t(n);
+    int r = at == NULL ? -1 : PyObject_SetAttr(values, s_seen, at);
+    Py_XDECREF(at);
+    return r;
+fail:
+    Py_XDECREF(seen);
+    Py_DECREF(pending);
+    return -1;
+}
+
+/* the hook's call: with `values` (helper threads), the values of the commands completed
+   since the last start first (`Values.completed`); then task.copy None -> fallback(task);
+   else (dst Memory, lo, hi, dst key, src Memory, src lo, src key): the copy */
+static PyObject *hook_call(PyObject *state, PyObject *task) {
+    PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
+             *timeline = PyTuple_GET_ITEM(state, 3);
+    if (!PyList_Check(timeline)) {
+        PyErr_SetString(PyExc_TypeError, "the timeline is not a list");
+        return NULL;
+    }
+    if (values != Py_None && completed(values, timeline) < 0) {
+        return NULL;
+    }
+    PyObject *copy = PyObject_GetAttr(task, s_copy);
+    if (copy == NULL) {
+        return NULL;
+    }
+    if (copy == Py_None) {
+        Py_DECREF(copy);
+        return PyObject_CallOneArg(PyTuple_GET_ITEM(state, 1), task);
+    }
+    if (!PyTuple_Check(copy) || PyTuple_GET_SIZE(copy) != 7) {
+        Py_DECREF(copy);
+        PyErr_SetString(PyExc_TypeError, "a task's copy: (memory, lo, hi, key, memory, lo, key)");
+        return NULL;
+    }
+    PyObject *dst = PyObject_GetAttr(PyTuple_GET_ITEM(copy, 0), s_data);
+    PyObject *src = dst == NULL ? NULL : PyObject_GetAttr(PyTuple_GET_ITEM(copy, 4), s_data);
+    Py_ssize_t lo = item(copy, 1), hi = item(copy, 2), src_lo = item(copy, 5);
+    int r = -1;
+    Cache c = {NULL, NULL, NULL, NULL};
+    if (src != NULL && !BAD(lo) && !BAD(hi) && !BAD(src_lo) && cache_open(cache, &c) == 0) {
+        if (lock_call(c.lock, s_acquire) == 0) {
+            r = unlock(&c, dense(cache, &c, dst, lo, hi, PyTuple_GET_ITEM(copy, 3), src, src_lo,
+                                 PyTuple_GET_ITEM(copy, 6)));
+        }
+    }
+    cache_close(&c);
+    Py_XDECREF(dst);
+    Py_XDECREF(src);
+    Py_DECREF(copy);
+    return r < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+static PyMethodDef hook_def = {"hook", (PyCFunction)hook_call, METH_O, "the values hook of a run (see _values.hook)"};
+
+/* hook(cache, fallback, values, timeline) -> a callable of one task */
+static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "hook(cache, fallback, values, timeline)");
+        return NULL;
+    }
+    PyObject *state = PyTuple_New(4);
+    if (state == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        PyTuple_SET_ITEM(state, i, Py_NewRef(args[i]));
+    }
+    PyObject *f = PyCFunction_New(&hook_def, state);
+    Py_DECREF(state);
+    return f;
+}
+
+static PyMethodDef methods[] = {
+    {"written", (PyCFunction)(void (*)(void))py_written, METH_FASTCALL,
+     "written(cache, memory, lo, hi): TileCache.written."},
+    {"copied", (PyCFunction)(void (*)(void))py_copied, METH_FASTCALL,
+     "copied(cache, memory, lo, hi, source, source_lo): TileCache.copied."},
+    {"origin", (PyCFunction)(void (*)(void))py_origin, METH_FASTCALL,
+     "origin(cache, memory, lo, hi) -> (memory, lo): TileCache.origin (lock held by the caller)."},
+    {"copy", (PyCFunction)(void (*)(void))py_copy, METH_FASTCALL,
+     "copy(cache, dst, lo, hi, dst_key, src, src_lo, src_key): the bytes [lo, hi) of uint8 array dst "
+     "copied from src at src_lo, then TileCache.written and TileCache.copied for them."},
+    {"lookup", (PyCFunction)(void (*)(void))py_lookup, METH_FASTCALL,
+     "lookup(cache, memory, lo, hi, key) -> the value TileCache.get would return without making "
+     "it (made most recently used), or None."},
+    {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
+     "hook(cache, fallback, values, timeline) -> f: f(task) does values.completed(timeline) if values "
+     "is not None, then a dense DMA's copy (task.copy: (dst Memory, lo, hi, dst key, src Memory, src "
+     "lo, src key)) as TileCache.copy does, or fallback(task) for any other task."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_values",
+    "The derived-value cache's bookkeeping and dense copies in C (see stc_mlir/emulator/tile_cache.py).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__values(void) {
+#define NAME(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    NAME(s_memories, "memories");
+    NAME(s_aliases, "aliases");
+    NAME(s_sources, "sources");
+    NAME(s_dropped, "dropped");
+    NAME(s_nbytes, "nbytes");
+    NAME(s_lock, "lock");
+    NAME(s_acquire, "acquire");
+    NAME(s_release, "release");
+    NAME(s_copy, "copy");
+    NAME(s_pending, "pending");
+    NAME(s_seen, "seen");
+    NAME(s_wait, "_wait");
+    NAME(s_data, "data");
+#undef NAME
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

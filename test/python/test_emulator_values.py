@@ -1,0 +1,104 @@
+"""The values' per-command work made once (`prepare`): each command's views of its
+memories' bytes, kept by the prepared program across runs (its memories keep their bytes'
+array, zeroed by each run), and the dense DMAs copied without Python (`_values.hook`)."""
+
+import numpy as np
+import pytest
+
+from stc_mlir.emulator import prepare, run, simulator, tile, tile_cache
+from stc_mlir.emulator.builder import ProgramBuilder
+from stc_mlir.target import load
+
+RNG = np.random.default_rng(5)
+
+
+def _reads_before_written():
+    """`o = abs(q)` reads `q` before the DMA that writes it (a hazard a run without checks
+    lets through: `q` holds whatever its bytes hold), then `y` = `o`."""
+    b = ProgramBuilder("early")
+    x, y = b.input("x", (4, 64)), b.output("y", (4, 64))
+    q, o = (tile(b.buffer(n, "l1", 512, core=0), (4, 64)) for n in "qo")
+    s = b.semaphore("s")
+    b.add(0, "unary", signals=[s], input=q, output=o, kind="abs")
+    b.add(0, "dma", waits=[s], src=x, dst=q)
+    b.add(0, "dma", src=o, dst=y)
+    return b.build()
+
+
+def test_a_run_sees_none_of_the_bytes_the_run_before_left():
+    """Without hazard checks a read of bytes not written yet sees zeros in every run of a
+    prepared program, as in a fresh one (not the values the previous run left there)."""
+    program = _reads_before_written()
+    once = prepare(program, load(program.target), check_hazards=False)
+    x = (RNG.standard_normal((4, 64)) + 2).astype(np.float16)
+    for _ in range(2):
+        got, _ = run(program, {"x": x}, check_hazards=False, prepared=once)
+        np.testing.assert_array_equal(got["y"], np.zeros((4, 64), np.float16))
+
+
+def test_the_views_are_made_once_and_stay_those_of_the_memories():
+    program = _reads_before_written()
+    once = prepare(program, load(program.target), check_hazards=False)
+    data = {id(m.data) for m in once.memories.values()}
+    views = [v for q in once.tasks for t in q if t.views is not None for d in t.views[:2] for v in d.values()]
+    assert len(views) == 2 and all(id(v.base) in data for v in views)
+    run(program, {"x": np.ones((4, 64), np.float16)}, check_hazards=False, prepared=once)
+    run(program, {"x": np.ones((4, 64), np.float16)}, check_hazards=False, prepared=once)
+    assert {id(m.data) for m in once.memories.values()} == data  # (the same arrays)
+    copies = [t for q in once.tasks for t in q if t.copy is not None]
+    assert len(copies) == 2 and all(t.views is None for t in copies)
+
+
+@pytest.mark.skipif(not tile_cache.NATIVE, reason="the C module is not built here")
+def test_the_dense_copies_go_to_python_only_without_the_c_hook(monkeypatch):
+    """With the C module, the event loop's hook copies the dense DMAs itself: `_values`
+    sees only the other commands; the outputs are those of the Python path."""
+    program = _reads_before_written()
+    seen = []
+    compute = simulator.Simulator._values
+
+    def recorded(self, task):
+        seen.append(task.cmd.op)
+        compute(self, task)
+
+    monkeypatch.setattr(simulator.Simulator, "_values", recorded)
+    x = RNG.standard_normal((4, 64)).astype(np.float16)
+    got, report = run(program, {"x": x}, check_hazards=False)
+    assert seen == ["unary"]
+    monkeypatch.setattr(tile_cache, "NATIVE", False)
+    seen.clear()
+    want, again = run(program, {"x": x}, check_hazards=False)
+    assert seen == ["unary", "dma", "dma"]
+    np.testing.assert_array_equal(got["y"], want["y"])
+    assert report.as_dict() == again.as_dict()
+
+
+@pytest.mark.skipif(not tile_cache.NATIVE, reason="the C module is not built here")
+def test_the_c_hook_waits_for_what_completed_as_values_completed_does():
+    """Before each command (with helper threads), the hook waits for the values of the
+    commands whose slices the timeline got since its last call, and only those."""
+    from stc_mlir.emulator.report import Slice
+
+    class FakeValues:
+        def __init__(self):
+            self.pending = {(0, 1): "job01", (1, 0): "job10", (2, 5): "job25"}
+            self.seen = 1
+            self.waited = []
+
+        def _wait(self, job):
+            self.waited.append(job)
+
+    class Task:
+        copy = None
+
+    values, timeline, handed = FakeValues(), [], []
+    hook = tile_cache._values.hook(tile_cache.TileCache(), handed.append, values, timeline)
+    timeline += [Slice(0, "vector", 1, "x", 0.0, 1.0), Slice(1, "dma", 0, "y", 0.0, 2.0),
+                 Slice(0, "matrix", 2, "z", 0.0, 3.0)]
+    task = Task()
+    hook(task)
+    assert values.waited == ["job10"] and values.seen == 3  # (slice 0 was seen before)
+    assert values.pending == {(0, 1): "job01", (2, 5): "job25"} and handed == [task]
+    timeline.append(Slice(2, "matrix", 5, "w", 1.0, 4.0))
+    hook(task)
+    assert values.waited == ["job10", "job25"] and values.seen == 4 and len(handed) == 2

@@ -332,7 +332,7 @@ static int append_to(PyObject *dict, long long tid, PyObject *item) {
 }
 
 /* counts[level] += n */
-static int count(PyObject *counts, PyObject *level, PyObject *n) {
+static int count_dict(PyObject *counts, PyObject *level, PyObject *n) {
     PyObject *old = PyDict_GetItemWithError(counts, level);
     if (old == NULL) {
         if (!PyErr_Occurred())
@@ -345,6 +345,63 @@ static int count(PyObject *counts, PyObject *level, PyObject *n) {
     int rc = PyDict_SetItem(counts, level, sum);
     Py_DECREF(sum);
     return rc;
+}
+
+/* A report's byte counts (level -> bytes, a dict) as `count` adds to them: straight into
+   the dict (`tally` 0), or (the C loop) summed in C per level object and added to the dict
+   by `counts_flush` at the end of the run (or before a count that is not a small int), so
+   the dict ends with the very ints the per-access additions make, in no Python int per
+   access. */
+#define TALLY_LEVELS 8
+typedef struct {
+    PyObject *dict;
+    int tally, n;
+    PyObject *level[TALLY_LEVELS];  /* keys the dict holds (checked when first seen) */
+    long long sum[TALLY_LEVELS];
+} Counts;
+
+static int counts_flush(Counts *c) {
+    int rc = 0;
+    for (int i = 0; i < c->n; i++) {
+        PyObject *n = PyLong_FromLongLong(c->sum[i]);
+        if (n == NULL || (rc == 0 && count_dict(c->dict, c->level[i], n) < 0))
+            rc = -1;
+        Py_XDECREF(n);
+        Py_DECREF(c->level[i]);
+    }
+    c->n = 0;
+    return rc;
+}
+
+static int count(Counts *c, PyObject *level, PyObject *n) {
+    if (c->tally && PyLong_CheckExact(n)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+        if (!overflow && v >= 0 && v < (1LL << 48)) {
+            int i = 0;
+            while (i < c->n && c->level[i] != level)
+                i++;
+            if (i < c->n && c->sum[i] < (1LL << 60)) {
+                c->sum[i] += v;
+                return 0;
+            }
+            if (i == c->n && i < TALLY_LEVELS) {
+                if (PyDict_GetItemWithError(c->dict, level) == NULL) {
+                    if (!PyErr_Occurred())
+                        PyErr_SetObject(PyExc_KeyError, level);
+                    return -1;
+                }
+                Py_INCREF(level);
+                c->level[i] = level;
+                c->sum[i] = v;
+                c->n = i + 1;
+                return 0;
+            }
+        }
+    }
+    if (counts_flush(c) < 0)  /* the sums so far first: the dict adds in access order */
+        return -1;
+    return count_dict(c->dict, level, n);
 }
 
 /* `Memory.mark(lo, hi, code)`, code < 0 standing for None (a new unknown token). */
@@ -1217,6 +1274,12 @@ static PyObject *clock_list(const long long *seen, Py_ssize_t n) {
     return out;
 }
 
+static PyObject *command_of(PyObject *task, long long tid, long long number, PyObject *reads, PyObject *writes,
+                            PyObject *expect, const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
+                            Counts *bytes_read, Counts *bytes_written, PyObject *hooks);
+
+/* command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard checks
+   (`command_of`) with the task's fields read from it and the counts added to the dicts. */
 static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 6) {
@@ -1224,16 +1287,13 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                         "command(task, clock, code_of, bytes_read, bytes_written, hooks) takes 6 arguments");
         return NULL;
     }
-    PyObject *task = args[0], *clock = args[1], *code_of = args[2], *bytes_read = args[3],
-             *bytes_written = args[4], *hooks = args[5];
-    if (!PyList_Check(code_of) || !PyDict_Check(bytes_read)
-        || !PyDict_Check(bytes_written) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 4) {
+    PyObject *task = args[0], *clock = args[1], *code_of = args[2], *hooks = args[5];
+    if (!PyList_Check(code_of) || !PyDict_Check(args[3])
+        || !PyDict_Check(args[4]) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 4) {
         PyErr_SetString(PyExc_TypeError, "command: a code_of list, two count dicts, four hooks");
         return NULL;
     }
-    PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
-             *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
-    long long seen[MAX_SEEN];
+    int64_t seen[MAX_SEEN];
     Py_ssize_t n_seen;
     {  /* the thread's clock: an int64 row */
         Py_buffer b;
@@ -1250,14 +1310,39 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             return NULL;
         }
     }
-    PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
-
-    PyObject *reads = NULL, *writes = NULL, *expect = NULL, *codes = NULL, *result = NULL;
-    ReadRuns *rr = NULL;
-    Py_ssize_t n_reads = 0;
     long long tid = int_attr(task, S_tid), number = int_attr(task, S_number);
     if (PyErr_Occurred())
         return NULL;
+    PyObject *reads = PyObject_GetAttr(task, S_reads), *writes = reads ? PyObject_GetAttr(task, S_writes) : NULL,
+             *expect = writes ? PyObject_GetAttr(task, S_expect) : NULL, *result = NULL;
+    Counts br = {args[3], 0, 0, {NULL}, {0}}, bw = {args[4], 0, 0, {NULL}, {0}};
+    if (expect != NULL)
+        result = command_of(task, tid, number, reads, writes, expect, seen, n_seen, code_of, &br, &bw, hooks);
+    Py_XDECREF(reads);
+    Py_XDECREF(writes);
+    Py_XDECREF(expect);
+    return result;
+}
+
+/* The checks of `task` (its thread `tid`, number, reads, writes and expectations given) by
+   the thread whose clock is `clock` (`n_seen` threads). */
+static PyObject *command_of(PyObject *task, long long tid, long long number, PyObject *reads, PyObject *writes,
+                            PyObject *expect, const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
+                            Counts *bytes_read, Counts *bytes_written, PyObject *hooks) {
+    PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
+             *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
+    long long seen[MAX_SEEN];
+    if (n_seen > MAX_SEEN) {
+        PyErr_SetString(PyExc_ValueError, "command: the clock must be an int64 row of at most 256");
+        return NULL;
+    }
+    for (Py_ssize_t t = 0; t < n_seen; t++)
+        seen[t] = clock[t];
+    PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
+
+    PyObject *codes = NULL, *result = NULL;
+    ReadRuns *rr = NULL;
+    Py_ssize_t n_reads = 0;
     if (tid < 0 || tid >= n_seen) {
         PyErr_SetString(PyExc_IndexError, "command: the task's thread is not in the clock");
         return NULL;
@@ -1272,9 +1357,6 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         if (c == NULL || PyList_SetItem(code_of, number, c) < 0)
             return NULL;
     }
-    if ((reads = PyObject_GetAttr(task, S_reads)) == NULL || (writes = PyObject_GetAttr(task, S_writes)) == NULL
-        || (expect = PyObject_GetAttr(task, S_expect)) == NULL)
-        goto done;
     if (!PyList_Check(reads) || !PyList_Check(writes) || !PyTuple_Check(expect)) {
         PyErr_SetString(PyExc_TypeError, "command: a task's reads and writes lists, expect tuple");
         goto done;
@@ -1547,9 +1629,6 @@ done:
     }
     Py_XDECREF(seen_list);
     Py_XDECREF(codes);
-    Py_XDECREF(reads);
-    Py_XDECREF(writes);
-    Py_XDECREF(expect);
     return result;
 }
 
@@ -1705,6 +1784,8 @@ static PyObject *t_obj(Time t) {
 
 typedef struct {
     PyObject *task, *who, *core, *index, *unit, *label, *wait_label, *kind, *macs, *count_r, *count_w;
+    PyObject *reads, *writes, *expect;  /* the task's (what `command` reads of it), or NULL */
+    long long number;
     int tid, is_dma, nwaits, ngroups, first_leg, nlegs, kind_id;
     Time ready, dur;  /* when its issue completes; its duration (compute) or latency (DMA) */
     double nbytes;
@@ -1733,6 +1814,7 @@ static void plan_free(PyObject *capsule) {
         Py_XDECREF(t->task); Py_XDECREF(t->who); Py_XDECREF(t->core); Py_XDECREF(t->index);
         Py_XDECREF(t->unit); Py_XDECREF(t->label); Py_XDECREF(t->wait_label); Py_XDECREF(t->kind);
         Py_XDECREF(t->macs); Py_XDECREF(t->count_r); Py_XDECREF(t->count_w);
+        Py_XDECREF(t->reads); Py_XDECREF(t->writes); Py_XDECREF(t->expect);
         PyMem_Free(t->wait_sem); PyMem_Free(t->wait_n); PyMem_Free(t->delay); PyMem_Free(t->group_at);
         PyMem_Free(t->sems); PyMem_Free(t->legs);
     }
@@ -1803,6 +1885,18 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 #undef OBJ
             if (!(c->who = PyTuple_Pack(2, c->core, c->index)))
                 goto fail;
+            {  /* what the hazard checks read of the task, read once (none: `command` reads them) */
+                PyObject *n = PyObject_GetAttr(c->task, S_number), *r = PyObject_GetAttr(c->task, S_reads),
+                         *w = PyObject_GetAttr(c->task, S_writes), *e = PyObject_GetAttr(c->task, S_expect);
+                c->number = n != NULL && PyLong_Check(n) ? PyLong_AsLongLong(n) : -1;
+                if (c->number >= 0 && !PyErr_Occurred() && r != NULL && PyList_Check(r) && w != NULL
+                    && PyList_Check(w) && e != NULL && PyTuple_Check(e)) {
+                    c->reads = r; c->writes = w; c->expect = e;
+                    r = w = e = NULL;
+                }
+                PyErr_Clear();
+                Py_XDECREF(n); Py_XDECREF(r); Py_XDECREF(w); Py_XDECREF(e);
+            }
             {  /* its kind's number */
                 PyObject *id = PyDict_GetItemWithError(p->kind_ids, c->kind);
                 if (id == NULL) {
@@ -1954,6 +2048,7 @@ typedef struct {
     PyObject *macs;  /* the sum of the tasks' macs (their objects, as the report adds them) */
     PyObject *timeline, *who, *rows, *code_of, *bytes_read, *bytes_written, *hooks, *compute,
         *command_done, *shares, *slice_type, *sync, *fence, *counts_dict;
+    Counts counts_read, counts_written;  /* the report's byte counts, summed in C (`count`) */
 } Loop;
 
 static inline int ev_less(const Event *a, const Event *b) {
@@ -2078,15 +2173,23 @@ static int begin(Loop *L, Py_ssize_t tid, CTask *c) {  /* the tracker's begin */
 
 static int apply(Loop *L, CTask *c) {
     if (L->hooks != Py_None) {
-        PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,
-                             L->bytes_written, L->hooks};
-        PyObject *r = command(NULL, args, 6);
+        PyObject *r;
+        if (c->reads != NULL)
+            r = command_of(c->task, c->tid, c->number, c->reads, c->writes, c->expect, L->vc + (Py_ssize_t)c->tid * L->nt,
+                           L->nt, L->code_of, &L->counts_read, &L->counts_written, L->hooks);
+        else {  /* (a task without its lists: `command` reads them, and reports what is wrong) */
+            PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,
+                                 L->bytes_written, L->hooks};
+            r = counts_flush(&L->counts_read) < 0 || counts_flush(&L->counts_written) < 0 ? NULL
+                                                                                         : command(NULL, args, 6);
+        }
         if (r == NULL)
             return -1;
         Py_DECREF(r);
     } else if (c->count_r != NULL) {
         for (int w = 0; w < 2; w++) {
-            PyObject *counts = w ? c->count_w : c->count_r, *into = w ? L->bytes_written : L->bytes_read;
+            PyObject *counts = w ? c->count_w : c->count_r;
+            Counts *into = w ? &L->counts_written : &L->counts_read;
             for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counts); i++) {
                 PyObject *lv = PyTuple_GET_ITEM(counts, i);
                 if (count(into, PyTuple_GET_ITEM(lv, 0), PyTuple_GET_ITEM(lv, 1)) < 0)
@@ -2430,6 +2533,9 @@ static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t narg
     L.bytes_read = args[9]; L.bytes_written = args[10]; L.hooks = args[11]; L.compute = args[12];
     L.command_done = args[13]; L.shares = args[14]; L.slice_type = args[15]; L.sync = args[16];
     L.fence = args[17];
+    L.counts_read.dict = L.bytes_read;
+    L.counts_written.dict = L.bytes_written;
+    L.counts_read.tally = L.counts_written.tally = 1;
     if (L.hooks != Py_None && !PyList_Check(L.code_of)) {
         PyErr_SetString(PyExc_TypeError, "simulate: code_of must be a list");
         return NULL;
@@ -2568,6 +2674,8 @@ done:
     if (L.macs != NULL) {  /* report.macs += the macs of the commands completed, hazard or not */
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
+        if (counts_flush(&L.counts_read) < 0 || counts_flush(&L.counts_written) < 0)  /* the bytes, too */
+            Py_CLEAR(result);
         PyObject *mi = PyLong_FromLongLong(L.macs_int), *old = PyObject_GetAttr(args[18], S_macs);
         PyObject *sum = mi && old ? PyNumber_Add(old, L.macs) : NULL;
         PyObject *total = sum ? PyNumber_Add(sum, mi) : NULL;

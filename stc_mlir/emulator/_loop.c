@@ -353,11 +353,14 @@ static int count_dict(PyObject *counts, PyObject *level, PyObject *n) {
    the dict ends with the very ints the per-access additions make, in no Python int per
    access. */
 #define TALLY_LEVELS 8
+#define TALLY_ALIASES 64
 typedef struct {
     PyObject *dict;
-    int tally, n;
+    int tally, n, n_alias;
     PyObject *level[TALLY_LEVELS];  /* keys the dict holds (checked when first seen) */
     long long sum[TALLY_LEVELS];
+    PyObject *alias[TALLY_ALIASES];  /* level objects seen (memories' levels, equal or not): */
+    int alias_of[TALLY_ALIASES];     /* their `level` entry */
 } Counts;
 
 static int counts_flush(Counts *c) {
@@ -369,8 +372,45 @@ static int counts_flush(Counts *c) {
         Py_XDECREF(n);
         Py_DECREF(c->level[i]);
     }
-    c->n = 0;
+    for (int i = 0; i < c->n_alias; i++)
+        Py_DECREF(c->alias[i]);
+    c->n = c->n_alias = 0;
     return rc;
+}
+
+/* The entry of `level` (an alias of an equal one, or new), -1 if none (the tally full), -2 on
+   error. */
+static int tally_entry(Counts *c, PyObject *level) {
+    for (int a = 0; a < c->n_alias; a++)
+        if (c->alias[a] == level)
+            return c->alias_of[a];
+    if (c->n_alias == TALLY_ALIASES)
+        return -1;
+    int i = 0;
+    for (; i < c->n; i++) {
+        int eq = PyObject_RichCompareBool(c->level[i], level, Py_EQ);
+        if (eq < 0)
+            return -2;
+        if (eq)
+            break;
+    }
+    if (i == c->n) {
+        if (i == TALLY_LEVELS)
+            return -1;
+        if (PyDict_GetItemWithError(c->dict, level) == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, level);
+            return -2;
+        }
+        Py_INCREF(level);
+        c->level[i] = level;
+        c->sum[i] = 0;
+        c->n = i + 1;
+    }
+    Py_INCREF(level);
+    c->alias[c->n_alias] = level;
+    c->alias_of[c->n_alias++] = i;
+    return i;
 }
 
 static int count(Counts *c, PyObject *level, PyObject *n) {
@@ -378,23 +418,11 @@ static int count(Counts *c, PyObject *level, PyObject *n) {
         int overflow;
         long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
         if (!overflow && v >= 0 && v < (1LL << 48)) {
-            int i = 0;
-            while (i < c->n && c->level[i] != level)
-                i++;
-            if (i < c->n && c->sum[i] < (1LL << 60)) {
+            int i = tally_entry(c, level);
+            if (i == -2)
+                return -1;
+            if (i >= 0 && c->sum[i] < (1LL << 60)) {
                 c->sum[i] += v;
-                return 0;
-            }
-            if (i == c->n && i < TALLY_LEVELS) {
-                if (PyDict_GetItemWithError(c->dict, level) == NULL) {
-                    if (!PyErr_Occurred())
-                        PyErr_SetObject(PyExc_KeyError, level);
-                    return -1;
-                }
-                Py_INCREF(level);
-                c->level[i] = level;
-                c->sum[i] = v;
-                c->n = i + 1;
                 return 0;
             }
         }
@@ -404,11 +432,91 @@ static int count(Counts *c, PyObject *level, PyObject *n) {
     return count_dict(c->dict, level, n);
 }
 
+/* ---- a memory as the checks read it: its attributes read once a run (a `Memory` keeps the
+   same lists, dicts, read log and arrays from `clear` to `clear`, so a run's checks need not
+   read them per access), its granule codes and `full` flags as buffers opened when first
+   looked at and held to the end of the run (or of a `command` call). */
+
+typedef struct {
+    Py_buffer buf;
+    int32_t *code;
+    Py_ssize_t n;
+    long long g;
+} Codes;
+
+typedef struct {
+    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level;
+    long long size;
+    Codes codes;
+    Py_buffer full;
+    int codes_open, full_open;
+    long long block;
+} Mem;
+
+typedef struct {
+    Mem **m;
+    Py_ssize_t n, cap;
+} Mems;
+
+static void mems_free(Mems *ms) {
+    for (Py_ssize_t i = 0; i < ms->n; i++) {
+        Mem *m = ms->m[i];
+        Py_XDECREF(m->obj); Py_XDECREF(m->starts); Py_XDECREF(m->values); Py_XDECREF(m->writers);
+        Py_XDECREF(m->writes); Py_XDECREF(m->reads); Py_XDECREF(m->passed); Py_XDECREF(m->level);
+        if (m->codes_open)
+            PyBuffer_Release(&m->codes.buf);
+        if (m->full_open)
+            PyBuffer_Release(&m->full);
+        PyMem_Free(m);
+    }
+    PyMem_Free(ms->m);
+    ms->m = NULL;
+    ms->n = ms->cap = 0;
+}
+
+/* The memory `obj` as `ms` has it (read the first time; NULL on error). */
+static Mem *mem_of(Mems *ms, PyObject *obj) {
+    for (Py_ssize_t i = 0; i < ms->n; i++)
+        if (ms->m[i]->obj == obj)
+            return ms->m[i];
+    if (ms->n == ms->cap) {
+        Py_ssize_t cap = ms->cap ? 2 * ms->cap : 8;
+        Mem **more = PyMem_Realloc(ms->m, (size_t)cap * sizeof(Mem *));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        ms->m = more;
+        ms->cap = cap;
+    }
+    Mem *m = PyMem_Calloc(1, sizeof(Mem));
+    if (m == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    ms->m[ms->n++] = m;  /* freed with the others from here on */
+    Py_INCREF(obj);
+    m->obj = obj;
+    if ((m->starts = PyObject_GetAttr(obj, S_starts)) == NULL || (m->values = PyObject_GetAttr(obj, S_values)) == NULL
+        || (m->writers = PyObject_GetAttr(obj, S_writers)) == NULL || (m->writes = PyObject_GetAttr(obj, S_writes)) == NULL
+        || (m->reads = PyObject_GetAttr(obj, S_reads)) == NULL || (m->passed = PyObject_GetAttr(obj, S_passed)) == NULL
+        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL)
+        return NULL;
+    m->size = int_attr(obj, S_size);
+    if (PyErr_Occurred())
+        return NULL;
+    return m;
+}
+
 /* `Memory.mark(lo, hi, code)`, code < 0 standing for None (a new unknown token). */
-static int mark(PyObject *mem, PyObject *starts, PyObject *values, long long lo, long long hi,
-                long long code, int unknown) {
+static int mark(Mem *m, long long lo, long long hi, long long code, int unknown) {
+    PyObject *mem = m->obj, *starts = m->starts, *values = m->values;
     if (lo >= hi)
         return 0;
+    if (!PyList_Check(starts) || !PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's starts and values must be lists");
+        return -1;
+    }
     if (unknown) {
         long long token = int_attr(mem, S_token);
         if (token == -1 && PyErr_Occurred())
@@ -422,9 +530,7 @@ static int mark(PyObject *mem, PyObject *starts, PyObject *values, long long lo,
         if (rc < 0)
             return -1;
     }
-    long long size = int_attr(mem, S_size);
-    if (size == -1 && PyErr_Occurred())
-        return -1;
+    long long size = m->size;
     int err = 0;
     Py_ssize_t k = bisect(starts, hi, 1, &err);
     Py_ssize_t i = err ? 0 : bisect(starts, lo, 0, &err);
@@ -711,43 +817,34 @@ end:
 
 /* ---- granule codes (`Memory.code`, int32 per granule) */
 
-typedef struct {
-    Py_buffer buf;
-    int32_t *code;
-    Py_ssize_t n;
-    long long g;
-} Codes;
-
-static int codes_open(PyObject *mem, Codes *c) {
-    c->code = NULL;
-    PyObject *arr = PyObject_GetAttr(mem, S_code);
+/* The memory's granule codes (opened the first time: `Memory.code`, int32 per granule). */
+static Codes *codes_of(Mem *m) {
+    if (m->codes_open)
+        return &m->codes;
+    Codes *c = &m->codes;
+    PyObject *mem = m->obj, *arr = PyObject_GetAttr(mem, S_code);
     if (arr == NULL)
-        return -1;
+        return NULL;
     long long g = int_attr(mem, S_granule);
     if (g == -1 && PyErr_Occurred()) {
         Py_DECREF(arr);
-        return -1;
+        return NULL;
     }
     int rc = PyObject_GetBuffer(arr, &c->buf, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT);
     Py_DECREF(arr);
     if (rc < 0)
-        return -1;
+        return NULL;
     if (c->buf.itemsize != 4 || c->buf.format == NULL || !(c->buf.format[0] == 'i' || c->buf.format[0] == 'l')
         || c->buf.format[1] != 0 || g <= 0) {
         PyBuffer_Release(&c->buf);
         PyErr_SetString(PyExc_TypeError, "command: a memory's codes must be int32");
-        return -1;
+        return NULL;
     }
     c->code = (int32_t *)c->buf.buf;
     c->n = c->buf.len / 4;
     c->g = g;
-    return 0;
-}
-
-static void codes_close(Codes *c) {
-    if (c->code != NULL)
-        PyBuffer_Release(&c->buf);
-    c->code = NULL;
+    m->codes_open = 1;
+    return c;
 }
 
 /* `Memory._fill(lo, hi)`: the code of each known written run over [lo, hi) into `code`. */
@@ -937,20 +1034,26 @@ static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo
    block of `BLOCK` granules, `Memory.hull_written`'s): a block not yet flagged is looked at
    (`dense_scan`) and flagged if it is all written (codes never return to 0 in a run); the
    first block that is not says 0. 1 / 0, -1 on error. */
-static int hull_full(PyObject *mem, Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
+static int hull_full(Mem *m, Codes *c, long long lo, long long hi) {
+    PyObject *starts = m->starts, *values = m->values;
     if (lo >= hi)
         return 0;
-    long long block = int_attr(mem, S_BLOCK);
-    if (block == -1 && PyErr_Occurred())
-        return -1;
-    PyObject *full = PyObject_GetAttr(mem, S_full);
-    if (full == NULL)
-        return -1;
-    Py_buffer b;
-    int rc = PyObject_GetBuffer(full, &b, PyBUF_WRITABLE);
-    Py_DECREF(full);
-    if (rc < 0)
-        return -1;
+    if (!m->full_open) {  /* the flags and their block, read once */
+        long long block = int_attr(m->obj, S_BLOCK);
+        if (block == -1 && PyErr_Occurred())
+            return -1;
+        PyObject *full = PyObject_GetAttr(m->obj, S_full);
+        if (full == NULL)
+            return -1;
+        int rc = PyObject_GetBuffer(full, &m->full, PyBUF_WRITABLE);
+        Py_DECREF(full);
+        if (rc < 0)
+            return -1;
+        m->full_open = 1;
+        m->block = block;
+    }
+    const Py_buffer b = m->full;
+    const long long block = m->block;
     int out = 1;
     long long b0 = lo / block, b1 = (hi - 1) / block + 1;
     if (block <= 0 || b1 > b.len) {
@@ -966,7 +1069,6 @@ static int hull_full(PyObject *mem, Codes *c, PyObject *starts, PyObject *values
         if (out == 1)
             flag[q] = 1;
     }
-    PyBuffer_Release(&b);
     return out;
 }
 
@@ -974,8 +1076,9 @@ static int hull_full(PyObject *mem, Codes *c, PyObject *starts, PyObject *values
 /* Over the granules of footprint `fp` (base, shape, strides, run, span), with `code`
    brought up to date over its hull first (`Memory.codes`): per `mode`, whether they are
    fine (1) or not (0); -1 on error. An empty footprint is never fine. */
-static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values, int mode,
-                    long long value, const long long *allowed, Py_ssize_t n_allowed) {
+static int granules(Mem *m, PyObject *fp, int mode, long long value, const long long *allowed,
+                    Py_ssize_t n_allowed) {
+    PyObject *starts = m->starts, *values = m->values;
     if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
         PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
         return -1;
@@ -1000,9 +1103,10 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
     }
     if (PyErr_Occurred())
         return -1;
-    Codes c;
-    if (codes_open(mem, &c) < 0)
+    Codes *cp = codes_of(m);
+    if (cp == NULL)
         return -1;
+    Codes c = *cp;
     const long long g = c.g;
     int out = 1;
     long long lo = base / g, hi = (base + span + g - 1) / g;
@@ -1012,7 +1116,7 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         goto end;
     }
     if (mode == G_ZERO) {
-        int f = hull_full(mem, &c, starts, values, lo, hi);
+        int f = hull_full(m, &c, lo, hi);
         if (f != 0) {
             out = f;  /* 1: every granule of the hull written, so are the footprint's; -1 error */
             goto end;
@@ -1065,7 +1169,6 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             break;
     }
 end:
-    codes_close(&c);
     return out;
 }
 
@@ -1101,17 +1204,16 @@ static PyObject *runs_state(PyObject *starts, PyObject *values, long long lo, lo
    (`n_allowed`), through the memory's `passed` cache: (fp, *allowed) -> the runs' state
    over its hull when its granules were last found all expected (the same state again: no
    look at them). 1 / 0, -1 on error. */
-static int expected_cached(PyObject *mem, PyObject *fp, long long lo, long long hi, PyObject *starts,
-                           PyObject *values, const long long *allowed, Py_ssize_t n_allowed) {
+static int expected_cached(Mem *m, PyObject *fp, long long lo, long long hi, const long long *allowed,
+                           Py_ssize_t n_allowed) {
+    PyObject *starts = m->starts, *values = m->values;
     long long run = item_ll(fp, 3), span = item_ll(fp, 4);
     if (PyErr_Occurred())
         return -1;
     if (span <= 0 || run <= 0)
         return 0;
-    PyObject *passed = PyObject_GetAttr(mem, S_passed), *key = NULL, *state = NULL;
+    PyObject *passed = m->passed, *key = NULL, *state = NULL;
     int out = -1;
-    if (passed == NULL)
-        return -1;
     if (!PyDict_Check(passed)) {
         PyErr_SetString(PyExc_TypeError, "command: a memory's passed cache must be a dict");
         goto end;
@@ -1136,13 +1238,12 @@ static int expected_cached(PyObject *mem, PyObject *fp, long long lo, long long 
             goto end;
         }
     }
-    out = granules(mem, fp, starts, values, G_EXPECTED, 0, allowed, n_allowed);
+    out = granules(m, fp, G_EXPECTED, 0, allowed, n_allowed);
     if (out == 1 && PyDict_SetItem(passed, key, state) < 0)
         out = -1;
 end:
     Py_XDECREF(key);
     Py_XDECREF(state);
-    Py_DECREF(passed);
     return out;
 }
 
@@ -1150,13 +1251,11 @@ end:
    of them near [lo, hi) (`HazardTracker._check_writers`'s candidates): per thread t in
    limit[t], the first code of t the accessing thread has not seen, (seen[t] + 1) <<
    TID_BITS, for a candidate, else one no code reaches. How many candidates; -1 on error. */
-static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi,
+static int writers_unseen(Mem *m, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi,
                           long long *limit) {
     for (Py_ssize_t t = 0; t < (1 << TID_BITS); t++)
         limit[t] = LLONG_MAX;
-    PyObject *wr = PyObject_GetAttr(mem, S_writers), *logs = NULL;
-    if (wr == NULL)
-        return -1;
+    PyObject *wr = m->writers, *logs = m->writes;
     int out = 0;
     if (!PyDict_Check(wr)) {
         PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
@@ -1184,7 +1283,8 @@ static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_see
         }
         if (!(e > seen[w] && wlo < hi && whi > lo))
             continue;
-        if (logs == NULL && (logs = PyObject_GetAttr(mem, S_writes)) == NULL) {
+        if (!PyDict_Check(logs)) {
+            PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
             out = -1;
             break;
         }
@@ -1206,8 +1306,6 @@ static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_see
         }
     }
 end:
-    Py_XDECREF(logs);
-    Py_DECREF(wr);
     return out;
 }
 
@@ -1215,30 +1313,30 @@ end:
    written; no candidate writer (`writers_unseen`), or else none of its granules by one of
    them after what `seen` has of it (`code` brought up to date over its hull first, as
    `Memory.codes`). */
-static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values,
-                         const long long *seen, Py_ssize_t n_seen, int zero) {
+static int granules_fine(Mem *m, PyObject *fp, const long long *seen, Py_ssize_t n_seen, int zero) {
     long long base = item_ll(fp, 0), run = item_ll(fp, 3), span = item_ll(fp, 4);
     if (PyErr_Occurred())
         return -1;
     if (span <= 0 || run <= 0)
         return 0;
     if (zero) {
-        int f = granules(mem, fp, starts, values, G_ZERO, 0, NULL, 0);
+        int f = granules(m, fp, G_ZERO, 0, NULL, 0);
         if (f <= 0)
             return f;
     }
     long long limit[1 << TID_BITS];
-    int u = writers_unseen(mem, seen, n_seen, base, base + span, limit);
+    int u = writers_unseen(m, seen, n_seen, base, base + span, limit);
     if (u <= 0)
         return u < 0 ? -1 : 1;
-    return granules(mem, fp, starts, values, G_WRITERS, 0, limit, 1 << TID_BITS);
+    return granules(m, fp, G_WRITERS, 0, limit, 1 << TID_BITS);
 }
 
 /* The reads' runs, per read: (i, k, known, read_ok) */
 typedef struct {
     Py_ssize_t i, k;
     int known, read_ok;
-    PyObject *starts, *values;  /* the memory's, held for the call */
+    Mem *m;  /* the memory read */
+    PyObject *values;  /* its runs' codes (borrowed from m) */
 } ReadRuns;
 
 static PyObject *call_hook(PyObject *hook, const char *format, ...) {
@@ -1276,7 +1374,7 @@ static PyObject *clock_list(const long long *seen, Py_ssize_t n) {
 
 static PyObject *command_of(PyObject *task, long long tid, long long number, PyObject *reads, PyObject *writes,
                             PyObject *expect, const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
-                            Counts *bytes_read, Counts *bytes_written, PyObject *hooks);
+                            Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems);
 
 /* command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard checks
    (`command_of`) with the task's fields read from it and the counts added to the dicts. */
@@ -1315,9 +1413,11 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         return NULL;
     PyObject *reads = PyObject_GetAttr(task, S_reads), *writes = reads ? PyObject_GetAttr(task, S_writes) : NULL,
              *expect = writes ? PyObject_GetAttr(task, S_expect) : NULL, *result = NULL;
-    Counts br = {args[3], 0, 0, {NULL}, {0}}, bw = {args[4], 0, 0, {NULL}, {0}};
+    Counts br = {.dict = args[3]}, bw = {.dict = args[4]};
+    Mems mems = {NULL, 0, 0};
     if (expect != NULL)
-        result = command_of(task, tid, number, reads, writes, expect, seen, n_seen, code_of, &br, &bw, hooks);
+        result = command_of(task, tid, number, reads, writes, expect, seen, n_seen, code_of, &br, &bw, hooks, &mems);
+    mems_free(&mems);
     Py_XDECREF(reads);
     Py_XDECREF(writes);
     Py_XDECREF(expect);
@@ -1328,7 +1428,7 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
    the thread whose clock is `clock` (`n_seen` threads). */
 static PyObject *command_of(PyObject *task, long long tid, long long number, PyObject *reads, PyObject *writes,
                             PyObject *expect, const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
-                            Counts *bytes_read, Counts *bytes_written, PyObject *hooks) {
+                            Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems) {
     PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
              *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
     long long seen[MAX_SEEN];
@@ -1374,18 +1474,16 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
             PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
             goto done;
         }
-        PyObject *mem = PyTuple_GET_ITEM(a, 1), *hull = PyTuple_GET_ITEM(a, 5);
-        PyObject *starts = rr[i].starts = PyObject_GetAttr(mem, S_starts);
-        if (starts == NULL)
+        PyObject *hull = PyTuple_GET_ITEM(a, 5);
+        Mem *m = rr[i].m = mem_of(mems, PyTuple_GET_ITEM(a, 1));
+        if (m == NULL)
             goto done;
-        rr[i].values = PyObject_GetAttr(mem, S_values);
-        PyObject *wr = PyObject_GetAttr(mem, S_writers);
-        int writers = wr == NULL ? -1 : PyObject_IsTrue(wr);
-        Py_XDECREF(wr);
+        rr[i].values = m->values;
+        int writers = PyObject_IsTrue(m->writers);
         long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
         int w_ok, rc = -1;
-        if (rr[i].values != NULL && writers >= 0 && !PyErr_Occurred())
-            rc = runs_over(starts, rr[i].values, lo, hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
+        if (writers >= 0 && !PyErr_Occurred())
+            rc = runs_over(m->starts, m->values, lo, hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
                            &rr[i].known, &w_ok, &rr[i].read_ok);
         if (rc < 0)
             goto done;
@@ -1412,14 +1510,13 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
             PyErr_SetString(PyExc_IndexError, "command: an expectation's read is not the task's");
             goto done;
         }
-        PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
+        PyObject *a = PyList_GET_ITEM(reads, i), *fp = PyTuple_GET_ITEM(a, 2);
         if (host) {
             long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
-            PyObject *wr = PyObject_GetAttr(mem, S_writers);
-            if (wr == NULL || PyErr_Occurred() || !PyDict_Check(wr)) {
-                if (wr != NULL && !PyErr_Occurred())
+            PyObject *wr = rr[i].m->writers;
+            if (PyErr_Occurred() || !PyDict_Check(wr)) {
+                if (!PyErr_Occurred())
                     PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
-                Py_XDECREF(wr);
                 goto done;
             }
             PyObject *key, *summary;
@@ -1427,16 +1524,13 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
             int wrote = 0;
             while (PyDict_Next(wr, &pos, &key, &summary)) {
                 long long wlo = item_ll(summary, 1), whi = item_ll(summary, 2);
-                if (PyErr_Occurred()) {
-                    Py_DECREF(wr);
+                if (PyErr_Occurred())
                     goto done;
-                }
                 if (wlo < hi && whi > lo) {
                     wrote = 1;
                     break;
                 }
             }
-            Py_DECREF(wr);
             if (!wrote)
                 continue;
         }
@@ -1481,7 +1575,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
                 PyObject *hull = PyTuple_GET_ITEM(a, 5);
                 long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
                 fine = PyErr_Occurred() ? -1
-                                        : expected_cached(mem, fp, lo, hi, rr[i].starts, rr[i].values, allowed, n_allowed);
+                                        : expected_cached(rr[i].m, fp, lo, hi, allowed, n_allowed);
             }
             if (allowed != stack)
                 PyMem_Free(allowed);
@@ -1501,20 +1595,16 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
     }
     /* 4. the reads: logged, or the slow path; counted */
     for (Py_ssize_t i = 0; i < n_reads; i++) {
-        PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
+        PyObject *a = PyList_GET_ITEM(reads, i), *fp = PyTuple_GET_ITEM(a, 2);
+        Mem *m = rr[i].m;
         int fine = rr[i].read_ok;
-        if (!fine && (fine = granules_fine(mem, fp, rr[i].starts, rr[i].values, seen, n_seen, 1)) < 0)
+        if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {
             long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
             if (PyErr_Occurred())
                 goto done;
-            PyObject *log = PyObject_GetAttr(mem, S_reads);
-            if (log == NULL)
-                goto done;
-            int rc = log_read(mem, log, fp, lo, hi, tid, epoch, h_prune);
-            Py_DECREF(log);
-            if (rc < 0)
+            if (log_read(m->obj, m->reads, fp, lo, hi, tid, epoch, h_prune) < 0)
                 goto done;
         } else {
             PyObject *runs = runs_list(&rr[i]);
@@ -1530,12 +1620,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
                 goto done;
             Py_DECREF(r);
         }
-        PyObject *level = PyObject_GetAttr(mem, S_level);
-        if (level == NULL)
-            goto done;
-        int rc = count(bytes_read, level, PyTuple_GET_ITEM(a, 4));
-        Py_DECREF(level);
-        if (rc < 0)
+        if (count(bytes_read, m->level, PyTuple_GET_ITEM(a, 4)) < 0)
             goto done;
     }
     /* 5. the writes, in order */
@@ -1545,88 +1630,69 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
             PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
             goto done;
         }
-        PyObject *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2), *hull = PyTuple_GET_ITEM(a, 5);
+        PyObject *fp = PyTuple_GET_ITEM(a, 2), *hull = PyTuple_GET_ITEM(a, 5);
+        Mem *m = mem_of(mems, PyTuple_GET_ITEM(a, 1));
+        if (m == NULL)
+            goto done;
         long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
         int dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
         long long start = item_ll(fp, 0), stop = start + item_ll(fp, 4);
         if (PyErr_Occurred() || dense < 0)
             goto done;
-        PyObject *starts = PyObject_GetAttr(mem, S_starts), *values = NULL, *wr = NULL, *log = NULL;
-        int ok = 0, rc = -1;
-        if (starts == NULL || (values = PyObject_GetAttr(mem, S_values)) == NULL
-            || (wr = PyObject_GetAttr(mem, S_writers)) == NULL)
-            goto write_done;
+        PyObject *starts = m->starts, *values = m->values, *wr = m->writers, *log = m->reads;
+        int ok = 0;
         int writers = PyObject_IsTrue(wr);
         if (writers < 0)
-            goto write_done;
+            goto done;
         Py_ssize_t i0, k0;
         int known, r_ok;
         if (runs_over(starts, values, lo, hi, seen, n_seen, writers, &i0, &k0, &known, &ok, &r_ok) < 0)
-            goto write_done;
+            goto done;
         ok = ok && known;
-        if (!ok && (ok = granules_fine(mem, fp, starts, values, seen, n_seen, 0)) < 0)
-            goto write_done;
+        if (!ok && (ok = granules_fine(m, fp, seen, n_seen, 0)) < 0)
+            goto done;
         if (ok) {
-            if ((log = PyObject_GetAttr(mem, S_reads)) == NULL)
-                goto write_done;
             int u = readers_unseen(log, seen, n_seen, tid, start, stop);
             if (u > 0)  /* some may overlap it: looked at byte by byte */
                 u = reads_overlap(log, fp, tid, seen, n_seen);
             if (u < 0)
-                goto write_done;
+                goto done;
             ok = !u;
         }
         if (ok) {
-            if (!dense && granules(mem, fp, starts, values, G_SET, code, NULL, 0) < 0)
-                goto write_done;  /* its hull's codes are kept per granule from now on */
-            if (mark(mem, starts, values, lo, hi, code, !dense) < 0)
-                goto write_done;
+            if (!dense && granules(m, fp, G_SET, code, NULL, 0) < 0)
+                goto done;  /* its hull's codes are kept per granule from now on */
+            if (mark(m, lo, hi, code, !dense) < 0)
+                goto done;
             if (!PyDict_Check(wr)) {
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
-                goto write_done;
+                goto done;
             }
             if (note(wr, tid, epoch, start, stop) < 0)
-                goto write_done;
-            PyObject *wlog = PyObject_GetAttr(mem, S_writes);
-            PyObject *item = wlog == NULL ? NULL : Py_BuildValue("(LLL)", epoch, start, stop);
+                goto done;
+            PyObject *wlog = m->writes;
+            PyObject *item = Py_BuildValue("(LLL)", epoch, start, stop);
             int bad = item == NULL || !PyDict_Check(wlog) || append_to(wlog, tid, item) < 0;
             if (bad && !PyErr_Occurred())
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
             Py_XDECREF(item);
-            Py_XDECREF(wlog);
             if (bad)
-                goto write_done;
+                goto done;
         } else {
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
-                goto write_done;
+                goto done;
             PyObject *r = call_hook(h_write, "(OnO)", task, j, seen_list);
             if (r == NULL)
-                goto write_done;
+                goto done;
             Py_DECREF(r);
         }
-        PyObject *level = PyObject_GetAttr(mem, S_level);
-        if (level == NULL)
-            goto write_done;
-        rc = count(bytes_written, level, PyTuple_GET_ITEM(a, 4));
-        Py_DECREF(level);
-    write_done:
-        Py_XDECREF(starts);
-        Py_XDECREF(values);
-        Py_XDECREF(wr);
-        Py_XDECREF(log);
-        if (rc < 0)
+        if (count(bytes_written, m->level, PyTuple_GET_ITEM(a, 4)) < 0)
             goto done;
     }
     result = Py_None;
     Py_INCREF(result);
 done:
-    if (rr != NULL) {
-        for (Py_ssize_t i = 0; i < n_reads; i++) {
-            Py_XDECREF(rr[i].starts);
-            Py_XDECREF(rr[i].values);
-        }
-        PyMem_Free(rr);
-    }
+    PyMem_Free(rr);
     Py_XDECREF(seen_list);
     Py_XDECREF(codes);
     return result;
@@ -2049,6 +2115,7 @@ typedef struct {
     PyObject *timeline, *who, *rows, *code_of, *bytes_read, *bytes_written, *hooks, *compute,
         *command_done, *shares, *slice_type, *sync, *fence, *counts_dict;
     Counts counts_read, counts_written;  /* the report's byte counts, summed in C (`count`) */
+    Mems mems;  /* the memories the checks looked at, read once a run */
 } Loop;
 
 static inline int ev_less(const Event *a, const Event *b) {
@@ -2176,7 +2243,7 @@ static int apply(Loop *L, CTask *c) {
         PyObject *r;
         if (c->reads != NULL)
             r = command_of(c->task, c->tid, c->number, c->reads, c->writes, c->expect, L->vc + (Py_ssize_t)c->tid * L->nt,
-                           L->nt, L->code_of, &L->counts_read, &L->counts_written, L->hooks);
+                           L->nt, L->code_of, &L->counts_read, &L->counts_written, L->hooks, &L->mems);
         else {  /* (a task without its lists: `command` reads them, and reports what is wrong) */
             PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,
                                  L->bytes_written, L->hooks};
@@ -2702,6 +2769,7 @@ done:
     PyMem_Free(L.kind_pos);
     Py_XDECREF(L.macs);
     Py_XDECREF(L.counts_dict);
+    mems_free(&L.mems);
     PyBuffer_Release(&bvc);
     PyBuffer_Release(&bsem);
     PyBuffer_Release(&bact);

@@ -260,9 +260,14 @@ class Memory:
         raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw.view(np.uint8).ravel()
         if self.data.size:
             self.data[base:base + raw.size] = raw
+        self.host_wrote(base, raw.size)
+
+    def host_wrote(self, base: int, nbytes: int) -> None:
+        """The host wrote [base, base + nbytes) (its hazard codes; `host_write` without the
+        bytes, for a memory that keeps none)."""
         if self.code is not None:
             g = self.granule
-            lo, hi = base // g, -(-(base + raw.size) // g)
+            lo, hi = base // g, -(-(base + nbytes) // g)
             self.mark(lo, hi, HazardTracker.HOST_CODE)  # `code` filled in when looked at
 
     def unwritten(self, base: int, nbytes: int) -> int | None:

@@ -1351,6 +1351,15 @@ static PyObject *call_hook(PyObject *hook, const char *format, ...) {
     return r;
 }
 
+static PyObject *nones(Py_ssize_t n) {  /* [None] * n (new reference) */
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(out, i, Py_None);
+    }
+    return out;
+}
+
 static PyObject *runs_list(ReadRuns *rr) {  /* the known codes, or None (new reference) */
     if (!rr->known)
         Py_RETURN_NONE;
@@ -1372,8 +1381,124 @@ static PyObject *clock_list(const long long *seen, Py_ssize_t n) {
     return out;
 }
 
-static PyObject *command_of(PyObject *task, long long tid, long long number, PyObject *reads, PyObject *writes,
-                            PyObject *expect, const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
+/* What the checks read of a task's accesses and expectations, unpacked once (the plan
+   keeps them per task: a run reads them from one block instead of from the task's tuples
+   scattered over the heap). The objects are borrowed from the task's lists. */
+typedef struct {
+    PyObject *mem, *fp, *n;  /* the access's memory, footprint, bytes counted */
+    long long base, span, lo, hi;  /* the footprint's first byte and span; its granule hull */
+    int dense;
+} Acc;
+
+typedef struct {
+    PyObject *x;  /* (i, host, writers) */
+    Py_ssize_t i, n_writers;
+    int host;
+    long long *writers;  /* their command numbers (into `Checks.pool`) */
+} Exp;
+
+typedef struct {
+    Py_ssize_t n_reads, n_writes, n_expect;
+    Acc *acc;  /* the reads, then the writes */
+    Exp *exp;
+    long long *pool;
+} Checks;
+
+static void checks_free(Checks *k) {
+    if (k != NULL) {
+        PyMem_Free(k->acc);
+        PyMem_Free(k->exp);
+        PyMem_Free(k->pool);
+        k->acc = NULL;
+        k->exp = NULL;
+        k->pool = NULL;
+    }
+}
+
+static int acc_of(PyObject *a, Acc *out) {
+    if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
+        PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
+        return -1;
+    }
+    PyObject *fp = PyTuple_GET_ITEM(a, 2), *hull = PyTuple_GET_ITEM(a, 5);
+    if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
+        return -1;
+    }
+    if (!PyTuple_Check(hull) || PyTuple_GET_SIZE(hull) != 3) {
+        PyErr_SetString(PyExc_TypeError, "command: a hull is (lo, hi, dense)");
+        return -1;
+    }
+    out->mem = PyTuple_GET_ITEM(a, 1);
+    out->fp = fp;
+    out->n = PyTuple_GET_ITEM(a, 4);
+    out->base = item_ll(fp, 0);
+    out->span = item_ll(fp, 4);
+    out->lo = item_ll(hull, 0);
+    out->hi = item_ll(hull, 1);
+    out->dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
+    return PyErr_Occurred() || out->dense < 0 ? -1 : 0;
+}
+
+/* A task's reads and writes lists and expect tuple as `Checks` (0; -1 with the error). */
+static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks *k) {
+    memset(k, 0, sizeof(*k));
+    if (!PyList_Check(reads) || !PyList_Check(writes) || !PyTuple_Check(expect)) {
+        PyErr_SetString(PyExc_TypeError, "command: a task's reads and writes lists, expect tuple");
+        return -1;
+    }
+    k->n_reads = PyList_GET_SIZE(reads);
+    k->n_writes = PyList_GET_SIZE(writes);
+    k->n_expect = PyTuple_GET_SIZE(expect);
+    Py_ssize_t n_pool = 0;
+    for (Py_ssize_t e = 0; e < k->n_expect; e++) {
+        PyObject *x = PyTuple_GET_ITEM(expect, e);
+        if (!PyTuple_Check(x) || PyTuple_GET_SIZE(x) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(x, 2))) {
+            PyErr_SetString(PyExc_TypeError, "command: an expectation is (i, host, writers)");
+            return -1;
+        }
+        n_pool += PyTuple_GET_SIZE(PyTuple_GET_ITEM(x, 2));
+    }
+    k->acc = PyMem_Malloc((size_t)(k->n_reads + k->n_writes + 1) * sizeof(Acc));
+    k->exp = PyMem_Malloc((size_t)(k->n_expect + 1) * sizeof(Exp));
+    k->pool = PyMem_Malloc((size_t)(n_pool + 1) * sizeof(long long));
+    if (k->acc == NULL || k->exp == NULL || k->pool == NULL) {
+        checks_free(k);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < k->n_reads + k->n_writes; i++)
+        if (acc_of(i < k->n_reads ? PyList_GET_ITEM(reads, i) : PyList_GET_ITEM(writes, i - k->n_reads),
+                   &k->acc[i]) < 0) {
+            checks_free(k);
+            return -1;
+        }
+    long long *at = k->pool;
+    for (Py_ssize_t e = 0; e < k->n_expect; e++) {
+        Exp *x = &k->exp[e];
+        x->x = PyTuple_GET_ITEM(expect, e);
+        PyObject *wlist = PyTuple_GET_ITEM(x->x, 2);
+        x->i = (Py_ssize_t)PyLong_AsLongLong(PyTuple_GET_ITEM(x->x, 0));
+        x->host = PyObject_IsTrue(PyTuple_GET_ITEM(x->x, 1));
+        x->n_writers = PyTuple_GET_SIZE(wlist);
+        x->writers = at;
+        for (Py_ssize_t q = 0; q < x->n_writers; q++)
+            *at++ = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
+        if (PyErr_Occurred() || x->host < 0) {
+            checks_free(k);
+            return -1;
+        }
+        if (x->i < 0 || x->i >= k->n_reads) {
+            checks_free(k);
+            PyErr_SetString(PyExc_IndexError, "command: an expectation's read is not the task's");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *command_of(PyObject *task, long long tid, long long number, const Checks *k,
+                            const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
                             Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems);
 
 /* command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard checks
@@ -1415,8 +1540,11 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
              *expect = writes ? PyObject_GetAttr(task, S_expect) : NULL, *result = NULL;
     Counts br = {.dict = args[3]}, bw = {.dict = args[4]};
     Mems mems = {NULL, 0, 0};
-    if (expect != NULL)
-        result = command_of(task, tid, number, reads, writes, expect, seen, n_seen, code_of, &br, &bw, hooks, &mems);
+    Checks k;
+    if (expect != NULL && checks_of(reads, writes, expect, &k) == 0) {
+        result = command_of(task, tid, number, &k, seen, n_seen, code_of, &br, &bw, hooks, &mems);
+        checks_free(&k);
+    }
     mems_free(&mems);
     Py_XDECREF(reads);
     Py_XDECREF(writes);
@@ -1426,8 +1554,8 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 /* The checks of `task` (its thread `tid`, number, reads, writes and expectations given) by
    the thread whose clock is `clock` (`n_seen` threads). */
-static PyObject *command_of(PyObject *task, long long tid, long long number, PyObject *reads, PyObject *writes,
-                            PyObject *expect, const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
+static PyObject *command_of(PyObject *task, long long tid, long long number, const Checks *k,
+                            const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
                             Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems) {
     PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
              *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
@@ -1457,11 +1585,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
         if (c == NULL || PyList_SetItem(code_of, number, c) < 0)
             return NULL;
     }
-    if (!PyList_Check(reads) || !PyList_Check(writes) || !PyTuple_Check(expect)) {
-        PyErr_SetString(PyExc_TypeError, "command: a task's reads and writes lists, expect tuple");
-        goto done;
-    }
-    n_reads = PyList_GET_SIZE(reads);
+    n_reads = k->n_reads;
     rr = PyMem_Calloc(n_reads ? n_reads : 1, sizeof(ReadRuns));
     if (rr == NULL) {
         PyErr_NoMemory();
@@ -1469,54 +1593,30 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
     }
     /* 2. per read, its hull's runs */
     for (Py_ssize_t i = 0; i < n_reads; i++) {
-        PyObject *a = PyList_GET_ITEM(reads, i);
-        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
-            PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
-            goto done;
-        }
-        PyObject *hull = PyTuple_GET_ITEM(a, 5);
-        Mem *m = rr[i].m = mem_of(mems, PyTuple_GET_ITEM(a, 1));
+        const Acc *a = &k->acc[i];
+        Mem *m = rr[i].m = mem_of(mems, a->mem);
         if (m == NULL)
             goto done;
         rr[i].values = m->values;
         int writers = PyObject_IsTrue(m->writers);
-        long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
         int w_ok, rc = -1;
-        if (writers >= 0 && !PyErr_Occurred())
-            rc = runs_over(m->starts, m->values, lo, hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
+        if (writers >= 0)
+            rc = runs_over(m->starts, m->values, a->lo, a->hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
                            &rr[i].known, &w_ok, &rr[i].read_ok);
         if (rc < 0)
             goto done;
     }
-    if ((codes = PyList_New(n_reads)) == NULL)
-        goto done;
-    for (Py_ssize_t i = 0; i < n_reads; i++) {
-        Py_INCREF(Py_None);
-        PyList_SET_ITEM(codes, i, Py_None);
-    }
     /* 3. the provenance expectations */
-    for (Py_ssize_t e = 0; e < PyTuple_GET_SIZE(expect); e++) {
-        PyObject *x = PyTuple_GET_ITEM(expect, e);
-        if (!PyTuple_Check(x) || PyTuple_GET_SIZE(x) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(x, 2))) {
-            PyErr_SetString(PyExc_TypeError, "command: an expectation is (i, host, writers)");
-            goto done;
-        }
-        Py_ssize_t i = (Py_ssize_t)PyLong_AsLongLong(PyTuple_GET_ITEM(x, 0));
-        int host = PyObject_IsTrue(PyTuple_GET_ITEM(x, 1));
-        PyObject *wlist = PyTuple_GET_ITEM(x, 2);
-        if (PyErr_Occurred() || host < 0)
-            goto done;
-        if (i < 0 || i >= n_reads) {
-            PyErr_SetString(PyExc_IndexError, "command: an expectation's read is not the task's");
-            goto done;
-        }
-        PyObject *a = PyList_GET_ITEM(reads, i), *fp = PyTuple_GET_ITEM(a, 2);
-        if (host) {
-            long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
+    for (Py_ssize_t e = 0; e < k->n_expect; e++) {
+        const Exp *x = &k->exp[e];
+        Py_ssize_t i = x->i;
+        const Acc *a = &k->acc[i];
+        PyObject *fp = a->fp;
+        if (x->host) {
+            long long lo = a->base, hi = lo + a->span;
             PyObject *wr = rr[i].m->writers;
-            if (PyErr_Occurred() || !PyDict_Check(wr)) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
+            if (!PyDict_Check(wr)) {
+                PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
                 goto done;
             }
             PyObject *key, *summary;
@@ -1536,17 +1636,15 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
         }
         {  /* every run (else every granule) by an expected writer (not started: matches nothing) */
             long long stack[16], *allowed = stack;
-            Py_ssize_t n_allowed = PyTuple_GET_SIZE(wlist);
+            Py_ssize_t n_allowed = x->n_writers;
             if (n_allowed > 16 && (allowed = PyMem_Malloc(n_allowed * sizeof(long long))) == NULL) {
                 PyErr_NoMemory();
                 goto done;
             }
             int fine = 1;
             for (Py_ssize_t q = 0; q < n_allowed && fine == 1; q++) {
-                long long w = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
-                if (w == -1 && PyErr_Occurred())
-                    fine = -1;
-                else if (w < 0)
+                long long w = x->writers[q];
+                if (w < 0)
                     allowed[q] = 1LL << TID_BITS;
                 else if (w >= PyList_GET_SIZE(code_of)) {
                     PyErr_SetString(PyExc_IndexError, "command: an expected writer is not in code_of");
@@ -1572,10 +1670,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
             } else if (fine == 1)
                 fine = 0;
             if (fine == 0) {  /* else every granule 0 or by an expected writer (`_granules_expected`) */
-                PyObject *hull = PyTuple_GET_ITEM(a, 5);
-                long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
-                fine = PyErr_Occurred() ? -1
-                                        : expected_cached(rr[i].m, fp, lo, hi, allowed, n_allowed);
+                fine = expected_cached(rr[i].m, fp, a->lo, a->hi, allowed, n_allowed);
             }
             if (allowed != stack)
                 PyMem_Free(allowed);
@@ -1585,9 +1680,12 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
                 continue;
         }
         PyObject *runs = runs_list(&rr[i]);
-        if (runs == NULL)
+        if (runs == NULL || (codes == NULL && (codes = nones(n_reads)) == NULL)) {
+            Py_XDECREF(runs);
             goto done;
-        PyObject *r = call_hook(h_prov, "(OnOOOO)", task, i, PyTuple_GET_ITEM(x, 1), wlist, codes, runs);
+        }
+        PyObject *r = call_hook(h_prov, "(OnOOOO)", task, i, PyTuple_GET_ITEM(x->x, 1), PyTuple_GET_ITEM(x->x, 2),
+                                codes, runs);
         Py_DECREF(runs);
         if (r == NULL)
             goto done;
@@ -1595,21 +1693,21 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
     }
     /* 4. the reads: logged, or the slow path; counted */
     for (Py_ssize_t i = 0; i < n_reads; i++) {
-        PyObject *a = PyList_GET_ITEM(reads, i), *fp = PyTuple_GET_ITEM(a, 2);
+        const Acc *a = &k->acc[i];
+        PyObject *fp = a->fp;
         Mem *m = rr[i].m;
         int fine = rr[i].read_ok;
         if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {
-            long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
-            if (PyErr_Occurred())
-                goto done;
-            if (log_read(m->obj, m->reads, fp, lo, hi, tid, epoch, h_prune) < 0)
+            if (log_read(m->obj, m->reads, fp, a->base, a->base + a->span, tid, epoch, h_prune) < 0)
                 goto done;
         } else {
             PyObject *runs = runs_list(&rr[i]);
-            if (runs == NULL)
+            if (runs == NULL || (codes == NULL && (codes = nones(n_reads)) == NULL)) {
+                Py_XDECREF(runs);
                 goto done;
+            }
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL) {
                 Py_DECREF(runs);
                 goto done;
@@ -1620,25 +1718,18 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
                 goto done;
             Py_DECREF(r);
         }
-        if (count(bytes_read, m->level, PyTuple_GET_ITEM(a, 4)) < 0)
+        if (count(bytes_read, m->level, a->n) < 0)
             goto done;
     }
     /* 5. the writes, in order */
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(writes); j++) {
-        PyObject *a = PyList_GET_ITEM(writes, j);
-        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
-            PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
-            goto done;
-        }
-        PyObject *fp = PyTuple_GET_ITEM(a, 2), *hull = PyTuple_GET_ITEM(a, 5);
-        Mem *m = mem_of(mems, PyTuple_GET_ITEM(a, 1));
+    for (Py_ssize_t j = 0; j < k->n_writes; j++) {
+        const Acc *a = &k->acc[k->n_reads + j];
+        PyObject *fp = a->fp;
+        Mem *m = mem_of(mems, a->mem);
         if (m == NULL)
             goto done;
-        long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
-        int dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
-        long long start = item_ll(fp, 0), stop = start + item_ll(fp, 4);
-        if (PyErr_Occurred() || dense < 0)
-            goto done;
+        long long lo = a->lo, hi = a->hi, start = a->base, stop = a->base + a->span;
+        int dense = a->dense;
         PyObject *starts = m->starts, *values = m->values, *wr = m->writers, *log = m->reads;
         int ok = 0;
         int writers = PyObject_IsTrue(wr);
@@ -1686,7 +1777,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, PyO
                 goto done;
             Py_DECREF(r);
         }
-        if (count(bytes_written, m->level, PyTuple_GET_ITEM(a, 4)) < 0)
+        if (count(bytes_written, m->level, a->n) < 0)
             goto done;
     }
     result = Py_None;
@@ -1851,6 +1942,7 @@ static PyObject *t_obj(Time t) {
 typedef struct {
     PyObject *task, *who, *core, *index, *unit, *label, *wait_label, *kind, *macs, *count_r, *count_w;
     PyObject *reads, *writes, *expect;  /* the task's (what `command` reads of it), or NULL */
+    Checks checks;  /* them unpacked (with `reads`) */
     long long number;
     int tid, is_dma, nwaits, ngroups, first_leg, nlegs, kind_id;
     Time ready, dur;  /* when its issue completes; its duration (compute) or latency (DMA) */
@@ -1880,6 +1972,8 @@ static void plan_free(PyObject *capsule) {
         Py_XDECREF(t->task); Py_XDECREF(t->who); Py_XDECREF(t->core); Py_XDECREF(t->index);
         Py_XDECREF(t->unit); Py_XDECREF(t->label); Py_XDECREF(t->wait_label); Py_XDECREF(t->kind);
         Py_XDECREF(t->macs); Py_XDECREF(t->count_r); Py_XDECREF(t->count_w);
+        if (t->expect != NULL)
+            checks_free(&t->checks);
         Py_XDECREF(t->reads); Py_XDECREF(t->writes); Py_XDECREF(t->expect);
         PyMem_Free(t->wait_sem); PyMem_Free(t->wait_n); PyMem_Free(t->delay); PyMem_Free(t->group_at);
         PyMem_Free(t->sems); PyMem_Free(t->legs);
@@ -1955,13 +2049,19 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
                 PyObject *n = PyObject_GetAttr(c->task, S_number), *r = PyObject_GetAttr(c->task, S_reads),
                          *w = PyObject_GetAttr(c->task, S_writes), *e = PyObject_GetAttr(c->task, S_expect);
                 c->number = n != NULL && PyLong_Check(n) ? PyLong_AsLongLong(n) : -1;
-                if (c->number >= 0 && !PyErr_Occurred() && r != NULL && PyList_Check(r) && w != NULL
-                    && PyList_Check(w) && e != NULL && PyTuple_Check(e)) {
-                    c->reads = r; c->writes = w; c->expect = e;
-                    r = w = e = NULL;
-                }
-                PyErr_Clear();
+                int ok = c->number >= 0 && !PyErr_Occurred() && r != NULL && w != NULL && e != NULL
+                         && checks_of(r, w, e, &c->checks) == 0;
+                if (ok) {  /* (tuples of the lists' accesses: the objects `checks` borrows stay alive) */
+                    c->expect = e;
+                    e = NULL;
+                    c->reads = PyList_AsTuple(r);
+                    c->writes = PyList_AsTuple(w);
+                    ok = c->reads != NULL && c->writes != NULL ? 1 : -1;
+                } else
+                    PyErr_Clear();
                 Py_XDECREF(n); Py_XDECREF(r); Py_XDECREF(w); Py_XDECREF(e);
+                if (ok < 0)
+                    goto fail;
             }
             {  /* its kind's number */
                 PyObject *id = PyDict_GetItemWithError(p->kind_ids, c->kind);
@@ -2242,7 +2342,7 @@ static int apply(Loop *L, CTask *c) {
     if (L->hooks != Py_None) {
         PyObject *r;
         if (c->reads != NULL)
-            r = command_of(c->task, c->tid, c->number, c->reads, c->writes, c->expect, L->vc + (Py_ssize_t)c->tid * L->nt,
+            r = command_of(c->task, c->tid, c->number, &c->checks, L->vc + (Py_ssize_t)c->tid * L->nt,
                            L->nt, L->code_of, &L->counts_read, &L->counts_written, L->hooks, &L->mems);
         else {  /* (a task without its lists: `command` reads them, and reports what is wrong) */
             PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,

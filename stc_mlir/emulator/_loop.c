@@ -378,8 +378,8 @@ static int counts_flush(Counts *c) {
     return rc;
 }
 
-/* The entry of `level` (an alias of an equal one, or new), -1 if none (the tally full), -2 on
-   error. */
+/* The entry of `level` (an alias of an equal one, or new), -1 if none (the tally full, or
+   the dict's count of it not an int), -2 on error. */
 static int tally_entry(Counts *c, PyObject *level) {
     for (int a = 0; a < c->n_alias; a++)
         if (c->alias[a] == level)
@@ -397,11 +397,14 @@ static int tally_entry(Counts *c, PyObject *level) {
     if (i == c->n) {
         if (i == TALLY_LEVELS)
             return -1;
-        if (PyDict_GetItemWithError(c->dict, level) == NULL) {
+        PyObject *now = PyDict_GetItemWithError(c->dict, level);
+        if (now == NULL) {
             if (!PyErr_Occurred())
                 PyErr_SetObject(PyExc_KeyError, level);
             return -2;
         }
+        if (!PyLong_CheckExact(now))  /* (summed onto an int only: the additions' order is moot) */
+            return -1;
         Py_INCREF(level);
         c->level[i] = level;
         c->sum[i] = 0;
@@ -413,23 +416,35 @@ static int tally_entry(Counts *c, PyObject *level) {
     return i;
 }
 
-static int count(Counts *c, PyObject *level, PyObject *n) {
-    if (c->tally && PyLong_CheckExact(n)) {
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
-        if (!overflow && v >= 0 && v < (1LL << 48)) {
-            int i = tally_entry(c, level);
-            if (i == -2)
-                return -1;
-            if (i >= 0 && c->sum[i] < (1LL << 60)) {
-                c->sum[i] += v;
-                return 0;
-            }
+/* Whether `n` is an int `count` may sum in C (its value in *v). */
+static int small_count(PyObject *n, long long *v) {
+    int overflow;
+    if (!PyLong_CheckExact(n))
+        return 0;
+    *v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    return !overflow && *v >= 0 && *v < (1LL << 48);
+}
+
+/* counts[level] += n; `small` whether n is a small int (`small_count`), its value `v`. */
+static int count_of(Counts *c, PyObject *level, PyObject *n, int small, long long v) {
+    if (c->tally && small) {
+        int i = tally_entry(c, level);
+        if (i == -2)
+            return -1;
+        if (i >= 0 && c->sum[i] < (1LL << 60)) {
+            c->sum[i] += v;
+            return 0;
         }
     }
     if (counts_flush(c) < 0)  /* the sums so far first: the dict adds in access order */
         return -1;
     return count_dict(c->dict, level, n);
+}
+
+static int count(Counts *c, PyObject *level, PyObject *n) {
+    long long v = 0;
+    int small = c->tally && small_count(n, &v);
+    return count_of(c, level, n, small, v);
 }
 
 /* ---- a memory as the checks read it: its attributes read once a run (a `Memory` keeps the
@@ -1387,7 +1402,8 @@ static PyObject *clock_list(const long long *seen, Py_ssize_t n) {
 typedef struct {
     PyObject *mem, *fp, *n;  /* the access's memory, footprint, bytes counted */
     long long base, span, lo, hi;  /* the footprint's first byte and span; its granule hull */
-    int dense;
+    long long nv;  /* n's value if `small` (`small_count`) */
+    int dense, small;
 } Acc;
 
 typedef struct {
@@ -1432,6 +1448,7 @@ static int acc_of(PyObject *a, Acc *out) {
     out->mem = PyTuple_GET_ITEM(a, 1);
     out->fp = fp;
     out->n = PyTuple_GET_ITEM(a, 4);
+    out->small = small_count(out->n, &out->nv);
     out->base = item_ll(fp, 0);
     out->span = item_ll(fp, 4);
     out->lo = item_ll(hull, 0);
@@ -1718,7 +1735,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
                 goto done;
             Py_DECREF(r);
         }
-        if (count(bytes_read, m->level, a->n) < 0)
+        if (count_of(bytes_read, m->level, a->n, a->small, a->nv) < 0)
             goto done;
     }
     /* 5. the writes, in order */
@@ -1777,7 +1794,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
                 goto done;
             Py_DECREF(r);
         }
-        if (count(bytes_written, m->level, a->n) < 0)
+        if (count_of(bytes_written, m->level, a->n, a->small, a->nv) < 0)
             goto done;
     }
     result = Py_None;

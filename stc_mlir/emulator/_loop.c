@@ -2233,6 +2233,8 @@ typedef struct {
         *command_done, *shares, *slice_type, *sync, *fence, *counts_dict;
     Counts counts_read, counts_written;  /* the report's byte counts, summed in C (`count`) */
     Mems mems;  /* the memories the checks looked at, read once a run */
+    Time last;  /* the latest end of a slice added (`any_slice`) */
+    int any_slice;
 } Loop;
 
 static inline int ev_less(const Event *a, const Event *b) {
@@ -2315,6 +2317,10 @@ static int add_slice(Loop *L, CTask *c, PyObject *unit, PyObject *label, Time st
     PyTuple_SET_ITEM(s, 6, w);
     int rc = PyList_Append(L->timeline, s);
     Py_DECREF(s);
+    if (!L->any_slice || end.v > L->last.v) {  /* (the first of equal ends, as `max` keeps) */
+        L->last = end;
+        L->any_slice = 1;
+    }
     return rc;
 }
 
@@ -2687,7 +2693,8 @@ static int buffer_of(PyObject *arr, Py_buffer *b, Py_ssize_t itemsize, Py_ssize_
 
 /* simulate(plan, vc, sem_clocks, sem_count, active, timeline, who, rows, code_of,
             bytes_read, bytes_written, hooks, compute, command_done, shares, slice_type, sync, fence,
-            report) -> per thread, the number of its tasks started; `report.macs` gets the macs
+            report) -> (per thread, the number of its tasks started; the latest end of a slice
+   it added, None if none: the cycles' figure); `report.macs` gets the macs
    of the commands completed (also when a hook raises). `hooks` None: no hazard
    checks (the byte counts from the plan); `compute` None: no numerics. */
 static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -2843,16 +2850,21 @@ static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t narg
         if (v == NULL || PyList_SetItem(sem_count, s, v) < 0)
             goto done;
     }
-    result = PyTuple_New(L.nt);
-    if (result == NULL)
-        goto done;
-    for (Py_ssize_t t = 0; t < L.nt; t++) {
-        PyObject *v = PyLong_FromSsize_t(L.pos[t] - p->first[t]);
-        if (v == NULL) {
-            Py_CLEAR(result);
-            goto done;
+    {  /* (threads' tasks started, the latest end of a slice or None) */
+        PyObject *started = PyTuple_New(L.nt), *last = L.any_slice ? t_obj(L.last) : Py_None;
+        if (L.any_slice == 0)
+            Py_INCREF(last);
+        for (Py_ssize_t t = 0; started != NULL && t < L.nt; t++) {
+            PyObject *v = PyLong_FromSsize_t(L.pos[t] - p->first[t]);
+            if (v == NULL)
+                Py_CLEAR(started);
+            else
+                PyTuple_SET_ITEM(started, t, v);
         }
-        PyTuple_SET_ITEM(result, t, v);
+        if (started != NULL && last != NULL)
+            result = PyTuple_Pack(2, started, last);
+        Py_XDECREF(started);
+        Py_XDECREF(last);
     }
 done:
     if (L.macs != NULL) {  /* report.macs += the macs of the commands completed, hazard or not */
@@ -2916,7 +2928,7 @@ static struct PyModuleDef module = {
 
 /* Bumped whenever a function's arguments or meaning change: native.py uses a build whose
    INTERFACE is its own and falls back to Python for any other. */
-#define LOOP_INTERFACE 3
+#define LOOP_INTERFACE 4
 
 PyMODINIT_FUNC PyInit__loop(void) {
     if (intern_names() < 0)

@@ -486,10 +486,12 @@ class Simulator:
                     complete(f.task)
         self._finish()
 
-    def _finish(self) -> None:
-        """The cycles: the timeline's last end (one pass over ~100k slices, no list); a
-        deadlock if some tasks did not run."""
-        self.report.cycles = int(math.ceil(max(map(_END, self.report.timeline), default=0.0) - 1e-9))
+    def _finish(self, last: Any = None) -> None:
+        """The cycles: the timeline's last end (one pass over ~100k slices, no list; `last`:
+        already known); a deadlock if some tasks did not run."""
+        if last is None:
+            last = max(map(_END, self.report.timeline), default=0.0)
+        self.report.cycles = int(math.ceil(last - 1e-9))
         if any(self.tasks):
             self._deadlock()
 
@@ -499,7 +501,9 @@ class Simulator:
         it leaves behind is what the Python loop leaves (the tasks not started, the
         semaphore counts, the macs), so the end of `_simulate` and `_deadlock` are shared."""
         target = self.target
-        started = native.simulate(
+        timeline = self.report.timeline
+        before = len(timeline)  # (slices the C loop did not add: none so far)
+        started, last = native.simulate(
             self.plan, self.tracker.vc, self.sem_clocks, self.sem_count, self.tracker.active,
             self.report.timeline, self.tracker.who, self.tracker.rows,
             self.provenance.codes if self.provenance is not None else None,
@@ -510,7 +514,9 @@ class Simulator:
             lambda kinds: cost.shares(kinds, target), Slice, "sync", "fence",
             self.report)
         self.tasks = [deque(queue[n:]) for queue, n in zip(self.prepared_tasks, started)]
-        self._finish()
+        if last is not None:  # the latest end of the slices it added
+            last = max(max(map(_END, timeline[:before]), default=0.0), last)
+        self._finish(last)
 
     def _try_start(self, tid: int) -> None:
         if self.busy[tid]:

@@ -145,7 +145,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
    same hooks. */
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
-    *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
+    *S_writers, *S_level, *S_rows, *S_where, *S_pruned_at, *S_readers, *S_by, *S_size,
     *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed;
 
 #define TID_BITS 8
@@ -156,7 +156,7 @@ static int intern_names(void) {
     NAME(S_reads, "reads") NAME(S_writes, "writes") NAME(S_expect, "expect") NAME(S_tid, "tid")
     NAME(S_number, "number") NAME(S_starts, "starts") NAME(S_values, "values")
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
-    NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
+    NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
     NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed")
 #undef NAME
@@ -623,15 +623,8 @@ static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, lo
         if (mine == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
             goto done;
     }
-    long long n = int_attr(log, S_n);
-    if (n == -1 && PyErr_Occurred())
-        goto done;
-    PyObject *nn = PyLong_FromLongLong(n + 1);
-    if (nn == NULL)
-        goto done;
-    int bad = PyObject_SetAttr(log, S_n, nn);
-    Py_DECREF(nn);
-    if (bad < 0 || note(readers, tid, epoch, lo, hi) < 0)
+    long long n = PyList_GET_SIZE(rows) - 1;  /* (`n`, the rows logged, before this one) */
+    if (note(readers, tid, epoch, lo, hi) < 0)
         goto done;
     if (append_to(by, tid, mine) < 0)
         goto done;
@@ -1901,11 +1894,9 @@ static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             goto done;
     }
     Py_ssize_t n = PyList_GET_SIZE(new_rows);
-    PyObject *n_obj = PyLong_FromSsize_t(n), *at = PyLong_FromSsize_t(n > 64 ? n : 64);
-    int rc = n_obj && at && PyObject_SetAttr(log, S_rows, new_rows) == 0
-             && PyObject_SetAttr(log, S_where, new_where) == 0 && PyObject_SetAttr(log, S_n, n_obj) == 0
+    PyObject *at = PyLong_FromSsize_t(n > 64 ? n : 64);
+    int rc = at && PyObject_SetAttr(log, S_rows, new_rows) == 0 && PyObject_SetAttr(log, S_where, new_where) == 0
              && PyObject_SetAttr(log, S_readers, readers) == 0 && PyObject_SetAttr(log, S_pruned_at, at) == 0;
-    Py_XDECREF(n_obj);
     Py_XDECREF(at);
     if (rc) {
         result = Py_None;

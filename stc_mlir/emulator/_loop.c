@@ -461,6 +461,8 @@ typedef struct {
 
 typedef struct {
     PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level;
+    PyObject *log_rows, *log_where, *log_readers, *log_by;  /* the read log's, while `log_known` */
+    int log_known;
     long long size;
     Codes codes;
     Py_buffer full;
@@ -473,9 +475,25 @@ typedef struct {
     Py_ssize_t n, cap;
 } Mems;
 
+/* The read log's lists and dicts are looked up again (a pruning replaces them; so may the
+   Python code a hook runs). */
+static void mem_forget_log(Mem *m) {
+    Py_CLEAR(m->log_rows);
+    Py_CLEAR(m->log_where);
+    Py_CLEAR(m->log_readers);
+    Py_CLEAR(m->log_by);
+    m->log_known = 0;
+}
+
+static void mems_forget_logs(Mems *ms) {
+    for (Py_ssize_t i = 0; i < ms->n; i++)
+        mem_forget_log(ms->m[i]);
+}
+
 static void mems_free(Mems *ms) {
     for (Py_ssize_t i = 0; i < ms->n; i++) {
         Mem *m = ms->m[i];
+        mem_forget_log(m);
         Py_XDECREF(m->obj); Py_XDECREF(m->starts); Py_XDECREF(m->values); Py_XDECREF(m->writers);
         Py_XDECREF(m->writes); Py_XDECREF(m->reads); Py_XDECREF(m->passed); Py_XDECREF(m->level);
         if (m->codes_open)
@@ -589,18 +607,27 @@ done:
 }
 
 /* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled. */
-static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, long long hi,
-                    long long tid, long long epoch, PyObject *prune) {
-    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL, *readers = NULL, *by = NULL,
-             *row = NULL, *mine = NULL;
+static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, long long epoch,
+                    PyObject *prune) {
+    PyObject *log = m->reads, *row = NULL, *mine = NULL;
     int rc = -1;
-    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL
-        || (readers = PyObject_GetAttr(log, S_readers)) == NULL || (by = PyObject_GetAttr(log, S_by)) == NULL)
-        goto done;
-    if (!PyList_Check(rows) || !PyList_Check(where) || !PyDict_Check(readers) || !PyDict_Check(by)) {
-        PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
-        goto done;
+    if (!m->log_known) {  /* (looked up once until a pruning or a hook) */
+        if ((m->log_rows = PyObject_GetAttr(log, S_rows)) == NULL
+            || (m->log_where = PyObject_GetAttr(log, S_where)) == NULL
+            || (m->log_readers = PyObject_GetAttr(log, S_readers)) == NULL
+            || (m->log_by = PyObject_GetAttr(log, S_by)) == NULL) {
+            mem_forget_log(m);
+            return -1;
+        }
+        if (!PyList_Check(m->log_rows) || !PyList_Check(m->log_where) || !PyDict_Check(m->log_readers)
+            || !PyDict_Check(m->log_by)) {
+            mem_forget_log(m);
+            PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
+            return -1;
+        }
+        m->log_known = 1;
     }
+    PyObject *rows = m->log_rows, *where = m->log_where, *readers = m->log_readers, *by = m->log_by;
     {  /* (lo, hi, tid, epoch) and (epoch, lo, hi) sharing their ints (no format to parse) */
         PyObject *o_lo = PyLong_FromLongLong(lo), *o_hi = PyLong_FromLongLong(hi), *o_tid = PyLong_FromLongLong(tid),
                  *o_epoch = PyLong_FromLongLong(epoch);
@@ -632,17 +659,14 @@ static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, lo
     if (pruned_at == -1 && PyErr_Occurred())
         goto done;
     if (n + 1 >= 2 * pruned_at) {
-        PyObject *r = PyObject_CallOneArg(prune, mem);
+        mem_forget_log(m);
+        PyObject *r = PyObject_CallOneArg(prune, m->obj);
         if (r == NULL)
             goto done;
         Py_DECREF(r);
     }
     rc = 0;
 done:
-    Py_XDECREF(rows);
-    Py_XDECREF(where);
-    Py_XDECREF(readers);
-    Py_XDECREF(by);
     Py_XDECREF(row);
     Py_XDECREF(mine);
     return rc;
@@ -1694,6 +1718,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
             Py_XDECREF(runs);
             goto done;
         }
+        mems_forget_logs(mems);  /* (what a hook's Python code does to the read logs is looked up again) */
         PyObject *r = call_hook(h_prov, "(OnOOOO)", task, i, PyTuple_GET_ITEM(x->x, 1), PyTuple_GET_ITEM(x->x, 2),
                                 codes, runs);
         Py_DECREF(runs);
@@ -1710,7 +1735,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {
-            if (log_read(m->obj, m->reads, fp, a->base, a->base + a->span, tid, epoch, h_prune) < 0)
+            if (log_read(m, fp, a->base, a->base + a->span, tid, epoch, h_prune) < 0)
                 goto done;
         } else {
             PyObject *runs = runs_list(&rr[i]);
@@ -1722,6 +1747,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
                 Py_DECREF(runs);
                 goto done;
             }
+            mems_forget_logs(mems);
             PyObject *r = call_hook(h_read, "(OnOOO)", task, i, PyList_GET_ITEM(codes, i), runs, seen_list);
             Py_DECREF(runs);
             if (r == NULL)
@@ -1782,6 +1808,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         } else {
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
                 goto done;
+            mems_forget_logs(mems);
             PyObject *r = call_hook(h_write, "(OnO)", task, j, seen_list);
             if (r == NULL)
                 goto done;

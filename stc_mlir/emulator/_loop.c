@@ -927,7 +927,8 @@ static inline int none_zero(const int32_t *p, long long n) {
     return 1;
 }
 
-/* Whether each of p[0..n) is 0 or one of `allowed` (`*last` the last one found there). */
+/* Whether each of p[0..n) is 0 or one of `allowed` (sorted: `sorted_codes`; `*last` the last
+   one found there). */
 static inline int all_expected_any(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
                                    int32_t *last) {
     long long q = 0;
@@ -942,10 +943,15 @@ static inline int all_expected_any(const int32_t *p, long long n, const long lon
                 int32_t v = p[i];
                 if (v == 0 || v == *last)
                     continue;
-                int found = 0;
-                for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
-                    found = v == allowed[a];
-                if (!found)
+                Py_ssize_t lo = 0, hi = n_allowed;  /* (a search: a read may expect a hundred writers) */
+                while (lo < hi) {
+                    Py_ssize_t mid = (lo + hi) / 2;
+                    if (allowed[mid] < v)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo == n_allowed || allowed[lo] != v)
                     return 0;
                 *last = v;
             }
@@ -990,6 +996,24 @@ static inline int all_expected(const int32_t *p, long long n, const long long *a
     return wide != NULL ? all_expected_wide(p, n, wide) : all_expected_any(p, n, allowed, n_allowed, last);
 }
 
+static int cmp_ll(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* `allowed` sorted, as `all_expected_any` takes them: in `buf` (of 128) or allocated (free it
+   if not `buf`); NULL when out of memory. */
+static long long *sorted_codes(const long long *allowed, Py_ssize_t n_allowed, long long *buf) {
+    long long *out = n_allowed <= 128 ? buf : PyMem_Malloc((size_t)n_allowed * sizeof(long long));
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(out, allowed, (size_t)n_allowed * sizeof(long long));
+    qsort(out, (size_t)n_allowed, sizeof(long long), cmp_ll);
+    return out;
+}
+
 /* `allowed` as `all_expected_wide` takes them into `wide`; NULL if they do not fit. */
 static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int32_t *wide) {
     if (n_allowed > N_WIDE)
@@ -1029,10 +1053,15 @@ static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo
     int out = 1;
     int32_t last_ok = 0, wbuf[N_WIDE];
     const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
+    long long sbuf[128], *sorted = NULL;
+    if (mode == G_EXPECTED && wide == NULL && (sorted = sorted_codes(allowed, n_allowed, sbuf)) == NULL)
+        return -1;
     for (; j < k && out == 1; j++) {
         long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
-        if (v == -1 && PyErr_Occurred())
-            return -1;
+        if (v == -1 && PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
         if (v >= 0) {
             if (mode == G_ZERO) {
                 out = v != 0;
@@ -1049,16 +1078,20 @@ static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo
         }
         long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
         long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
-        if (PyErr_Occurred())
-            return -1;
+        if (PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
         if (a < lo)
             a = lo;
         if (b > hi)
             b = hi;
         if (a < b)
             out = mode == G_ZERO ? none_zero(c->code + a, b - a)
-                                 : all_expected(c->code + a, b - a, allowed, n_allowed, wide, &last_ok);
+                                 : all_expected(c->code + a, b - a, sorted, n_allowed, wide, &last_ok);
     }
+    if (sorted != sbuf)
+        PyMem_Free(sorted);
     return out;
 }
 
@@ -1169,6 +1202,11 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
     const int32_t v32 = (int32_t)value;
     int32_t last_ok = 0, wbuf[N_WIDE];
     const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
+    long long sbuf[128], *sorted = NULL;
+    if (mode == G_EXPECTED && wide == NULL && (sorted = sorted_codes(allowed, n_allowed, sbuf)) == NULL) {
+        out = -1;
+        goto end;
+    }
     for (;;) {
         long long at = base;
         for (int d = 0; d < nd; d++)
@@ -1178,7 +1216,7 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
             for (long long q = 0; q < per; q++)
                 p[q] = v32;
         } else if (mode == G_EXPECTED) {
-            if (!all_expected(p, per, allowed, n_allowed, wide, &last_ok)) {
+            if (!all_expected(p, per, sorted, n_allowed, wide, &last_ok)) {
                 out = 0;
                 break;
             }
@@ -1200,6 +1238,8 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
         if (d < 0)
             break;
     }
+    if (sorted != sbuf)
+        PyMem_Free(sorted);
 end:
     return out;
 }

@@ -68,3 +68,60 @@ def test_the_c_loop_counts_bytes_as_the_python_loop(compiled, counted):
     assert c == py
     if any(isinstance(n, float) for n in counted):
         assert any(kind == "float" for _, kind, _ in c[0])
+
+
+class _Task:
+    """What `native.command` reads of a prepared command."""
+
+    def __init__(self, tid, number, reads, writes, expect):
+        self.tid, self.number, self.reads, self.writes, self.expect = tid, number, reads, writes, expect
+
+
+@pytest.mark.skipif(native._loop is None, reason="the C module is not built here")
+def test_a_read_expecting_many_writers_is_checked_as_in_python():
+    """A provenance expectation of more than 8 writers (BERT-base has reads of 24 to 100):
+    the C granule scan searches their codes sorted; the same verdicts, hook calls and
+    `passed` entries as `native.python_command`, on reads over runs the writers' codes do
+    not settle (unknown runs: per-granule codes), a granule by no expected writer in some."""
+    import copy
+    import random
+
+    from stc_mlir.emulator.memory import Footprint, Memory
+
+    rng = random.Random(3)
+    verdicts = set()
+    for case in range(800):
+        size = rng.randint(8, 64)
+        mem = Memory("m", "l1", size, True, 1, numerics=False)
+        code_of = [(rng.randint(1, 40) << 8) | rng.randint(1, 4) for _ in range(60)]
+        writers = tuple(rng.sample(range(60), rng.randint(9, 60)))
+        codes = [0] + [code_of[w] for w in writers]
+        mem.code[:] = [rng.choice(codes) for _ in range(size)]
+        if rng.random() < 0.5:  # some granule by a writer not expected
+            mem.code[rng.randrange(size)] = (41 << 8) | 1
+        for _ in range(rng.randint(1, 3)):  # unknown runs: the per-granule codes count
+            lo, hi = sorted(rng.sample(range(size + 1), 2))
+            mem.mark(lo, hi, None)
+        base = rng.randrange(size)
+        if rng.random() < 0.5:
+            span = rng.randint(1, size - base)
+            fp = Footprint(base, (), (), span, span)
+        else:
+            run = rng.randint(1, max(1, (size - base) // 3))
+            stride = rng.randint(run, max(run, size - base - run))
+            fp = Footprint(base, (2,), (stride,), run, stride + run)
+            if fp.base + fp.span > size:
+                fp = Footprint(base, (), (), run, run)
+        read = ("x", mem, fp, None, 8, fp.hull(1), None)
+        task = _Task(0, 0, [read], [], ((0, False, writers),))
+        results = []
+        for fn in (native.python_command, native._loop.command):
+            t, c = copy.deepcopy((task, code_of))
+            calls: list = []
+            hooks = tuple((lambda name: lambda *args: calls.append(name))(n) for n in ("provenance", "read", "write"))
+            fn(t, np.array([1, 1], dtype=np.int64), c, {"l1": 0}, {"l1": 0}, (*hooks, lambda m: None))
+            m = t.reads[0][1]
+            results.append(repr((calls, m.passed, m.code.tolist())))
+            verdicts.add("provenance" in calls)
+        assert results[0] == results[1], case
+    assert verdicts == {True, False}

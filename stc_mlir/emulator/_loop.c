@@ -145,7 +145,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
    same hooks. */
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
-    *S_writers, *S_level, *S_rows, *S_where, *S_n, *S_pruned_at, *S_readers, *S_by, *S_size,
+    *S_writers, *S_level, *S_rows, *S_where, *S_pruned_at, *S_readers, *S_by, *S_size,
     *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed;
 
 #define TID_BITS 8
@@ -156,7 +156,7 @@ static int intern_names(void) {
     NAME(S_reads, "reads") NAME(S_writes, "writes") NAME(S_expect, "expect") NAME(S_tid, "tid")
     NAME(S_number, "number") NAME(S_starts, "starts") NAME(S_values, "values")
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
-    NAME(S_n, "n") NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
+    NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
     NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed")
 #undef NAME
@@ -332,7 +332,7 @@ static int append_to(PyObject *dict, long long tid, PyObject *item) {
 }
 
 /* counts[level] += n */
-static int count(PyObject *counts, PyObject *level, PyObject *n) {
+static int count_dict(PyObject *counts, PyObject *level, PyObject *n) {
     PyObject *old = PyDict_GetItemWithError(counts, level);
     if (old == NULL) {
         if (!PyErr_Occurred())
@@ -347,11 +347,209 @@ static int count(PyObject *counts, PyObject *level, PyObject *n) {
     return rc;
 }
 
+/* A report's byte counts (level -> bytes, a dict) as `count` adds to them: straight into
+   the dict (`tally` 0), or (the C loop) summed in C per level object and added to the dict
+   by `counts_flush` at the end of the run (or before a count that is not a small int), so
+   the dict ends with the very ints the per-access additions make, in no Python int per
+   access. */
+#define TALLY_LEVELS 8
+#define TALLY_ALIASES 64
+typedef struct {
+    PyObject *dict;
+    int tally, n, n_alias;
+    PyObject *level[TALLY_LEVELS];  /* keys the dict holds (checked when first seen) */
+    long long sum[TALLY_LEVELS];
+    PyObject *alias[TALLY_ALIASES];  /* level objects seen (memories' levels, equal or not): */
+    int alias_of[TALLY_ALIASES];     /* their `level` entry */
+} Counts;
+
+static int counts_flush(Counts *c) {
+    int rc = 0;
+    for (int i = 0; i < c->n; i++) {
+        PyObject *n = PyLong_FromLongLong(c->sum[i]);
+        if (n == NULL || (rc == 0 && count_dict(c->dict, c->level[i], n) < 0))
+            rc = -1;
+        Py_XDECREF(n);
+        Py_DECREF(c->level[i]);
+    }
+    for (int i = 0; i < c->n_alias; i++)
+        Py_DECREF(c->alias[i]);
+    c->n = c->n_alias = 0;
+    return rc;
+}
+
+/* The entry of `level` (an alias of an equal one, or new), -1 if none (the tally full, or
+   the dict's count of it not an int), -2 on error. */
+static int tally_entry(Counts *c, PyObject *level) {
+    for (int a = 0; a < c->n_alias; a++)
+        if (c->alias[a] == level)
+            return c->alias_of[a];
+    if (c->n_alias == TALLY_ALIASES)
+        return -1;
+    int i = 0;
+    for (; i < c->n; i++) {
+        int eq = PyObject_RichCompareBool(c->level[i], level, Py_EQ);
+        if (eq < 0)
+            return -2;
+        if (eq)
+            break;
+    }
+    if (i == c->n) {
+        if (i == TALLY_LEVELS)
+            return -1;
+        PyObject *now = PyDict_GetItemWithError(c->dict, level);
+        if (now == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, level);
+            return -2;
+        }
+        if (!PyLong_CheckExact(now))  /* (summed onto an int only: the additions' order is moot) */
+            return -1;
+        Py_INCREF(level);
+        c->level[i] = level;
+        c->sum[i] = 0;
+        c->n = i + 1;
+    }
+    Py_INCREF(level);
+    c->alias[c->n_alias] = level;
+    c->alias_of[c->n_alias++] = i;
+    return i;
+}
+
+/* Whether `n` is an int `count` may sum in C (its value in *v). */
+static int small_count(PyObject *n, long long *v) {
+    int overflow;
+    if (!PyLong_CheckExact(n))
+        return 0;
+    *v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    return !overflow && *v >= 0 && *v < (1LL << 48);
+}
+
+/* counts[level] += n; `small` whether n is a small int (`small_count`), its value `v`. */
+static int count_of(Counts *c, PyObject *level, PyObject *n, int small, long long v) {
+    if (c->tally && small) {
+        int i = tally_entry(c, level);
+        if (i == -2)
+            return -1;
+        if (i >= 0 && c->sum[i] < (1LL << 60)) {
+            c->sum[i] += v;
+            return 0;
+        }
+    }
+    if (counts_flush(c) < 0)  /* the sums so far first: the dict adds in access order */
+        return -1;
+    return count_dict(c->dict, level, n);
+}
+
+static int count(Counts *c, PyObject *level, PyObject *n) {
+    long long v = 0;
+    int small = c->tally && small_count(n, &v);
+    return count_of(c, level, n, small, v);
+}
+
+/* ---- a memory as the checks read it: its attributes read once a run (a `Memory` keeps the
+   same lists, dicts, read log and arrays from `clear` to `clear`, so a run's checks need not
+   read them per access), its granule codes and `full` flags as buffers opened when first
+   looked at and held to the end of the run (or of a `command` call). */
+
+typedef struct {
+    Py_buffer buf;
+    int32_t *code;
+    Py_ssize_t n;
+    long long g;
+} Codes;
+
+typedef struct {
+    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level;
+    PyObject *log_rows, *log_where, *log_readers, *log_by;  /* the read log's, while `log_known` */
+    int log_known;
+    long long size;
+    Codes codes;
+    Py_buffer full;
+    int codes_open, full_open;
+    long long block;
+} Mem;
+
+typedef struct {
+    Mem **m;
+    Py_ssize_t n, cap;
+} Mems;
+
+/* The read log's lists and dicts are looked up again (a pruning replaces them; so may the
+   Python code a hook runs). */
+static void mem_forget_log(Mem *m) {
+    Py_CLEAR(m->log_rows);
+    Py_CLEAR(m->log_where);
+    Py_CLEAR(m->log_readers);
+    Py_CLEAR(m->log_by);
+    m->log_known = 0;
+}
+
+static void mems_forget_logs(Mems *ms) {
+    for (Py_ssize_t i = 0; i < ms->n; i++)
+        mem_forget_log(ms->m[i]);
+}
+
+static void mems_free(Mems *ms) {
+    for (Py_ssize_t i = 0; i < ms->n; i++) {
+        Mem *m = ms->m[i];
+        mem_forget_log(m);
+        Py_XDECREF(m->obj); Py_XDECREF(m->starts); Py_XDECREF(m->values); Py_XDECREF(m->writers);
+        Py_XDECREF(m->writes); Py_XDECREF(m->reads); Py_XDECREF(m->passed); Py_XDECREF(m->level);
+        if (m->codes_open)
+            PyBuffer_Release(&m->codes.buf);
+        if (m->full_open)
+            PyBuffer_Release(&m->full);
+        PyMem_Free(m);
+    }
+    PyMem_Free(ms->m);
+    ms->m = NULL;
+    ms->n = ms->cap = 0;
+}
+
+/* The memory `obj` as `ms` has it (read the first time; NULL on error). */
+static Mem *mem_of(Mems *ms, PyObject *obj) {
+    for (Py_ssize_t i = 0; i < ms->n; i++)
+        if (ms->m[i]->obj == obj)
+            return ms->m[i];
+    if (ms->n == ms->cap) {
+        Py_ssize_t cap = ms->cap ? 2 * ms->cap : 8;
+        Mem **more = PyMem_Realloc(ms->m, (size_t)cap * sizeof(Mem *));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        ms->m = more;
+        ms->cap = cap;
+    }
+    Mem *m = PyMem_Calloc(1, sizeof(Mem));
+    if (m == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    ms->m[ms->n++] = m;  /* freed with the others from here on */
+    Py_INCREF(obj);
+    m->obj = obj;
+    if ((m->starts = PyObject_GetAttr(obj, S_starts)) == NULL || (m->values = PyObject_GetAttr(obj, S_values)) == NULL
+        || (m->writers = PyObject_GetAttr(obj, S_writers)) == NULL || (m->writes = PyObject_GetAttr(obj, S_writes)) == NULL
+        || (m->reads = PyObject_GetAttr(obj, S_reads)) == NULL || (m->passed = PyObject_GetAttr(obj, S_passed)) == NULL
+        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL)
+        return NULL;
+    m->size = int_attr(obj, S_size);
+    if (PyErr_Occurred())
+        return NULL;
+    return m;
+}
+
 /* `Memory.mark(lo, hi, code)`, code < 0 standing for None (a new unknown token). */
-static int mark(PyObject *mem, PyObject *starts, PyObject *values, long long lo, long long hi,
-                long long code, int unknown) {
+static int mark(Mem *m, long long lo, long long hi, long long code, int unknown) {
+    PyObject *mem = m->obj, *starts = m->starts, *values = m->values;
     if (lo >= hi)
         return 0;
+    if (!PyList_Check(starts) || !PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's starts and values must be lists");
+        return -1;
+    }
     if (unknown) {
         long long token = int_attr(mem, S_token);
         if (token == -1 && PyErr_Occurred())
@@ -365,9 +563,7 @@ static int mark(PyObject *mem, PyObject *starts, PyObject *values, long long lo,
         if (rc < 0)
             return -1;
     }
-    long long size = int_attr(mem, S_size);
-    if (size == -1 && PyErr_Occurred())
-        return -1;
+    long long size = m->size;
     int err = 0;
     Py_ssize_t k = bisect(starts, hi, 1, &err);
     Py_ssize_t i = err ? 0 : bisect(starts, lo, 0, &err);
@@ -411,18 +607,27 @@ done:
 }
 
 /* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled. */
-static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, long long hi,
-                    long long tid, long long epoch, PyObject *prune) {
-    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL, *readers = NULL, *by = NULL,
-             *row = NULL, *mine = NULL;
+static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, long long epoch,
+                    PyObject *prune) {
+    PyObject *log = m->reads, *row = NULL, *mine = NULL;
     int rc = -1;
-    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL
-        || (readers = PyObject_GetAttr(log, S_readers)) == NULL || (by = PyObject_GetAttr(log, S_by)) == NULL)
-        goto done;
-    if (!PyList_Check(rows) || !PyList_Check(where) || !PyDict_Check(readers) || !PyDict_Check(by)) {
-        PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
-        goto done;
+    if (!m->log_known) {  /* (looked up once until a pruning or a hook) */
+        if ((m->log_rows = PyObject_GetAttr(log, S_rows)) == NULL
+            || (m->log_where = PyObject_GetAttr(log, S_where)) == NULL
+            || (m->log_readers = PyObject_GetAttr(log, S_readers)) == NULL
+            || (m->log_by = PyObject_GetAttr(log, S_by)) == NULL) {
+            mem_forget_log(m);
+            return -1;
+        }
+        if (!PyList_Check(m->log_rows) || !PyList_Check(m->log_where) || !PyDict_Check(m->log_readers)
+            || !PyDict_Check(m->log_by)) {
+            mem_forget_log(m);
+            PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
+            return -1;
+        }
+        m->log_known = 1;
     }
+    PyObject *rows = m->log_rows, *where = m->log_where, *readers = m->log_readers, *by = m->log_by;
     {  /* (lo, hi, tid, epoch) and (epoch, lo, hi) sharing their ints (no format to parse) */
         PyObject *o_lo = PyLong_FromLongLong(lo), *o_hi = PyLong_FromLongLong(hi), *o_tid = PyLong_FromLongLong(tid),
                  *o_epoch = PyLong_FromLongLong(epoch);
@@ -445,15 +650,8 @@ static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, lo
         if (mine == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
             goto done;
     }
-    long long n = int_attr(log, S_n);
-    if (n == -1 && PyErr_Occurred())
-        goto done;
-    PyObject *nn = PyLong_FromLongLong(n + 1);
-    if (nn == NULL)
-        goto done;
-    int bad = PyObject_SetAttr(log, S_n, nn);
-    Py_DECREF(nn);
-    if (bad < 0 || note(readers, tid, epoch, lo, hi) < 0)
+    long long n = PyList_GET_SIZE(rows) - 1;  /* (`n`, the rows logged, before this one) */
+    if (note(readers, tid, epoch, lo, hi) < 0)
         goto done;
     if (append_to(by, tid, mine) < 0)
         goto done;
@@ -461,17 +659,14 @@ static int log_read(PyObject *mem, PyObject *log, PyObject *fp, long long lo, lo
     if (pruned_at == -1 && PyErr_Occurred())
         goto done;
     if (n + 1 >= 2 * pruned_at) {
-        PyObject *r = PyObject_CallOneArg(prune, mem);
+        mem_forget_log(m);
+        PyObject *r = PyObject_CallOneArg(prune, m->obj);
         if (r == NULL)
             goto done;
         Py_DECREF(r);
     }
     rc = 0;
 done:
-    Py_XDECREF(rows);
-    Py_XDECREF(where);
-    Py_XDECREF(readers);
-    Py_XDECREF(by);
     Py_XDECREF(row);
     Py_XDECREF(mine);
     return rc;
@@ -654,43 +849,34 @@ end:
 
 /* ---- granule codes (`Memory.code`, int32 per granule) */
 
-typedef struct {
-    Py_buffer buf;
-    int32_t *code;
-    Py_ssize_t n;
-    long long g;
-} Codes;
-
-static int codes_open(PyObject *mem, Codes *c) {
-    c->code = NULL;
-    PyObject *arr = PyObject_GetAttr(mem, S_code);
+/* The memory's granule codes (opened the first time: `Memory.code`, int32 per granule). */
+static Codes *codes_of(Mem *m) {
+    if (m->codes_open)
+        return &m->codes;
+    Codes *c = &m->codes;
+    PyObject *mem = m->obj, *arr = PyObject_GetAttr(mem, S_code);
     if (arr == NULL)
-        return -1;
+        return NULL;
     long long g = int_attr(mem, S_granule);
     if (g == -1 && PyErr_Occurred()) {
         Py_DECREF(arr);
-        return -1;
+        return NULL;
     }
     int rc = PyObject_GetBuffer(arr, &c->buf, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT);
     Py_DECREF(arr);
     if (rc < 0)
-        return -1;
+        return NULL;
     if (c->buf.itemsize != 4 || c->buf.format == NULL || !(c->buf.format[0] == 'i' || c->buf.format[0] == 'l')
         || c->buf.format[1] != 0 || g <= 0) {
         PyBuffer_Release(&c->buf);
         PyErr_SetString(PyExc_TypeError, "command: a memory's codes must be int32");
-        return -1;
+        return NULL;
     }
     c->code = (int32_t *)c->buf.buf;
     c->n = c->buf.len / 4;
     c->g = g;
-    return 0;
-}
-
-static void codes_close(Codes *c) {
-    if (c->code != NULL)
-        PyBuffer_Release(&c->buf);
-    c->code = NULL;
+    m->codes_open = 1;
+    return c;
 }
 
 /* `Memory._fill(lo, hi)`: the code of each known written run over [lo, hi) into `code`. */
@@ -741,7 +927,8 @@ static inline int none_zero(const int32_t *p, long long n) {
     return 1;
 }
 
-/* Whether each of p[0..n) is 0 or one of `allowed` (`*last` the last one found there). */
+/* Whether each of p[0..n) is 0 or one of `allowed` (sorted: `sorted_codes`; `*last` the last
+   one found there). */
 static inline int all_expected_any(const int32_t *p, long long n, const long long *allowed, Py_ssize_t n_allowed,
                                    int32_t *last) {
     long long q = 0;
@@ -756,10 +943,15 @@ static inline int all_expected_any(const int32_t *p, long long n, const long lon
                 int32_t v = p[i];
                 if (v == 0 || v == *last)
                     continue;
-                int found = 0;
-                for (Py_ssize_t a = 0; a < n_allowed && !found; a++)
-                    found = v == allowed[a];
-                if (!found)
+                Py_ssize_t lo = 0, hi = n_allowed;  /* (a search: a read may expect a hundred writers) */
+                while (lo < hi) {
+                    Py_ssize_t mid = (lo + hi) / 2;
+                    if (allowed[mid] < v)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo == n_allowed || allowed[lo] != v)
                     return 0;
                 *last = v;
             }
@@ -804,6 +996,24 @@ static inline int all_expected(const int32_t *p, long long n, const long long *a
     return wide != NULL ? all_expected_wide(p, n, wide) : all_expected_any(p, n, allowed, n_allowed, last);
 }
 
+static int cmp_ll(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* `allowed` sorted, as `all_expected_any` takes them: in `buf` (of 128) or allocated (free it
+   if not `buf`); NULL when out of memory. */
+static long long *sorted_codes(const long long *allowed, Py_ssize_t n_allowed, long long *buf) {
+    long long *out = n_allowed <= 128 ? buf : PyMem_Malloc((size_t)n_allowed * sizeof(long long));
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(out, allowed, (size_t)n_allowed * sizeof(long long));
+    qsort(out, (size_t)n_allowed, sizeof(long long), cmp_ll);
+    return out;
+}
+
 /* `allowed` as `all_expected_wide` takes them into `wide`; NULL if they do not fit. */
 static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int32_t *wide) {
     if (n_allowed > N_WIDE)
@@ -843,10 +1053,15 @@ static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo
     int out = 1;
     int32_t last_ok = 0, wbuf[N_WIDE];
     const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
+    long long sbuf[128], *sorted = NULL;
+    if (mode == G_EXPECTED && wide == NULL && (sorted = sorted_codes(allowed, n_allowed, sbuf)) == NULL)
+        return -1;
     for (; j < k && out == 1; j++) {
         long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
-        if (v == -1 && PyErr_Occurred())
-            return -1;
+        if (v == -1 && PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
         if (v >= 0) {
             if (mode == G_ZERO) {
                 out = v != 0;
@@ -863,16 +1078,20 @@ static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo
         }
         long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
         long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
-        if (PyErr_Occurred())
-            return -1;
+        if (PyErr_Occurred()) {
+            out = -1;
+            break;
+        }
         if (a < lo)
             a = lo;
         if (b > hi)
             b = hi;
         if (a < b)
             out = mode == G_ZERO ? none_zero(c->code + a, b - a)
-                                 : all_expected(c->code + a, b - a, allowed, n_allowed, wide, &last_ok);
+                                 : all_expected(c->code + a, b - a, sorted, n_allowed, wide, &last_ok);
     }
+    if (sorted != sbuf)
+        PyMem_Free(sorted);
     return out;
 }
 
@@ -880,20 +1099,26 @@ static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo
    block of `BLOCK` granules, `Memory.hull_written`'s): a block not yet flagged is looked at
    (`dense_scan`) and flagged if it is all written (codes never return to 0 in a run); the
    first block that is not says 0. 1 / 0, -1 on error. */
-static int hull_full(PyObject *mem, Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
+static int hull_full(Mem *m, Codes *c, long long lo, long long hi) {
+    PyObject *starts = m->starts, *values = m->values;
     if (lo >= hi)
         return 0;
-    long long block = int_attr(mem, S_BLOCK);
-    if (block == -1 && PyErr_Occurred())
-        return -1;
-    PyObject *full = PyObject_GetAttr(mem, S_full);
-    if (full == NULL)
-        return -1;
-    Py_buffer b;
-    int rc = PyObject_GetBuffer(full, &b, PyBUF_WRITABLE);
-    Py_DECREF(full);
-    if (rc < 0)
-        return -1;
+    if (!m->full_open) {  /* the flags and their block, read once */
+        long long block = int_attr(m->obj, S_BLOCK);
+        if (block == -1 && PyErr_Occurred())
+            return -1;
+        PyObject *full = PyObject_GetAttr(m->obj, S_full);
+        if (full == NULL)
+            return -1;
+        int rc = PyObject_GetBuffer(full, &m->full, PyBUF_WRITABLE);
+        Py_DECREF(full);
+        if (rc < 0)
+            return -1;
+        m->full_open = 1;
+        m->block = block;
+    }
+    const Py_buffer b = m->full;
+    const long long block = m->block;
     int out = 1;
     long long b0 = lo / block, b1 = (hi - 1) / block + 1;
     if (block <= 0 || b1 > b.len) {
@@ -909,7 +1134,6 @@ static int hull_full(PyObject *mem, Codes *c, PyObject *starts, PyObject *values
         if (out == 1)
             flag[q] = 1;
     }
-    PyBuffer_Release(&b);
     return out;
 }
 
@@ -917,8 +1141,9 @@ static int hull_full(PyObject *mem, Codes *c, PyObject *starts, PyObject *values
 /* Over the granules of footprint `fp` (base, shape, strides, run, span), with `code`
    brought up to date over its hull first (`Memory.codes`): per `mode`, whether they are
    fine (1) or not (0); -1 on error. An empty footprint is never fine. */
-static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values, int mode,
-                    long long value, const long long *allowed, Py_ssize_t n_allowed) {
+static int granules(Mem *m, PyObject *fp, int mode, long long value, const long long *allowed,
+                    Py_ssize_t n_allowed) {
+    PyObject *starts = m->starts, *values = m->values;
     if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
         PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
         return -1;
@@ -943,9 +1168,10 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
     }
     if (PyErr_Occurred())
         return -1;
-    Codes c;
-    if (codes_open(mem, &c) < 0)
+    Codes *cp = codes_of(m);
+    if (cp == NULL)
         return -1;
+    Codes c = *cp;
     const long long g = c.g;
     int out = 1;
     long long lo = base / g, hi = (base + span + g - 1) / g;
@@ -955,7 +1181,7 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         goto end;
     }
     if (mode == G_ZERO) {
-        int f = hull_full(mem, &c, starts, values, lo, hi);
+        int f = hull_full(m, &c, lo, hi);
         if (f != 0) {
             out = f;  /* 1: every granule of the hull written, so are the footprint's; -1 error */
             goto end;
@@ -976,6 +1202,11 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
     const int32_t v32 = (int32_t)value;
     int32_t last_ok = 0, wbuf[N_WIDE];
     const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
+    long long sbuf[128], *sorted = NULL;
+    if (mode == G_EXPECTED && wide == NULL && (sorted = sorted_codes(allowed, n_allowed, sbuf)) == NULL) {
+        out = -1;
+        goto end;
+    }
     for (;;) {
         long long at = base;
         for (int d = 0; d < nd; d++)
@@ -985,7 +1216,7 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
             for (long long q = 0; q < per; q++)
                 p[q] = v32;
         } else if (mode == G_EXPECTED) {
-            if (!all_expected(p, per, allowed, n_allowed, wide, &last_ok)) {
+            if (!all_expected(p, per, sorted, n_allowed, wide, &last_ok)) {
                 out = 0;
                 break;
             }
@@ -1007,8 +1238,9 @@ static int granules(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *val
         if (d < 0)
             break;
     }
+    if (sorted != sbuf)
+        PyMem_Free(sorted);
 end:
-    codes_close(&c);
     return out;
 }
 
@@ -1044,17 +1276,16 @@ static PyObject *runs_state(PyObject *starts, PyObject *values, long long lo, lo
    (`n_allowed`), through the memory's `passed` cache: (fp, *allowed) -> the runs' state
    over its hull when its granules were last found all expected (the same state again: no
    look at them). 1 / 0, -1 on error. */
-static int expected_cached(PyObject *mem, PyObject *fp, long long lo, long long hi, PyObject *starts,
-                           PyObject *values, const long long *allowed, Py_ssize_t n_allowed) {
+static int expected_cached(Mem *m, PyObject *fp, long long lo, long long hi, const long long *allowed,
+                           Py_ssize_t n_allowed) {
+    PyObject *starts = m->starts, *values = m->values;
     long long run = item_ll(fp, 3), span = item_ll(fp, 4);
     if (PyErr_Occurred())
         return -1;
     if (span <= 0 || run <= 0)
         return 0;
-    PyObject *passed = PyObject_GetAttr(mem, S_passed), *key = NULL, *state = NULL;
+    PyObject *passed = m->passed, *key = NULL, *state = NULL;
     int out = -1;
-    if (passed == NULL)
-        return -1;
     if (!PyDict_Check(passed)) {
         PyErr_SetString(PyExc_TypeError, "command: a memory's passed cache must be a dict");
         goto end;
@@ -1079,13 +1310,12 @@ static int expected_cached(PyObject *mem, PyObject *fp, long long lo, long long 
             goto end;
         }
     }
-    out = granules(mem, fp, starts, values, G_EXPECTED, 0, allowed, n_allowed);
+    out = granules(m, fp, G_EXPECTED, 0, allowed, n_allowed);
     if (out == 1 && PyDict_SetItem(passed, key, state) < 0)
         out = -1;
 end:
     Py_XDECREF(key);
     Py_XDECREF(state);
-    Py_DECREF(passed);
     return out;
 }
 
@@ -1093,13 +1323,11 @@ end:
    of them near [lo, hi) (`HazardTracker._check_writers`'s candidates): per thread t in
    limit[t], the first code of t the accessing thread has not seen, (seen[t] + 1) <<
    TID_BITS, for a candidate, else one no code reaches. How many candidates; -1 on error. */
-static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi,
+static int writers_unseen(Mem *m, const long long *seen, Py_ssize_t n_seen, long long lo, long long hi,
                           long long *limit) {
     for (Py_ssize_t t = 0; t < (1 << TID_BITS); t++)
         limit[t] = LLONG_MAX;
-    PyObject *wr = PyObject_GetAttr(mem, S_writers), *logs = NULL;
-    if (wr == NULL)
-        return -1;
+    PyObject *wr = m->writers, *logs = m->writes;
     int out = 0;
     if (!PyDict_Check(wr)) {
         PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
@@ -1127,7 +1355,8 @@ static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_see
         }
         if (!(e > seen[w] && wlo < hi && whi > lo))
             continue;
-        if (logs == NULL && (logs = PyObject_GetAttr(mem, S_writes)) == NULL) {
+        if (!PyDict_Check(logs)) {
+            PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
             out = -1;
             break;
         }
@@ -1149,8 +1378,6 @@ static int writers_unseen(PyObject *mem, const long long *seen, Py_ssize_t n_see
         }
     }
 end:
-    Py_XDECREF(logs);
-    Py_DECREF(wr);
     return out;
 }
 
@@ -1158,30 +1385,30 @@ end:
    written; no candidate writer (`writers_unseen`), or else none of its granules by one of
    them after what `seen` has of it (`code` brought up to date over its hull first, as
    `Memory.codes`). */
-static int granules_fine(PyObject *mem, PyObject *fp, PyObject *starts, PyObject *values,
-                         const long long *seen, Py_ssize_t n_seen, int zero) {
+static int granules_fine(Mem *m, PyObject *fp, const long long *seen, Py_ssize_t n_seen, int zero) {
     long long base = item_ll(fp, 0), run = item_ll(fp, 3), span = item_ll(fp, 4);
     if (PyErr_Occurred())
         return -1;
     if (span <= 0 || run <= 0)
         return 0;
     if (zero) {
-        int f = granules(mem, fp, starts, values, G_ZERO, 0, NULL, 0);
+        int f = granules(m, fp, G_ZERO, 0, NULL, 0);
         if (f <= 0)
             return f;
     }
     long long limit[1 << TID_BITS];
-    int u = writers_unseen(mem, seen, n_seen, base, base + span, limit);
+    int u = writers_unseen(m, seen, n_seen, base, base + span, limit);
     if (u <= 0)
         return u < 0 ? -1 : 1;
-    return granules(mem, fp, starts, values, G_WRITERS, 0, limit, 1 << TID_BITS);
+    return granules(m, fp, G_WRITERS, 0, limit, 1 << TID_BITS);
 }
 
 /* The reads' runs, per read: (i, k, known, read_ok) */
 typedef struct {
     Py_ssize_t i, k;
     int known, read_ok;
-    PyObject *starts, *values;  /* the memory's, held for the call */
+    Mem *m;  /* the memory read */
+    PyObject *values;  /* its runs' codes (borrowed from m) */
 } ReadRuns;
 
 static PyObject *call_hook(PyObject *hook, const char *format, ...) {
@@ -1194,6 +1421,15 @@ static PyObject *call_hook(PyObject *hook, const char *format, ...) {
     PyObject *r = PyObject_Call(hook, args, NULL);
     Py_DECREF(args);
     return r;
+}
+
+static PyObject *nones(Py_ssize_t n) {  /* [None] * n (new reference) */
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(out, i, Py_None);
+    }
+    return out;
 }
 
 static PyObject *runs_list(ReadRuns *rr) {  /* the known codes, or None (new reference) */
@@ -1217,6 +1453,130 @@ static PyObject *clock_list(const long long *seen, Py_ssize_t n) {
     return out;
 }
 
+/* What the checks read of a task's accesses and expectations, unpacked once (the plan
+   keeps them per task: a run reads them from one block instead of from the task's tuples
+   scattered over the heap). The objects are borrowed from the task's lists. */
+typedef struct {
+    PyObject *mem, *fp, *n;  /* the access's memory, footprint, bytes counted */
+    long long base, span, lo, hi;  /* the footprint's first byte and span; its granule hull */
+    long long nv;  /* n's value if `small` (`small_count`) */
+    int dense, small;
+} Acc;
+
+typedef struct {
+    PyObject *x;  /* (i, host, writers) */
+    Py_ssize_t i, n_writers;
+    int host;
+    long long *writers;  /* their command numbers (into `Checks.pool`) */
+} Exp;
+
+typedef struct {
+    Py_ssize_t n_reads, n_writes, n_expect;
+    Acc *acc;  /* the reads, then the writes */
+    Exp *exp;
+    long long *pool;
+} Checks;
+
+static void checks_free(Checks *k) {
+    if (k != NULL) {
+        PyMem_Free(k->acc);
+        PyMem_Free(k->exp);
+        PyMem_Free(k->pool);
+        k->acc = NULL;
+        k->exp = NULL;
+        k->pool = NULL;
+    }
+}
+
+static int acc_of(PyObject *a, Acc *out) {
+    if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
+        PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
+        return -1;
+    }
+    PyObject *fp = PyTuple_GET_ITEM(a, 2), *hull = PyTuple_GET_ITEM(a, 5);
+    if (!PyTuple_Check(fp) || PyTuple_GET_SIZE(fp) != 5) {
+        PyErr_SetString(PyExc_TypeError, "command: a footprint is (base, shape, strides, run, span)");
+        return -1;
+    }
+    if (!PyTuple_Check(hull) || PyTuple_GET_SIZE(hull) != 3) {
+        PyErr_SetString(PyExc_TypeError, "command: a hull is (lo, hi, dense)");
+        return -1;
+    }
+    out->mem = PyTuple_GET_ITEM(a, 1);
+    out->fp = fp;
+    out->n = PyTuple_GET_ITEM(a, 4);
+    out->small = small_count(out->n, &out->nv);
+    out->base = item_ll(fp, 0);
+    out->span = item_ll(fp, 4);
+    out->lo = item_ll(hull, 0);
+    out->hi = item_ll(hull, 1);
+    out->dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
+    return PyErr_Occurred() || out->dense < 0 ? -1 : 0;
+}
+
+/* A task's reads and writes lists and expect tuple as `Checks` (0; -1 with the error). */
+static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks *k) {
+    memset(k, 0, sizeof(*k));
+    if (!PyList_Check(reads) || !PyList_Check(writes) || !PyTuple_Check(expect)) {
+        PyErr_SetString(PyExc_TypeError, "command: a task's reads and writes lists, expect tuple");
+        return -1;
+    }
+    k->n_reads = PyList_GET_SIZE(reads);
+    k->n_writes = PyList_GET_SIZE(writes);
+    k->n_expect = PyTuple_GET_SIZE(expect);
+    Py_ssize_t n_pool = 0;
+    for (Py_ssize_t e = 0; e < k->n_expect; e++) {
+        PyObject *x = PyTuple_GET_ITEM(expect, e);
+        if (!PyTuple_Check(x) || PyTuple_GET_SIZE(x) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(x, 2))) {
+            PyErr_SetString(PyExc_TypeError, "command: an expectation is (i, host, writers)");
+            return -1;
+        }
+        n_pool += PyTuple_GET_SIZE(PyTuple_GET_ITEM(x, 2));
+    }
+    k->acc = PyMem_Malloc((size_t)(k->n_reads + k->n_writes + 1) * sizeof(Acc));
+    k->exp = PyMem_Malloc((size_t)(k->n_expect + 1) * sizeof(Exp));
+    k->pool = PyMem_Malloc((size_t)(n_pool + 1) * sizeof(long long));
+    if (k->acc == NULL || k->exp == NULL || k->pool == NULL) {
+        checks_free(k);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < k->n_reads + k->n_writes; i++)
+        if (acc_of(i < k->n_reads ? PyList_GET_ITEM(reads, i) : PyList_GET_ITEM(writes, i - k->n_reads),
+                   &k->acc[i]) < 0) {
+            checks_free(k);
+            return -1;
+        }
+    long long *at = k->pool;
+    for (Py_ssize_t e = 0; e < k->n_expect; e++) {
+        Exp *x = &k->exp[e];
+        x->x = PyTuple_GET_ITEM(expect, e);
+        PyObject *wlist = PyTuple_GET_ITEM(x->x, 2);
+        x->i = (Py_ssize_t)PyLong_AsLongLong(PyTuple_GET_ITEM(x->x, 0));
+        x->host = PyObject_IsTrue(PyTuple_GET_ITEM(x->x, 1));
+        x->n_writers = PyTuple_GET_SIZE(wlist);
+        x->writers = at;
+        for (Py_ssize_t q = 0; q < x->n_writers; q++)
+            *at++ = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
+        if (PyErr_Occurred() || x->host < 0) {
+            checks_free(k);
+            return -1;
+        }
+        if (x->i < 0 || x->i >= k->n_reads) {
+            checks_free(k);
+            PyErr_SetString(PyExc_IndexError, "command: an expectation's read is not the task's");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *command_of(PyObject *task, long long tid, long long number, const Checks *k,
+                            const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
+                            Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems);
+
+/* command(task, clock, code_of, bytes_read, bytes_written, hooks): a command's hazard checks
+   (`command_of`) with the task's fields read from it and the counts added to the dicts. */
 static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 6) {
@@ -1224,16 +1584,13 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                         "command(task, clock, code_of, bytes_read, bytes_written, hooks) takes 6 arguments");
         return NULL;
     }
-    PyObject *task = args[0], *clock = args[1], *code_of = args[2], *bytes_read = args[3],
-             *bytes_written = args[4], *hooks = args[5];
-    if (!PyList_Check(code_of) || !PyDict_Check(bytes_read)
-        || !PyDict_Check(bytes_written) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 4) {
+    PyObject *task = args[0], *clock = args[1], *code_of = args[2], *hooks = args[5];
+    if (!PyList_Check(code_of) || !PyDict_Check(args[3])
+        || !PyDict_Check(args[4]) || !PyTuple_Check(hooks) || PyTuple_GET_SIZE(hooks) != 4) {
         PyErr_SetString(PyExc_TypeError, "command: a code_of list, two count dicts, four hooks");
         return NULL;
     }
-    PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
-             *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
-    long long seen[MAX_SEEN];
+    int64_t seen[MAX_SEEN];
     Py_ssize_t n_seen;
     {  /* the thread's clock: an int64 row */
         Py_buffer b;
@@ -1250,14 +1607,44 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             return NULL;
         }
     }
-    PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
-
-    PyObject *reads = NULL, *writes = NULL, *expect = NULL, *codes = NULL, *result = NULL;
-    ReadRuns *rr = NULL;
-    Py_ssize_t n_reads = 0;
     long long tid = int_attr(task, S_tid), number = int_attr(task, S_number);
     if (PyErr_Occurred())
         return NULL;
+    PyObject *reads = PyObject_GetAttr(task, S_reads), *writes = reads ? PyObject_GetAttr(task, S_writes) : NULL,
+             *expect = writes ? PyObject_GetAttr(task, S_expect) : NULL, *result = NULL;
+    Counts br = {.dict = args[3]}, bw = {.dict = args[4]};
+    Mems mems = {NULL, 0, 0};
+    Checks k;
+    if (expect != NULL && checks_of(reads, writes, expect, &k) == 0) {
+        result = command_of(task, tid, number, &k, seen, n_seen, code_of, &br, &bw, hooks, &mems);
+        checks_free(&k);
+    }
+    mems_free(&mems);
+    Py_XDECREF(reads);
+    Py_XDECREF(writes);
+    Py_XDECREF(expect);
+    return result;
+}
+
+/* The checks of `task` (its thread `tid`, number, reads, writes and expectations given) by
+   the thread whose clock is `clock` (`n_seen` threads). */
+static PyObject *command_of(PyObject *task, long long tid, long long number, const Checks *k,
+                            const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
+                            Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems) {
+    PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
+             *h_write = PyTuple_GET_ITEM(hooks, 2), *h_prune = PyTuple_GET_ITEM(hooks, 3);
+    long long seen[MAX_SEEN];
+    if (n_seen > MAX_SEEN) {
+        PyErr_SetString(PyExc_ValueError, "command: the clock must be an int64 row of at most 256");
+        return NULL;
+    }
+    for (Py_ssize_t t = 0; t < n_seen; t++)
+        seen[t] = clock[t];
+    PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
+
+    PyObject *codes = NULL, *result = NULL;
+    ReadRuns *rr = NULL;
+    Py_ssize_t n_reads = 0;
     if (tid < 0 || tid >= n_seen) {
         PyErr_SetString(PyExc_IndexError, "command: the task's thread is not in the clock");
         return NULL;
@@ -1272,14 +1659,7 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         if (c == NULL || PyList_SetItem(code_of, number, c) < 0)
             return NULL;
     }
-    if ((reads = PyObject_GetAttr(task, S_reads)) == NULL || (writes = PyObject_GetAttr(task, S_writes)) == NULL
-        || (expect = PyObject_GetAttr(task, S_expect)) == NULL)
-        goto done;
-    if (!PyList_Check(reads) || !PyList_Check(writes) || !PyTuple_Check(expect)) {
-        PyErr_SetString(PyExc_TypeError, "command: a task's reads and writes lists, expect tuple");
-        goto done;
-    }
-    n_reads = PyList_GET_SIZE(reads);
+    n_reads = k->n_reads;
     rr = PyMem_Calloc(n_reads ? n_reads : 1, sizeof(ReadRuns));
     if (rr == NULL) {
         PyErr_NoMemory();
@@ -1287,57 +1667,30 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
     /* 2. per read, its hull's runs */
     for (Py_ssize_t i = 0; i < n_reads; i++) {
-        PyObject *a = PyList_GET_ITEM(reads, i);
-        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
-            PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
+        const Acc *a = &k->acc[i];
+        Mem *m = rr[i].m = mem_of(mems, a->mem);
+        if (m == NULL)
             goto done;
-        }
-        PyObject *mem = PyTuple_GET_ITEM(a, 1), *hull = PyTuple_GET_ITEM(a, 5);
-        PyObject *starts = rr[i].starts = PyObject_GetAttr(mem, S_starts);
-        if (starts == NULL)
-            goto done;
-        rr[i].values = PyObject_GetAttr(mem, S_values);
-        PyObject *wr = PyObject_GetAttr(mem, S_writers);
-        int writers = wr == NULL ? -1 : PyObject_IsTrue(wr);
-        Py_XDECREF(wr);
-        long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
+        rr[i].values = m->values;
+        int writers = PyObject_IsTrue(m->writers);
         int w_ok, rc = -1;
-        if (rr[i].values != NULL && writers >= 0 && !PyErr_Occurred())
-            rc = runs_over(starts, rr[i].values, lo, hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
+        if (writers >= 0)
+            rc = runs_over(m->starts, m->values, a->lo, a->hi, seen, n_seen, writers, &rr[i].i, &rr[i].k,
                            &rr[i].known, &w_ok, &rr[i].read_ok);
         if (rc < 0)
             goto done;
     }
-    if ((codes = PyList_New(n_reads)) == NULL)
-        goto done;
-    for (Py_ssize_t i = 0; i < n_reads; i++) {
-        Py_INCREF(Py_None);
-        PyList_SET_ITEM(codes, i, Py_None);
-    }
     /* 3. the provenance expectations */
-    for (Py_ssize_t e = 0; e < PyTuple_GET_SIZE(expect); e++) {
-        PyObject *x = PyTuple_GET_ITEM(expect, e);
-        if (!PyTuple_Check(x) || PyTuple_GET_SIZE(x) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(x, 2))) {
-            PyErr_SetString(PyExc_TypeError, "command: an expectation is (i, host, writers)");
-            goto done;
-        }
-        Py_ssize_t i = (Py_ssize_t)PyLong_AsLongLong(PyTuple_GET_ITEM(x, 0));
-        int host = PyObject_IsTrue(PyTuple_GET_ITEM(x, 1));
-        PyObject *wlist = PyTuple_GET_ITEM(x, 2);
-        if (PyErr_Occurred() || host < 0)
-            goto done;
-        if (i < 0 || i >= n_reads) {
-            PyErr_SetString(PyExc_IndexError, "command: an expectation's read is not the task's");
-            goto done;
-        }
-        PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
-        if (host) {
-            long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
-            PyObject *wr = PyObject_GetAttr(mem, S_writers);
-            if (wr == NULL || PyErr_Occurred() || !PyDict_Check(wr)) {
-                if (wr != NULL && !PyErr_Occurred())
-                    PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
-                Py_XDECREF(wr);
+    for (Py_ssize_t e = 0; e < k->n_expect; e++) {
+        const Exp *x = &k->exp[e];
+        Py_ssize_t i = x->i;
+        const Acc *a = &k->acc[i];
+        PyObject *fp = a->fp;
+        if (x->host) {
+            long long lo = a->base, hi = lo + a->span;
+            PyObject *wr = rr[i].m->writers;
+            if (!PyDict_Check(wr)) {
+                PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
                 goto done;
             }
             PyObject *key, *summary;
@@ -1345,32 +1698,27 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             int wrote = 0;
             while (PyDict_Next(wr, &pos, &key, &summary)) {
                 long long wlo = item_ll(summary, 1), whi = item_ll(summary, 2);
-                if (PyErr_Occurred()) {
-                    Py_DECREF(wr);
+                if (PyErr_Occurred())
                     goto done;
-                }
                 if (wlo < hi && whi > lo) {
                     wrote = 1;
                     break;
                 }
             }
-            Py_DECREF(wr);
             if (!wrote)
                 continue;
         }
         {  /* every run (else every granule) by an expected writer (not started: matches nothing) */
             long long stack[16], *allowed = stack;
-            Py_ssize_t n_allowed = PyTuple_GET_SIZE(wlist);
+            Py_ssize_t n_allowed = x->n_writers;
             if (n_allowed > 16 && (allowed = PyMem_Malloc(n_allowed * sizeof(long long))) == NULL) {
                 PyErr_NoMemory();
                 goto done;
             }
             int fine = 1;
             for (Py_ssize_t q = 0; q < n_allowed && fine == 1; q++) {
-                long long w = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
-                if (w == -1 && PyErr_Occurred())
-                    fine = -1;
-                else if (w < 0)
+                long long w = x->writers[q];
+                if (w < 0)
                     allowed[q] = 1LL << TID_BITS;
                 else if (w >= PyList_GET_SIZE(code_of)) {
                     PyErr_SetString(PyExc_IndexError, "command: an expected writer is not in code_of");
@@ -1396,10 +1744,7 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             } else if (fine == 1)
                 fine = 0;
             if (fine == 0) {  /* else every granule 0 or by an expected writer (`_granules_expected`) */
-                PyObject *hull = PyTuple_GET_ITEM(a, 5);
-                long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
-                fine = PyErr_Occurred() ? -1
-                                        : expected_cached(mem, fp, lo, hi, rr[i].starts, rr[i].values, allowed, n_allowed);
+                fine = expected_cached(rr[i].m, fp, a->lo, a->hi, allowed, n_allowed);
             }
             if (allowed != stack)
                 PyMem_Free(allowed);
@@ -1409,9 +1754,13 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                 continue;
         }
         PyObject *runs = runs_list(&rr[i]);
-        if (runs == NULL)
+        if (runs == NULL || (codes == NULL && (codes = nones(n_reads)) == NULL)) {
+            Py_XDECREF(runs);
             goto done;
-        PyObject *r = call_hook(h_prov, "(OnOOOO)", task, i, PyTuple_GET_ITEM(x, 1), wlist, codes, runs);
+        }
+        mems_forget_logs(mems);  /* (what a hook's Python code does to the read logs is looked up again) */
+        PyObject *r = call_hook(h_prov, "(OnOOOO)", task, i, PyTuple_GET_ITEM(x->x, 1), PyTuple_GET_ITEM(x->x, 2),
+                                codes, runs);
         Py_DECREF(runs);
         if (r == NULL)
             goto done;
@@ -1419,137 +1768,101 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
     /* 4. the reads: logged, or the slow path; counted */
     for (Py_ssize_t i = 0; i < n_reads; i++) {
-        PyObject *a = PyList_GET_ITEM(reads, i), *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2);
+        const Acc *a = &k->acc[i];
+        PyObject *fp = a->fp;
+        Mem *m = rr[i].m;
         int fine = rr[i].read_ok;
-        if (!fine && (fine = granules_fine(mem, fp, rr[i].starts, rr[i].values, seen, n_seen, 1)) < 0)
+        if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {
-            long long lo = item_ll(fp, 0), hi = lo + item_ll(fp, 4);
-            if (PyErr_Occurred())
-                goto done;
-            PyObject *log = PyObject_GetAttr(mem, S_reads);
-            if (log == NULL)
-                goto done;
-            int rc = log_read(mem, log, fp, lo, hi, tid, epoch, h_prune);
-            Py_DECREF(log);
-            if (rc < 0)
+            if (log_read(m, fp, a->base, a->base + a->span, tid, epoch, h_prune) < 0)
                 goto done;
         } else {
             PyObject *runs = runs_list(&rr[i]);
-            if (runs == NULL)
+            if (runs == NULL || (codes == NULL && (codes = nones(n_reads)) == NULL)) {
+                Py_XDECREF(runs);
                 goto done;
+            }
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL) {
                 Py_DECREF(runs);
                 goto done;
             }
+            mems_forget_logs(mems);
             PyObject *r = call_hook(h_read, "(OnOOO)", task, i, PyList_GET_ITEM(codes, i), runs, seen_list);
             Py_DECREF(runs);
             if (r == NULL)
                 goto done;
             Py_DECREF(r);
         }
-        PyObject *level = PyObject_GetAttr(mem, S_level);
-        if (level == NULL)
-            goto done;
-        int rc = count(bytes_read, level, PyTuple_GET_ITEM(a, 4));
-        Py_DECREF(level);
-        if (rc < 0)
+        if (count_of(bytes_read, m->level, a->n, a->small, a->nv) < 0)
             goto done;
     }
     /* 5. the writes, in order */
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(writes); j++) {
-        PyObject *a = PyList_GET_ITEM(writes, j);
-        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 7) {
-            PyErr_SetString(PyExc_TypeError, "command: an access is a 7-tuple");
+    for (Py_ssize_t j = 0; j < k->n_writes; j++) {
+        const Acc *a = &k->acc[k->n_reads + j];
+        PyObject *fp = a->fp;
+        Mem *m = mem_of(mems, a->mem);
+        if (m == NULL)
             goto done;
-        }
-        PyObject *mem = PyTuple_GET_ITEM(a, 1), *fp = PyTuple_GET_ITEM(a, 2), *hull = PyTuple_GET_ITEM(a, 5);
-        long long lo = item_ll(hull, 0), hi = item_ll(hull, 1);
-        int dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
-        long long start = item_ll(fp, 0), stop = start + item_ll(fp, 4);
-        if (PyErr_Occurred() || dense < 0)
-            goto done;
-        PyObject *starts = PyObject_GetAttr(mem, S_starts), *values = NULL, *wr = NULL, *log = NULL;
-        int ok = 0, rc = -1;
-        if (starts == NULL || (values = PyObject_GetAttr(mem, S_values)) == NULL
-            || (wr = PyObject_GetAttr(mem, S_writers)) == NULL)
-            goto write_done;
+        long long lo = a->lo, hi = a->hi, start = a->base, stop = a->base + a->span;
+        int dense = a->dense;
+        PyObject *starts = m->starts, *values = m->values, *wr = m->writers, *log = m->reads;
+        int ok = 0;
         int writers = PyObject_IsTrue(wr);
         if (writers < 0)
-            goto write_done;
+            goto done;
         Py_ssize_t i0, k0;
         int known, r_ok;
         if (runs_over(starts, values, lo, hi, seen, n_seen, writers, &i0, &k0, &known, &ok, &r_ok) < 0)
-            goto write_done;
+            goto done;
         ok = ok && known;
-        if (!ok && (ok = granules_fine(mem, fp, starts, values, seen, n_seen, 0)) < 0)
-            goto write_done;
+        if (!ok && (ok = granules_fine(m, fp, seen, n_seen, 0)) < 0)
+            goto done;
         if (ok) {
-            if ((log = PyObject_GetAttr(mem, S_reads)) == NULL)
-                goto write_done;
             int u = readers_unseen(log, seen, n_seen, tid, start, stop);
             if (u > 0)  /* some may overlap it: looked at byte by byte */
                 u = reads_overlap(log, fp, tid, seen, n_seen);
             if (u < 0)
-                goto write_done;
+                goto done;
             ok = !u;
         }
         if (ok) {
-            if (!dense && granules(mem, fp, starts, values, G_SET, code, NULL, 0) < 0)
-                goto write_done;  /* its hull's codes are kept per granule from now on */
-            if (mark(mem, starts, values, lo, hi, code, !dense) < 0)
-                goto write_done;
+            if (!dense && granules(m, fp, G_SET, code, NULL, 0) < 0)
+                goto done;  /* its hull's codes are kept per granule from now on */
+            if (mark(m, lo, hi, code, !dense) < 0)
+                goto done;
             if (!PyDict_Check(wr)) {
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
-                goto write_done;
+                goto done;
             }
             if (note(wr, tid, epoch, start, stop) < 0)
-                goto write_done;
-            PyObject *wlog = PyObject_GetAttr(mem, S_writes);
-            PyObject *item = wlog == NULL ? NULL : Py_BuildValue("(LLL)", epoch, start, stop);
+                goto done;
+            PyObject *wlog = m->writes;
+            PyObject *item = Py_BuildValue("(LLL)", epoch, start, stop);
             int bad = item == NULL || !PyDict_Check(wlog) || append_to(wlog, tid, item) < 0;
             if (bad && !PyErr_Occurred())
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
             Py_XDECREF(item);
-            Py_XDECREF(wlog);
             if (bad)
-                goto write_done;
+                goto done;
         } else {
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
-                goto write_done;
+                goto done;
+            mems_forget_logs(mems);
             PyObject *r = call_hook(h_write, "(OnO)", task, j, seen_list);
             if (r == NULL)
-                goto write_done;
+                goto done;
             Py_DECREF(r);
         }
-        PyObject *level = PyObject_GetAttr(mem, S_level);
-        if (level == NULL)
-            goto write_done;
-        rc = count(bytes_written, level, PyTuple_GET_ITEM(a, 4));
-        Py_DECREF(level);
-    write_done:
-        Py_XDECREF(starts);
-        Py_XDECREF(values);
-        Py_XDECREF(wr);
-        Py_XDECREF(log);
-        if (rc < 0)
+        if (count_of(bytes_written, m->level, a->n, a->small, a->nv) < 0)
             goto done;
     }
     result = Py_None;
     Py_INCREF(result);
 done:
-    if (rr != NULL) {
-        for (Py_ssize_t i = 0; i < n_reads; i++) {
-            Py_XDECREF(rr[i].starts);
-            Py_XDECREF(rr[i].values);
-        }
-        PyMem_Free(rr);
-    }
+    PyMem_Free(rr);
     Py_XDECREF(seen_list);
     Py_XDECREF(codes);
-    Py_XDECREF(reads);
-    Py_XDECREF(writes);
-    Py_XDECREF(expect);
     return result;
 }
 
@@ -1648,11 +1961,9 @@ static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             goto done;
     }
     Py_ssize_t n = PyList_GET_SIZE(new_rows);
-    PyObject *n_obj = PyLong_FromSsize_t(n), *at = PyLong_FromSsize_t(n > 64 ? n : 64);
-    int rc = n_obj && at && PyObject_SetAttr(log, S_rows, new_rows) == 0
-             && PyObject_SetAttr(log, S_where, new_where) == 0 && PyObject_SetAttr(log, S_n, n_obj) == 0
+    PyObject *at = PyLong_FromSsize_t(n > 64 ? n : 64);
+    int rc = at && PyObject_SetAttr(log, S_rows, new_rows) == 0 && PyObject_SetAttr(log, S_where, new_where) == 0
              && PyObject_SetAttr(log, S_readers, readers) == 0 && PyObject_SetAttr(log, S_pruned_at, at) == 0;
-    Py_XDECREF(n_obj);
     Py_XDECREF(at);
     if (rc) {
         result = Py_None;
@@ -1705,6 +2016,9 @@ static PyObject *t_obj(Time t) {
 
 typedef struct {
     PyObject *task, *who, *core, *index, *unit, *label, *wait_label, *kind, *macs, *count_r, *count_w;
+    PyObject *reads, *writes, *expect;  /* the task's (what `command` reads of it), or NULL */
+    Checks checks;  /* them unpacked (with `reads`) */
+    long long number;
     int tid, is_dma, nwaits, ngroups, first_leg, nlegs, kind_id;
     Time ready, dur;  /* when its issue completes; its duration (compute) or latency (DMA) */
     double nbytes;
@@ -1733,6 +2047,9 @@ static void plan_free(PyObject *capsule) {
         Py_XDECREF(t->task); Py_XDECREF(t->who); Py_XDECREF(t->core); Py_XDECREF(t->index);
         Py_XDECREF(t->unit); Py_XDECREF(t->label); Py_XDECREF(t->wait_label); Py_XDECREF(t->kind);
         Py_XDECREF(t->macs); Py_XDECREF(t->count_r); Py_XDECREF(t->count_w);
+        if (t->expect != NULL)
+            checks_free(&t->checks);
+        Py_XDECREF(t->reads); Py_XDECREF(t->writes); Py_XDECREF(t->expect);
         PyMem_Free(t->wait_sem); PyMem_Free(t->wait_n); PyMem_Free(t->delay); PyMem_Free(t->group_at);
         PyMem_Free(t->sems); PyMem_Free(t->legs);
     }
@@ -1803,6 +2120,24 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 #undef OBJ
             if (!(c->who = PyTuple_Pack(2, c->core, c->index)))
                 goto fail;
+            {  /* what the hazard checks read of the task, read once (none: `command` reads them) */
+                PyObject *n = PyObject_GetAttr(c->task, S_number), *r = PyObject_GetAttr(c->task, S_reads),
+                         *w = PyObject_GetAttr(c->task, S_writes), *e = PyObject_GetAttr(c->task, S_expect);
+                c->number = n != NULL && PyLong_Check(n) ? PyLong_AsLongLong(n) : -1;
+                int ok = c->number >= 0 && !PyErr_Occurred() && r != NULL && w != NULL && e != NULL
+                         && checks_of(r, w, e, &c->checks) == 0;
+                if (ok) {  /* (tuples of the lists' accesses: the objects `checks` borrows stay alive) */
+                    c->expect = e;
+                    e = NULL;
+                    c->reads = PyList_AsTuple(r);
+                    c->writes = PyList_AsTuple(w);
+                    ok = c->reads != NULL && c->writes != NULL ? 1 : -1;
+                } else
+                    PyErr_Clear();
+                Py_XDECREF(n); Py_XDECREF(r); Py_XDECREF(w); Py_XDECREF(e);
+                if (ok < 0)
+                    goto fail;
+            }
             {  /* its kind's number */
                 PyObject *id = PyDict_GetItemWithError(p->kind_ids, c->kind);
                 if (id == NULL) {
@@ -1954,6 +2289,10 @@ typedef struct {
     PyObject *macs;  /* the sum of the tasks' macs (their objects, as the report adds them) */
     PyObject *timeline, *who, *rows, *code_of, *bytes_read, *bytes_written, *hooks, *compute,
         *command_done, *shares, *slice_type, *sync, *fence, *counts_dict;
+    Counts counts_read, counts_written;  /* the report's byte counts, summed in C (`count`) */
+    Mems mems;  /* the memories the checks looked at, read once a run */
+    Time last;  /* the latest end of a slice added (`any_slice`) */
+    int any_slice;
 } Loop;
 
 static inline int ev_less(const Event *a, const Event *b) {
@@ -2036,6 +2375,10 @@ static int add_slice(Loop *L, CTask *c, PyObject *unit, PyObject *label, Time st
     PyTuple_SET_ITEM(s, 6, w);
     int rc = PyList_Append(L->timeline, s);
     Py_DECREF(s);
+    if (!L->any_slice || end.v > L->last.v) {  /* (the first of equal ends, as `max` keeps) */
+        L->last = end;
+        L->any_slice = 1;
+    }
     return rc;
 }
 
@@ -2078,15 +2421,23 @@ static int begin(Loop *L, Py_ssize_t tid, CTask *c) {  /* the tracker's begin */
 
 static int apply(Loop *L, CTask *c) {
     if (L->hooks != Py_None) {
-        PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,
-                             L->bytes_written, L->hooks};
-        PyObject *r = command(NULL, args, 6);
+        PyObject *r;
+        if (c->reads != NULL)
+            r = command_of(c->task, c->tid, c->number, &c->checks, L->vc + (Py_ssize_t)c->tid * L->nt,
+                           L->nt, L->code_of, &L->counts_read, &L->counts_written, L->hooks, &L->mems);
+        else {  /* (a task without its lists: `command` reads them, and reports what is wrong) */
+            PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,
+                                 L->bytes_written, L->hooks};
+            r = counts_flush(&L->counts_read) < 0 || counts_flush(&L->counts_written) < 0 ? NULL
+                                                                                         : command(NULL, args, 6);
+        }
         if (r == NULL)
             return -1;
         Py_DECREF(r);
     } else if (c->count_r != NULL) {
         for (int w = 0; w < 2; w++) {
-            PyObject *counts = w ? c->count_w : c->count_r, *into = w ? L->bytes_written : L->bytes_read;
+            PyObject *counts = w ? c->count_w : c->count_r;
+            Counts *into = w ? &L->counts_written : &L->counts_read;
             for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counts); i++) {
                 PyObject *lv = PyTuple_GET_ITEM(counts, i);
                 if (count(into, PyTuple_GET_ITEM(lv, 0), PyTuple_GET_ITEM(lv, 1)) < 0)
@@ -2400,7 +2751,8 @@ static int buffer_of(PyObject *arr, Py_buffer *b, Py_ssize_t itemsize, Py_ssize_
 
 /* simulate(plan, vc, sem_clocks, sem_count, active, timeline, who, rows, code_of,
             bytes_read, bytes_written, hooks, compute, command_done, shares, slice_type, sync, fence,
-            report) -> per thread, the number of its tasks started; `report.macs` gets the macs
+            report) -> (per thread, the number of its tasks started; the latest end of a slice
+   it added, None if none: the cycles' figure); `report.macs` gets the macs
    of the commands completed (also when a hook raises). `hooks` None: no hazard
    checks (the byte counts from the plan); `compute` None: no numerics. */
 static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -2430,6 +2782,9 @@ static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t narg
     L.bytes_read = args[9]; L.bytes_written = args[10]; L.hooks = args[11]; L.compute = args[12];
     L.command_done = args[13]; L.shares = args[14]; L.slice_type = args[15]; L.sync = args[16];
     L.fence = args[17];
+    L.counts_read.dict = L.bytes_read;
+    L.counts_written.dict = L.bytes_written;
+    L.counts_read.tally = L.counts_written.tally = 1;
     if (L.hooks != Py_None && !PyList_Check(L.code_of)) {
         PyErr_SetString(PyExc_TypeError, "simulate: code_of must be a list");
         return NULL;
@@ -2553,21 +2908,28 @@ static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t narg
         if (v == NULL || PyList_SetItem(sem_count, s, v) < 0)
             goto done;
     }
-    result = PyTuple_New(L.nt);
-    if (result == NULL)
-        goto done;
-    for (Py_ssize_t t = 0; t < L.nt; t++) {
-        PyObject *v = PyLong_FromSsize_t(L.pos[t] - p->first[t]);
-        if (v == NULL) {
-            Py_CLEAR(result);
-            goto done;
+    {  /* (threads' tasks started, the latest end of a slice or None) */
+        PyObject *started = PyTuple_New(L.nt), *last = L.any_slice ? t_obj(L.last) : Py_None;
+        if (L.any_slice == 0)
+            Py_INCREF(last);
+        for (Py_ssize_t t = 0; started != NULL && t < L.nt; t++) {
+            PyObject *v = PyLong_FromSsize_t(L.pos[t] - p->first[t]);
+            if (v == NULL)
+                Py_CLEAR(started);
+            else
+                PyTuple_SET_ITEM(started, t, v);
         }
-        PyTuple_SET_ITEM(result, t, v);
+        if (started != NULL && last != NULL)
+            result = PyTuple_Pack(2, started, last);
+        Py_XDECREF(started);
+        Py_XDECREF(last);
     }
 done:
     if (L.macs != NULL) {  /* report.macs += the macs of the commands completed, hazard or not */
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
+        if (counts_flush(&L.counts_read) < 0 || counts_flush(&L.counts_written) < 0)  /* the bytes, too */
+            Py_CLEAR(result);
         PyObject *mi = PyLong_FromLongLong(L.macs_int), *old = PyObject_GetAttr(args[18], S_macs);
         PyObject *sum = mi && old ? PyNumber_Add(old, L.macs) : NULL;
         PyObject *total = sum ? PyNumber_Add(sum, mi) : NULL;
@@ -2594,6 +2956,7 @@ done:
     PyMem_Free(L.kind_pos);
     Py_XDECREF(L.macs);
     Py_XDECREF(L.counts_dict);
+    mems_free(&L.mems);
     PyBuffer_Release(&bvc);
     PyBuffer_Release(&bsem);
     PyBuffer_Release(&bact);
@@ -2623,7 +2986,7 @@ static struct PyModuleDef module = {
 
 /* Bumped whenever a function's arguments or meaning change: native.py uses a build whose
    INTERFACE is its own and falls back to Python for any other. */
-#define LOOP_INTERFACE 3
+#define LOOP_INTERFACE 4
 
 PyMODINIT_FUNC PyInit__loop(void) {
     if (intern_names() < 0)

@@ -264,9 +264,14 @@ class Memory:
         raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw.view(np.uint8).ravel()
         if self.data.size:
             self.data[base:base + raw.size] = raw
+        self.host_wrote(base, raw.size)
+
+    def host_wrote(self, base: int, nbytes: int) -> None:
+        """The host wrote [base, base + nbytes) (its hazard codes; `host_write` without the
+        bytes, for a memory that keeps none)."""
         if self.code is not None:
             g = self.granule
-            lo, hi = base // g, -(-(base + raw.size) // g)
+            lo, hi = base // g, -(-(base + nbytes) // g)
             self.mark(lo, hi, HazardTracker.HOST_CODE)  # `code` filled in when looked at
 
     def unwritten(self, base: int, nbytes: int) -> int | None:
@@ -291,12 +296,16 @@ class _ReadLog:
     def __init__(self) -> None:
         self.rows: list[tuple[int, int, int, int]] = []
         self.where: list[Footprint] = []
-        self.n = 0
         self.pruned_at = 64
         self.readers: dict[int, list[int]] = {}
         # per reading thread, (epoch, lo, hi) of each of its reads in order, never pruned:
         # which of its reads a writer has not seen may touch a write (`_wrote_since`)
         self.by: dict[int, list[tuple[int, int, int]]] = {}
+
+    @property
+    def n(self) -> int:
+        """How many reads are logged."""
+        return len(self.rows)
 
     @property
     def cols(self) -> np.ndarray:
@@ -307,7 +316,6 @@ class _ReadLog:
         lo, hi = fp.base, fp.base + fp.span
         self.rows.append((lo, hi, tid, epoch))
         self.where.append(fp)
-        self.n += 1
         summary = self.readers.get(tid)  # (`_note`, inlined: once per read)
         if summary is None:
             self.readers[tid] = [epoch, lo, hi]
@@ -327,7 +335,6 @@ class _ReadLog:
         """Keep the reads where `mask` is true (and their threads' summaries)."""
         self.rows = [r for r, k in zip(self.rows, mask) if k]
         self.where = [w for w, k in zip(self.where, mask) if k]
-        self.n = len(self.rows)
         readers: dict[int, list[int]] = {}
         for lo, hi, tid, epoch in self.rows:
             _note_max(readers, tid, epoch, lo, hi)

@@ -39,7 +39,7 @@ except ImportError:  # not built (a plain source tree) or not buildable here
 TID_BITS = 8
 """The thread bits of a writer code (`HazardTracker.TID_BITS`, which is this)."""
 
-INTERFACE = 3
+INTERFACE = 4
 """The `_loop.c` interface this file calls (its `LOOP_INTERFACE`)."""
 NATIVE = bool(_loop is not None and os.environ.get("STC_LOOP_NATIVE", "1") != "0"
               and getattr(_loop, "INTERFACE", None) == INTERFACE)
@@ -303,5 +303,5 @@ commands has synchronised with forgotten, the readers' summaries rebuilt."""
 plan: Callable[..., Any] | None = _loop.plan if NATIVE else None
 """The C event loop's prepared tasks (None: no C loop; see the module docstring)."""
 
-simulate: Callable[..., tuple[int, ...]] | None = _loop.simulate if NATIVE else None
+simulate: Callable[..., tuple[tuple[int, ...], Any]] | None = _loop.simulate if NATIVE else None
 """The C event loop (`Simulator._simulate_native`); None without the C path."""

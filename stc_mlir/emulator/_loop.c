@@ -674,6 +674,18 @@ done:
 
 /* Whether some thread read [start, stop) of `log` after what `seen` has of it (the
    summary test of `HazardTracker._check_readers`). -1 on error. */
+/* Whether a logged reader `r` (just read with item_ll) cannot be used: an error is set
+   (its numbers did not read, or it is not a thread of the clock `seen`). */
+static inline int reader_fails(long long r, Py_ssize_t n_seen) {
+    if (PyErr_Occurred())
+        return 1;
+    if (r < 0 || r >= n_seen) {
+        PyErr_SetString(PyExc_IndexError, "command: a reader is not in the clock");
+        return 1;
+    }
+    return 0;
+}
+
 static int readers_unseen(PyObject *log, const long long *seen, Py_ssize_t n_seen, long long tid,
                           long long start, long long stop) {
     PyObject *readers = PyObject_GetAttr(log, S_readers);
@@ -695,12 +707,7 @@ static int readers_unseen(PyObject *log, const long long *seen, Py_ssize_t n_see
             break;
         }
         long long e = item_ll(summary, 0), rlo = item_ll(summary, 1), rhi = item_ll(summary, 2);
-        if (PyErr_Occurred()) {
-            out = -1;
-            break;
-        }
-        if (r < 0 || r >= n_seen) {
-            PyErr_SetString(PyExc_IndexError, "command: a reader is not in the clock");
+        if (reader_fails(r, n_seen)) {
             out = -1;
             break;
         }
@@ -812,12 +819,7 @@ static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long 
             break;
         }
         long long lo = item_ll(row, 0), hi = item_ll(row, 1), r = item_ll(row, 2), e = item_ll(row, 3);
-        if (PyErr_Occurred()) {
-            out = -1;
-            break;
-        }
-        if (r < 0 || r >= n_seen) {
-            PyErr_SetString(PyExc_IndexError, "command: a reader is not in the clock");
+        if (reader_fails(r, n_seen)) {
             out = -1;
             break;
         }

@@ -103,10 +103,56 @@ F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n)
    payloads this does not promise to follow. */
 #define CHUNK 512
 
+/* The end of a chunk v (len elements, acc + bias): + residual (fp32, or fp16 `res_halves`,
+   converted exactly as to_f32 does), the activation, the store into o; 0 on a NaN. */
+F16C static int finish_chunk(float *v, Py_ssize_t len, const void *residual, int res_halves,
+                             int act, uint16_t *o) {
+    if (residual) {
+        float rs[CHUNK];
+        const float *r = (const float *)residual;
+        if (res_halves) {
+            halves_to_floats((const uint16_t *)residual, rs, len);
+            r = rs;
+        }
+        for (Py_ssize_t k = 0; k < len; k++) {
+            v[k] = v[k] + r[k];
+        }
+    }
+    int nan = 0;
+    for (Py_ssize_t k = 0; k < len; k++) {
+        nan |= v[k] != v[k];
+    }
+    if (nan) {
+        return 0;
+    }
+    if (act == 1) {
+        for (Py_ssize_t k = 0; k < len; k++) {
+            v[k] = v[k] > 0.0f ? v[k] : 0.0f;
+        }
+    } else if (act == 2) {
+        for (Py_ssize_t k = 0; k < len; k++) {
+            float x = v[k] < 0.0f ? 0.0f : v[k];
+            v[k] = x > 6.0f ? 6.0f : x;
+        }
+    }
+    floats_to_halves(v, o, len);
+    return 1;
+}
+
+/* the element `at` of a residual of fp32 or (res_halves) fp16 elements, NULL for none */
+static inline const void *residual_at(const void *residual, int res_halves, Py_ssize_t at) {
+    if (!residual) {
+        return NULL;
+    }
+    return res_halves ? (const void *)((const uint16_t *)residual + at) : (const void *)((const float *)residual + at);
+}
+
+/* bias one value per channel of acc (..., channels, inner); or, batch > 0, acc (channels,
+   batch, inner) stored as out (batch, channels, inner), the residual laid out as out */
 F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t channels,
                                 Py_ssize_t inner, const void *residual, int res_halves, int act,
                                 uint16_t *out, Py_ssize_t n, Py_ssize_t batch) {
-    float v[CHUNK], rs[CHUNK];
+    float v[CHUNK];
     Py_ssize_t channel = 0, pos = 0;  /* where `start` is: channel plane, place in it */
     Py_ssize_t image = 0;  /* channels first (batch > 0): the plane's image */
     for (Py_ssize_t start = 0; start < n;) {
@@ -115,8 +161,7 @@ F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t 
             len = inner - pos;  /* one bias value (and one output plane) per chunk */
         }
         const float *a = acc + start;
-        /* acc (channels, batch, inner) is stored as out (batch, channels, inner) */
-        uint16_t *o = batch ? out + (image * channels + channel) * inner + pos : out + start;
+        Py_ssize_t at = batch ? (image * channels + channel) * inner + pos : start;  /* in out */
         if (bias) {
             const float b = bias[channel];
             for (Py_ssize_t k = 0; k < len; k++) {
@@ -135,35 +180,35 @@ F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t 
                 channel++;
             }
         }
-        if (residual) {
-            /* an fp16 residual converted first (exactly, the bits of to_f32) */
-            const float *r = (const float *)residual + start;
-            if (res_halves) {
-                halves_to_floats((const uint16_t *)residual + start, rs, len);
-                r = rs;
-            }
-            for (Py_ssize_t k = 0; k < len; k++) {
-                v[k] = v[k] + r[k];
-            }
-        }
-        int nan = 0;
-        for (Py_ssize_t k = 0; k < len; k++) {
-            nan |= v[k] != v[k];
-        }
-        if (nan) {
+        if (!finish_chunk(v, len, residual_at(residual, res_halves, at), res_halves, act, out + at)) {
             return 0;
         }
-        if (act == 1) {
+        start += len;
+    }
+    return 1;
+}
+
+/* The same with the bias one value per column of acc (..., columns) (a matmul's: numpy's
+   `acc += bias` of a bias of shape (columns,)), residual and out laid out as acc. */
+F16C static int rows_epilogue(const float *acc, const float *bias, Py_ssize_t columns,
+                              const void *residual, int res_halves, int act, uint16_t *out,
+                              Py_ssize_t n) {
+    float v[CHUNK];
+    for (Py_ssize_t start = 0; start < n;) {
+        Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
+        const float *a = acc + start;
+        if (bias) {
+            Py_ssize_t j = start % columns;
             for (Py_ssize_t k = 0; k < len; k++) {
-                v[k] = v[k] > 0.0f ? v[k] : 0.0f;
+                v[k] = a[k] + bias[j];
+                j = j + 1 == columns ? 0 : j + 1;
             }
-        } else if (act == 2) {
-            for (Py_ssize_t k = 0; k < len; k++) {
-                float x = v[k] < 0.0f ? 0.0f : v[k];
-                v[k] = x > 6.0f ? 6.0f : x;
-            }
+        } else {
+            memcpy(v, a, (size_t)len * sizeof(float));
         }
-        floats_to_halves(v, o, len);
+        if (!finish_chunk(v, len, residual_at(residual, res_halves, start), res_halves, act, out + start)) {
+            return 0;
+        }
         start += len;
     }
     return 1;
@@ -179,6 +224,18 @@ static int cpu_has_f16c(void) {
 static int cpu_has_f16c(void) { return 0; }
 
 #endif
+
+/* whether a buffer's format is the one-letter type `type` (native or little-endian order) */
+static int format_is(const Py_buffer *b, char type) {
+    const char *f = b->format;
+    if (f == NULL) {
+        return 0;
+    }
+    if (f[0] == '@' || f[0] == '=' || f[0] == '<') {
+        f++;
+    }
+    return f[0] == type && f[1] == 0;
+}
 
 /* The C-contiguous buffers of an input and a writable output; 0 (an exception set, nothing
    held) if either is not one. */
@@ -343,6 +400,298 @@ static PyObject *windows(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- a conv's or a matmul's whole command: product, epilogue and store in one call ----
+
+   The product is numpy's np.matmul of float32 operands (numpy 2.x FLOAT_matmul in
+   numpy/_core/src/umath/matmul.c.src) for C-contiguous 2-d slices, calling the BLAS numpy
+   calls (its sgemm and sgemv, handed over once by `set_blas`) with the same arguments, so
+   the same bits: per slice m x n @ n x p, numpy's "noblas" loop for n == 1, sgemv for a
+   vector (m == 1 or p == 1), sgemm otherwise; m == p == 1 (numpy's dot) is not mirrored
+   (the caller takes numpy's path). Single-threaded BLAS or not is the library's setting,
+   numpy's too. The GIL is released for the whole command. */
+
+typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                         float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                         float beta, float *c, int64_t ldc);
+typedef void (*sgemv_fn)(int order, int trans, int64_t m, int64_t n, float alpha, const float *a,
+                         int64_t lda, const float *x, int64_t incx, float beta, float *y,
+                         int64_t incy);
+static sgemm_fn blas_sgemm = NULL;  /* ILP64 cblas_sgemm / cblas_sgemv of numpy's BLAS */
+static sgemv_fn blas_sgemv = NULL;
+enum { ROW_MAJOR = 101, COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
+
+/* c (m x p) = a (m x n) @ b (n x p), all C-contiguous, as numpy's FLOAT_matmul does one
+   slice (not m == p == 1). Not compiled for FMA: numpy's loop multiplies, then adds. */
+static void slice_product(const float *a, const float *b, float *c, Py_ssize_t m, Py_ssize_t n,
+                          Py_ssize_t p) {
+    if (n == 1) {  /* numpy's noblas loop (its scalar_vec and column @ row cases) */
+        for (Py_ssize_t i = 0; i < m; i++) {
+            for (Py_ssize_t j = 0; j < p; j++) {
+                float sum = 0.0f;
+                sum += a[i] * b[j];
+                c[i * p + j] = sum;
+            }
+        }
+    } else if (m == 1) {  /* vector @ matrix: gemv of b transposed (numpy's arguments) */
+        memset(c, 0, (size_t)p * sizeof(float));
+        blas_sgemv(ROW_MAJOR, TRANS, n, p, 1.0f, b, p, a, 1, 0.0f, c, 1);
+    } else if (p == 1) {  /* matrix @ vector */
+        memset(c, 0, (size_t)m * sizeof(float));
+        blas_sgemv(COL_MAJOR, TRANS, n, m, 1.0f, a, n, b, 1, 0.0f, c, 1);
+    } else {
+        blas_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, p, n, 1.0f, a, n, b, p, 0.0f, c, p);
+    }
+}
+
+/* set_blas(sgemm, sgemv): the addresses (ints) of numpy's ILP64 cblas_sgemm and
+   cblas_sgemv; 0, 0 forgets them. */
+static PyObject *set_blas(PyObject *self, PyObject *args) {
+    (void)self;
+    unsigned long long gemm, gemv;
+    if (!PyArg_ParseTuple(args, "KK", &gemm, &gemv)) {
+        return NULL;
+    }
+    blas_sgemm = (sgemm_fn)(uintptr_t)gemm;
+    blas_sgemv = (sgemv_fn)(uintptr_t)gemv;
+    Py_RETURN_NONE;
+}
+
+/* The operands of a command: C-contiguous, aligned buffers of the formats wanted. */
+typedef struct {
+    Py_buffer view[5];  /* a, b, out, bias, residual */
+    int held[5];
+} operands;
+
+static void release(operands *ops) {
+    for (int i = 0; i < 5; i++) {
+        if (ops->held[i]) {
+            PyBuffer_Release(&ops->view[i]);
+            ops->held[i] = 0;
+        }
+    }
+}
+
+/* Takes a, b (fp32), out (fp16, writable), bias (None or fp32), residual (None, fp32 or
+   fp16: *res_halves): 1, or 0 (nothing held, no error) when one is not such a buffer. */
+static int take(PyObject *const *objs, operands *ops, int *res_halves) {
+    memset(ops, 0, sizeof(*ops));
+    for (int i = 0; i < 5; i++) {
+        if (objs[i] == Py_None && i >= 3) {
+            continue;
+        }
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 2 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(objs[i], &ops->view[i], flags) < 0) {
+            PyErr_Clear();
+            release(ops);
+            return 0;
+        }
+        ops->held[i] = 1;
+        Py_buffer *v = &ops->view[i];
+        int halves = i == 2 || (i == 4 && format_is(v, 'e') && v->itemsize == 2);
+        int ok = halves ? format_is(v, 'e') && v->itemsize == 2 : format_is(v, 'f') && v->itemsize == 4;
+        if (!ok || (uintptr_t)v->buf % (uintptr_t)v->itemsize) {
+            release(ops);
+            return 0;
+        }
+        if (i == 4) {
+            *res_halves = halves;
+        }
+    }
+    return 1;
+}
+
+/* the element count of operand i (0 for none) */
+static Py_ssize_t count(const operands *ops, int i) {
+    return ops->held[i] ? ops->view[i].len / ops->view[i].itemsize : 0;
+}
+
+static PyObject *size_error(const char *what, const operands *ops) {
+    PyErr_Format(PyExc_ValueError, "%s: operands of %zd, %zd, %zd, %zd and %zd elements do not "
+                 "fit the sizes given", what, count(ops, 0), count(ops, 1), count(ops, 2),
+                 count(ops, 3), count(ops, 4));
+    return NULL;
+}
+
+/* the arguments after the five operands: an activation 0-2 and `n` sizes >= 1 (0 allowed
+   from `zero_from` on); 0 with an error set otherwise */
+static int sizes(const char *what, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t n,
+                 int *act, Py_ssize_t *d, Py_ssize_t zero_from) {
+    if (nargs != 6 + n) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments, not %zd", what, 6 + n, nargs);
+        return 0;
+    }
+    long a = PyLong_AsLong(args[5]);
+    if (a == -1 && PyErr_Occurred()) {
+        return 0;
+    }
+    if (a < 0 || a > 2) {
+        PyErr_Format(PyExc_ValueError, "%s: activation %ld (0-2)", what, a);
+        return 0;
+    }
+    *act = (int)a;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        d[k] = PyLong_AsSsize_t(args[6 + k]);
+        if (d[k] == -1 && PyErr_Occurred()) {
+            return 0;
+        }
+        if (d[k] < (k >= zero_from ? 0 : 1)) {
+            PyErr_Format(PyExc_ValueError, "%s: size %zd is %zd", what, k, d[k]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#if HAVE_F16C_PATH
+/* `batch` slices: acc_s = a[s % a_mod] (m x n) @ b[s % b_mod] (n x p), then the epilogue of
+   its m * p outputs at s * m * p (conv: bias per row, (s % groups) * m on; matmul:
+   `rows`, bias per column) into out; 0 on a NaN (out partly written). */
+F16C static int batched(const float *a, const float *b, uint16_t *out, const float *bias,
+                        const void *res, int res_halves, int act, Py_ssize_t m, Py_ssize_t n,
+                        Py_ssize_t p, Py_ssize_t batch, Py_ssize_t a_mod, Py_ssize_t b_mod,
+                        Py_ssize_t groups, int rows, float *acc) {
+    for (Py_ssize_t s = 0; s < batch; s++) {
+        slice_product(a + s % a_mod * m * n, b + s % b_mod * n * p, acc, m, n, p);
+        Py_ssize_t at = s * m * p;
+        const void *r = residual_at(res, res_halves, at);
+        int ok = rows ? rows_epilogue(acc, bias, p, r, res_halves, act, out + at, m * p)
+                      : epilogue_halves(acc, bias ? bias + s % groups * m : NULL, m, p, r,
+                                        res_halves, act, out + at, m * p, 0);
+        if (!ok) {
+            return 0;
+        }
+    }
+    return 1;
+}
+#endif
+
+/* The shared end of conv and matmul: the slices' products and epilogues with the GIL
+   released; True, or False (the caller's numpy path) for m == p == 1 or a NaN met. */
+static PyObject *run_batched(const char *what, operands *ops, int res_halves, int act, Py_ssize_t m,
+                             Py_ssize_t n, Py_ssize_t p, Py_ssize_t batch, Py_ssize_t a_mod,
+                             Py_ssize_t b_mod, Py_ssize_t groups, int rows) {
+    Py_ssize_t out_n = batch * m * p;
+    if (count(ops, 0) != a_mod * m * n || count(ops, 1) != b_mod * n * p || count(ops, 2) != out_n
+            || (ops->held[3] && count(ops, 3) != (rows ? p : groups * m))
+            || (ops->held[4] && count(ops, 4) != out_n)) {
+        PyObject *err = size_error(what, ops);
+        release(ops);
+        return err;
+    }
+    int done = 0;
+#if HAVE_F16C_PATH
+    float *acc = m == 1 && p == 1 ? NULL : PyMem_RawMalloc((size_t)(m * p) * sizeof(float));
+    if (acc != NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        done = batched((const float *)ops->view[0].buf, (const float *)ops->view[1].buf,
+                       (uint16_t *)ops->view[2].buf, ops->held[3] ? (const float *)ops->view[3].buf : NULL,
+                       ops->held[4] ? ops->view[4].buf : NULL, res_halves, act, m, n, p, batch,
+                       a_mod, b_mod, groups, rows, acc);
+        Py_END_ALLOW_THREADS
+        PyMem_RawFree(acc);
+    } else if (!(m == 1 && p == 1)) {
+        release(ops);
+        return PyErr_NoMemory();
+    }
+#endif
+    release(ops);
+    return PyBool_FromLong(done);
+}
+
+/* conv(w, columns, out, bias, residual, act, n, groups, og, k, p) -> bool: a conv's product
+   np.matmul(w (groups, og, k), columns (n, groups, k, p)), + bias (one per output channel),
+   + residual (fp32 or fp16, out's layout), act, into out (n, groups * og, p) fp16. False
+   (nothing held): an operand not of that kind, m == p == 1, no BLAS, a NaN (out partly
+   written). */
+static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    int act, res_halves = 0;
+    Py_ssize_t d[5];
+    operands ops;
+    if (!sizes("conv", args, nargs, 5, &act, d, 5)) {
+        return NULL;
+    }
+    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops, &res_halves)) {
+        Py_RETURN_FALSE;
+    }
+    Py_ssize_t n = d[0], groups = d[1], og = d[2], k = d[3], p = d[4];
+    return run_batched("conv", &ops, res_halves, act, og, k, p, n * groups, groups, n * groups, groups, 0);
+}
+
+/* matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p) -> bool:
+   np.matmul(a (a_batch, m, k), b (b_batch, k, p)) with a_batch and b_batch each batch or 1
+   (broadcast), + bias (p values), + residual (out's layout), act, into out (batch, m, p)
+   fp16; False as conv. */
+static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    int act, res_halves = 0;
+    Py_ssize_t d[6];
+    operands ops;
+    if (!sizes("matmul", args, nargs, 6, &act, d, 6)) {
+        return NULL;
+    }
+    Py_ssize_t batch = d[0], a_batch = d[1], b_batch = d[2], m = d[3], k = d[4], p = d[5];
+    if ((a_batch != 1 && a_batch != batch) || (b_batch != 1 && b_batch != batch)) {
+        PyErr_Format(PyExc_ValueError, "matmul: operand batches %zd and %zd do not broadcast "
+                     "to %zd", a_batch, b_batch, batch);
+        return NULL;
+    }
+    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops, &res_halves)) {
+        Py_RETURN_FALSE;
+    }
+    return run_batched("matmul", &ops, res_halves, act, m, k, p, batch, a_batch, b_batch, 1, 1);
+}
+
+/* depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl)
+   -> bool: a depthwise conv of fp32 x (n, c, h, w) with w (c, 1, kh, kw): its windows
+   (c, kh * kw, n * ho * wo) (conv_windows), the product np.matmul(w (c, 1, kh * kw),
+   windows) (c, n * ho * wo), + bias per channel, + residual (out's layout), act, into out
+   (n, c, ho, wo) fp16; False as conv. */
+static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    int act, res_halves = 0;
+    Py_ssize_t d[14];
+    operands ops;
+    if (!sizes("depthwise", args, nargs, 14, &act, d, 12)) {
+        return NULL;
+    }
+    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops, &res_halves)) {
+        Py_RETURN_FALSE;
+    }
+    Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
+    Py_ssize_t dh = d[8], dw = d[9], ho = d[10], wo = d[11], pt = d[12], pl = d[13];
+    Py_ssize_t k = kh * kw, p = n * ho * wo, out_n = c * p;
+    if (count(&ops, 0) != n * c * h * w || count(&ops, 1) != c * k || count(&ops, 2) != out_n
+            || (ops.held[3] && count(&ops, 3) != c) || (ops.held[4] && count(&ops, 4) != out_n)) {
+        PyObject *err = size_error("depthwise", &ops);
+        release(&ops);
+        return err;
+    }
+    int done = 0;
+#if HAVE_F16C_PATH
+    float *win = p == 1 ? NULL : PyMem_RawMalloc((size_t)(c * k * p + out_n) * sizeof(float));
+    if (win != NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        float *acc = win + c * k * p;
+        const float *weights = (const float *)ops.view[1].buf;
+        conv_windows((const float *)ops.view[0].buf, win, 0, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo);
+        for (Py_ssize_t ch = 0; ch < c; ch++) {
+            slice_product(weights + ch * k, win + ch * k * p, acc + ch * p, 1, k, p);
+        }
+        done = epilogue_halves(acc, ops.held[3] ? (const float *)ops.view[3].buf : NULL, c, ho * wo,
+                               ops.held[4] ? ops.view[4].buf : NULL, res_halves, act,
+                               (uint16_t *)ops.view[2].buf, out_n, n);
+        Py_END_ALLOW_THREADS
+        PyMem_RawFree(win);
+    } else if (p != 1) {
+        release(&ops);
+        return PyErr_NoMemory();
+    }
+#endif
+    release(&ops);
+    return PyBool_FromLong(done);
+}
+
 /* convert(src, dst, itemsize of src): both C-contiguous buffers with the same element count */
 static PyObject *convert(PyObject *args, Py_ssize_t in_size, Py_ssize_t out_size) {
     PyObject *src_obj, *dst_obj;
@@ -457,18 +806,6 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
     return PyBool_FromLong(done);
 }
 
-/* whether a buffer's format is the one-letter type `type` (native or little-endian order) */
-static int format_is(const Py_buffer *b, char type) {
-    const char *f = b->format;
-    if (f == NULL) {
-        return 0;
-    }
-    if (f[0] == '@' || f[0] == '=' || f[0] == '<') {
-        f++;
-    }
-    return f[0] == type && f[1] == 0;
-}
-
 /* store(value, out, small) -> bool: fp32 `value` rounded into fp16 `out` when both are
    C-contiguous buffers of the same element count, at least `small` of them (as to_f16);
    False (nothing done, no error) otherwise. */
@@ -518,6 +855,17 @@ static PyMethodDef methods[] = {
      "epilogue(acc, bias, residual, act, inner, out, channels, batch[, residual_halves]) -> bool: "
      "fp16(act((acc + bias) + residual)) into out in one pass (batch > 0: acc channels "
      "first); False (out partly written) if a NaN was met."},
+    {"set_blas", set_blas, METH_VARARGS,
+     "set_blas(sgemm, sgemv): the addresses of numpy's ILP64 cblas_sgemm and cblas_sgemv (0, 0: none)."},
+    {"conv", (PyCFunction)(void (*)(void))conv, METH_FASTCALL,
+     "conv(w, columns, out, bias, residual, act, n, groups, og, k, p) -> bool: a conv command's "
+     "product, epilogue and fp16 store in one call (False: the caller's numpy path)."},
+    {"depthwise", (PyCFunction)(void (*)(void))depthwise, METH_FASTCALL,
+     "depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl) "
+     "-> bool: a depthwise conv command's windows, product, epilogue and store in one call."},
+    {"matmul", (PyCFunction)(void (*)(void))matmul, METH_FASTCALL,
+     "matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p) -> bool: a matmul "
+     "command's product, epilogue and fp16 store in one call."},
     {"to_f32", to_f32, METH_VARARGS,
      "to_f32(src, dst): the fp16 elements of contiguous buffer src as fp32 into dst."},
     {"to_f16", to_f16, METH_VARARGS,
@@ -538,7 +886,7 @@ static struct PyModuleDef module = {
 /* Bumped whenever a function's arguments or meaning change: halves.py uses a build whose
    INTERFACE is its own and falls back to numpy for any other (an older build in a source
    tree would otherwise read fp16 columns as fp32). */
-#define F16_INTERFACE 3
+#define F16_INTERFACE 4
 
 PyMODINIT_FUNC PyInit__f16(void) {
     PyObject *m = PyModule_Create(&module);

@@ -65,7 +65,7 @@ _CONV_PLANS: dict[tuple, tuple] = {}
 
 def _conv_plan(key: tuple) -> tuple:
     """(the input slots left in fp16, the key of its columns or None, whether it works on
-    depthwise windows) of a conv of geometry `key` (see `_CONV_PLANS`)."""
+    depthwise windows, the shape of its product) of a conv of geometry `key` (see `_CONV_PLANS`)."""
     x_shape, w_shape, strides, pads, dilations, groups, _ = key
     geometry = (strides, pads, dilations, groups)
     columns = kernels.uses_columns(w_shape, groups, strides, pads)
@@ -73,8 +73,11 @@ def _conv_plan(key: tuple) -> tuple:
     # and so does its residual (read once: the epilogue converts it, C or numpy)
     keep = (("input", "residual") if columns and halves.columns_of_halves(w_shape[2:], strides, pads)
             else ("residual",))
+    shape = (x_shape[0], w_shape[0],
+             *(kernels.window_output_size(x_shape[2 + i], w_shape[2 + i], strides[i], pads[i],
+                                          pads[2 + i], dilations[i]) for i in range(2)))
     plan = (keep, ("columns", w_shape[2:], *geometry) if columns else None,
-            kernels.uses_windows(x_shape, w_shape, *geometry))
+            kernels.uses_windows(x_shape, w_shape, *geometry), shape)
     if len(_CONV_PLANS) > 4096:  # (many programs in one process)
         _CONV_PLANS.clear()
     _CONV_PLANS[key] = plan
@@ -85,22 +88,27 @@ def _conv2d(p: Mapping, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.nda
             derived: Derived) -> None:
     strides, pads, dilations, groups = geometry = p["strides"], p["pads"], p["dilations"], p["groups"]
     key = (ins["input"].shape, ins["weight"].shape, *geometry, halves.NATIVE)
-    keep, columns_key, uses_windows = _CONV_PLANS.get(key) or _conv_plan(key)
+    keep, columns_key, uses_windows, shape = _CONV_PLANS.get(key) or _conv_plan(key)
     ins = _upcast(ins, derived, keep)
     x, w = ins["input"], ins["weight"]
+    bias, residual, out, act = ins.get("bias"), ins.get("residual"), outs["output"], p["act"]
     columns = windows = None
     if columns_key is not None:
         kernel = columns_key[1]
         columns = derived("input", columns_key,
                           lambda: halves.conv2d_columns(x, kernel, *geometry))
+        # (the whole command in one C call, the GIL released: the usual case)
+        if halves.conv(out, w.reshape(groups, -1, columns.shape[2]), columns, bias, residual, act, shape):
+            return
     elif uses_windows:
+        if halves.depthwise(out, x, w, bias, residual, act, strides, pads, dilations, shape):
+            return
         windows = halves.depthwise_windows(x, w.shape[2:], strides, pads, dilations)
     acc = kernels.conv2d(x, w, None, *geometry, columns=columns, windows=windows)
-    bias, residual = ins.get("bias"), ins.get("residual")
-    if halves.store_epilogue(outs["output"], acc, bias, residual, p["act"]):
+    if halves.store_epilogue(out, acc, bias, residual, act):
         return
-    result = kernels.epilogue(kernels.add_channel_bias(acc, bias), residual, p["act"], in_place=True)
-    halves.store(outs["output"], result)
+    result = kernels.epilogue(kernels.add_channel_bias(acc, bias), residual, act, in_place=True)
+    halves.store(out, result)
 
 
 def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray],
@@ -111,7 +119,11 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
     if cmd.op == "conv2d":
         _conv2d(p, ins, outs, derived)
         return
-    if cmd.op not in MOVEMENT:
+    if cmd.op == "matmul":  # (its residual converted in the epilogue, C or numpy)
+        ins = _upcast(ins, derived, ("residual",))
+        if halves.matmul(outs["output"], ins["lhs"], ins["rhs"], ins.get("bias"), ins.get("residual"), p["act"]):
+            return  # (the whole command in one C call, the GIL released: the usual case)
+    elif cmd.op not in MOVEMENT:
         ins = _upcast(ins, derived)
     match cmd.op:
         case "dma":

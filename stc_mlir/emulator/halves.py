@@ -13,10 +13,20 @@ every fp32 class in test/python/test_halves.py). Without it, numpy's casts are u
 numpy passes over the accumulator otherwise), the same float operations in the same order;
 `depthwise_windows` and `conv2d_columns` build a conv's windows in C (nine strided numpy
 copies for a 3x3 kernel otherwise), the same values.
+
+`conv`, `depthwise` and `matmul` do a whole conv or matmul command (its windows for a
+depthwise conv, the product, the epilogue and the store) in one C call that releases the
+GIL, so that a second value thread (`stc_mlir.emulator.parallel`) computes while this one
+runs the event loop. The product calls the BLAS numpy calls, numpy's sgemm or sgemv with
+numpy's arguments (`_f16.c` mirrors numpy's matmul), so the bits are np.matmul's; the
+library is numpy's own OpenBLAS (scipy-openblas64, ILP64), found with threadpoolctl, and
+checked at import against np.matmul. Without it (another BLAS, no symbol, a check failing)
+or with `STC_PRODUCTS_NATIVE=0`, they return False and the caller takes numpy's path.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 import numpy as np
@@ -28,7 +38,7 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _f16 = None
 
-INTERFACE = 3
+INTERFACE = 4
 """The `_f16.c` interface this file calls (its `F16_INTERFACE`)."""
 NATIVE = bool(_f16 is not None and _f16.available and os.environ.get("STC_F16_NATIVE", "1") != "0"
               and getattr(_f16, "INTERFACE", None) == INTERFACE)
@@ -148,3 +158,111 @@ def conv2d_columns(x: np.ndarray, kernel, strides, pads, dilations, groups: int)
     cols = _windows(x, kernel, strides, pads, dilations, columns=True)
     n, c = x.shape[:2]
     return cols.reshape(n, groups, c // groups * kernel[0] * kernel[1], -1)
+
+
+def _numpy_blas() -> tuple[int, int] | None:
+    """The addresses of cblas_sgemm and cblas_sgemv in the BLAS numpy calls, when it is the
+    ILP64 scipy-openblas numpy wheels bundle (its symbols scipy_cblas_s*64_), else None."""
+    blas = np.__config__.CONFIG.get("Build Dependencies", {}).get("blas", {})
+    if blas.get("name") != "scipy-openblas" or "USE64BITINT" not in blas.get("openblas configuration", ""):
+        return None
+    from threadpoolctl import threadpool_info
+
+    found = []
+    for lib in threadpool_info():
+        if lib.get("internal_api") != "openblas" or lib.get("version") != blas.get("version"):
+            continue
+        try:
+            dll = ctypes.CDLL(lib["filepath"])
+            found.append((ctypes.cast(dll.scipy_cblas_sgemm64_, ctypes.c_void_p).value,
+                          ctypes.cast(dll.scipy_cblas_sgemv64_, ctypes.c_void_p).value))
+        except (OSError, AttributeError):  # not loadable here, or another build's symbols
+            continue
+    return found[0] if len(found) == 1 else None  # (two of them: which one numpy calls is unknown)
+
+
+def _products_agree() -> bool:
+    """Whether `matmul` gives np.matmul's bits for one product of each kind (gemm, both
+    gemv, the loop of k == 1): the check that the BLAS found is numpy's."""
+    rng = np.random.default_rng(0)
+    for m, k, p in ((37, 29, 23), (1, 29, 23), (37, 29, 1), (5, 1, 7)):
+        a, b = rng.standard_normal((2, m, k), np.float32), rng.standard_normal((k, p), np.float32)
+        out = np.empty((2, m, p), np.float16)
+        if not (_f16.matmul(a, b, out, None, None, 0, 2, 2, 1, m, k, p)
+                and np.array_equal(out.view(np.uint16), np.matmul(a, b).astype(np.float16).view(np.uint16))):
+            return False
+    return True
+
+
+def _products() -> bool:
+    if not NATIVE or os.environ.get("STC_PRODUCTS_NATIVE", "1") == "0":
+        return False
+    addresses = _numpy_blas()
+    if addresses is None:
+        return False
+    _f16.set_blas(*addresses)
+    if _products_agree():
+        return True
+    _f16.set_blas(0, 0)
+    return False
+
+
+PRODUCTS = _products()
+"""Whether `conv`, `depthwise` and `matmul` compute in C (numpy's BLAS found and agreeing)."""
+
+
+def _epilogue_operands(out: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None,
+                       activation: str, shape: tuple) -> bool:
+    """Whether `out`, `bias` and `residual` (of `shape`, fp32 or fp16) are what the C
+    commands take (the rest, type and layout, is checked in C)."""
+    return (out.dtype == np.float16 and out.size and activation in ACTIVATIONS
+            and (residual is None or residual.shape == shape))
+
+
+def conv(out: np.ndarray, w: np.ndarray, columns: np.ndarray, bias: np.ndarray | None,
+         residual: np.ndarray | None, activation: str, shape: tuple) -> bool:
+    """`out` = fp16(act(np.matmul(w, columns) + bias + residual)), `w` fp32 (groups, og, k),
+    `columns` fp32 (n, groups, k, p) (`kernels.conv2d_columns`), `bias` one fp32 per output
+    channel, `residual` of the product's `shape` (n, groups * og, ho, wo): the bits of
+    `kernels.conv2d` then `store_epilogue`. False when left to the caller (no C products,
+    other types or layouts, a NaN met: `out` may be partly written)."""
+    n, groups, k, p = columns.shape
+    og = w.shape[1]
+    if not PRODUCTS or not _epilogue_operands(out, bias, residual, activation, shape):
+        return False
+    return _f16.conv(w, columns, out, bias, residual, ACTIVATIONS[activation], n, groups, og, k, p)
+
+
+def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
+              residual: np.ndarray | None, activation: str, strides, pads, dilations, shape: tuple) -> bool:
+    """`conv` of a depthwise conv working on `depthwise_windows` (`kernels.uses_windows`),
+    of fp32 `x` (n, c, h, w) and `w` (c, 1, kh, kw), the windows built inside; `shape` is
+    its output's (n, c, ho, wo)."""
+    n, c, h, wd = x.shape
+    kh, kw = w.shape[2:]
+    ho, wo = shape[2:]
+    if not PRODUCTS or not _epilogue_operands(out, bias, residual, activation, shape):
+        return False
+    return _f16.depthwise(x, w, out, bias, residual, ACTIVATIONS[activation], n, c, h, wd, kh, kw,
+                          *strides, *dilations, ho, wo, pads[0], pads[1])
+
+
+def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None,
+           residual: np.ndarray | None, activation: str) -> bool:
+    """`out` = fp16(act(np.matmul(a, b) + bias + residual)), `a` and `b` fp32 (..., m, k) and
+    (..., k, p), their batches equal or either of one matrix, `bias` p fp32 values: the bits
+    of `kernels.matmul`, `+= bias`, `kernels.epilogue` and `store`. False as `conv`."""
+    if not PRODUCTS or a.ndim < 2 or b.ndim < 2 or (bias is not None and bias.shape[-1:] != b.shape[-1:]):
+        return False
+    a_batch, b_batch = a.shape[:-2], b.shape[:-2]
+    batch_shape = a_batch if len(a_batch) >= len(b_batch) else b_batch
+    a_count, b_count = int(np.prod(a_batch)), int(np.prod(b_batch))
+    if a_batch != b_batch and (a_count != 1 or len(a_batch) > len(b_batch)) and (
+            b_count != 1 or len(b_batch) > len(a_batch)):
+        return False  # (a broadcasting of several axes: numpy's)
+    m, k = a.shape[-2:]
+    p = b.shape[-1]
+    if b.shape[-2] != k or not k or not _epilogue_operands(out, bias, residual, activation, (*batch_shape, m, p)):
+        return False
+    batch = max(a_count, b_count)
+    return _f16.matmul(a, b, out, bias, residual, ACTIVATIONS[activation], batch, a_count, b_count, m, k, p)

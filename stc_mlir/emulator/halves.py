@@ -255,10 +255,12 @@ def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | Non
     if not PRODUCTS or a.ndim < 2 or b.ndim < 2 or (bias is not None and bias.shape[-1:] != b.shape[-1:]):
         return False
     a_batch, b_batch = a.shape[:-2], b.shape[:-2]
-    batch_shape = a_batch if len(a_batch) >= len(b_batch) else b_batch
     a_count, b_count = int(np.prod(a_batch)), int(np.prod(b_batch))
-    if a_batch != b_batch and (a_count != 1 or len(a_batch) > len(b_batch)) and (
-            b_count != 1 or len(b_batch) > len(a_batch)):
+    if a_batch == b_batch or (b_count == 1 and len(b_batch) <= len(a_batch)):
+        batch_shape = a_batch
+    elif a_count == 1 and len(a_batch) <= len(b_batch):
+        batch_shape = b_batch
+    else:
         return False  # (a broadcasting of several axes: numpy's)
     m, k = a.shape[-2:]
     p = b.shape[-1]

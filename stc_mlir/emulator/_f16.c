@@ -103,15 +103,35 @@ F16C static void floats_to_halves(const float *src, uint16_t *dst, Py_ssize_t n)
    payloads this does not promise to follow. */
 #define CHUNK 512
 
-/* The end of a chunk v (len elements, acc + bias): + residual (fp32, or fp16 `res_halves`,
-   converted exactly as to_f32 does), the activation, the store into o; 0 on a NaN. */
-F16C static int finish_chunk(float *v, Py_ssize_t len, const void *residual, int res_halves,
-                             int act, uint16_t *o) {
-    if (residual) {
+/* Where the elements of a tile are: element e (in C order of its shape) at
+   base + (i / n1) * s0 + (i % n1) * s1 + (e % inner) * itemsize with i = e / inner (bytes);
+   runs of `inner` elements are contiguous (a tile of whole planes or rows in a larger one). */
+typedef struct {
+    char *base;
+    Py_ssize_t inner, n1, s0, s1, itemsize;
+} layout;
+
+static inline void *layout_at(const layout *l, Py_ssize_t e) {
+    Py_ssize_t i = e / l->inner;
+    return l->base + i / l->n1 * l->s0 + i % l->n1 * l->s1 + e % l->inner * l->itemsize;
+}
+
+/* a C-contiguous buffer of n elements */
+static layout contiguous(void *buf, Py_ssize_t n, Py_ssize_t itemsize) {
+    layout l = {(char *)buf, n > 0 ? n : 1, 1, 0, 0, itemsize};
+    return l;
+}
+
+/* The end of a chunk v (len elements, acc + bias): + the residual's elements from `at`
+   (fp32, or fp16 converted exactly as to_f32 does), the activation, the store into out's
+   from `at` (all of them in one contiguous run of both); 0 on a NaN. */
+F16C static int finish_chunk(float *v, Py_ssize_t len, const layout *res, int act,
+                             const layout *out, Py_ssize_t at) {
+    if (res) {
         float rs[CHUNK];
-        const float *r = (const float *)residual;
-        if (res_halves) {
-            halves_to_floats((const uint16_t *)residual, rs, len);
+        const float *r = (const float *)layout_at(res, at);
+        if (res->itemsize == 2) {
+            halves_to_floats((const uint16_t *)r, rs, len);
             r = rs;
         }
         for (Py_ssize_t k = 0; k < len; k++) {
@@ -135,23 +155,26 @@ F16C static int finish_chunk(float *v, Py_ssize_t len, const void *residual, int
             v[k] = x > 6.0f ? 6.0f : x;
         }
     }
-    floats_to_halves(v, o, len);
+    floats_to_halves(v, (uint16_t *)layout_at(out, at), len);
     return 1;
 }
 
-/* the element `at` of a residual of fp32 or (res_halves) fp16 elements, NULL for none */
-static inline const void *residual_at(const void *residual, int res_halves, Py_ssize_t at) {
-    if (!residual) {
-        return NULL;
+/* the elements from `at` a chunk of at most `len` may take: within one contiguous run of
+   out and of the residual */
+static inline Py_ssize_t in_runs(Py_ssize_t len, Py_ssize_t at, const layout *out, const layout *res) {
+    Py_ssize_t run = out->inner - at % out->inner;
+    if (res && res->inner - at % res->inner < run) {
+        run = res->inner - at % res->inner;
     }
-    return res_halves ? (const void *)((const uint16_t *)residual + at) : (const void *)((const float *)residual + at);
+    return len < run ? len : run;
 }
 
 /* bias one value per channel of acc (..., channels, inner); or, batch > 0, acc (channels,
-   batch, inner) stored as out (batch, channels, inner), the residual laid out as out */
+   batch, inner) stored as out (batch, channels, inner); out's and the residual's elements
+   from `first` on (the residual laid out as out) */
 F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t channels,
-                                Py_ssize_t inner, const void *residual, int res_halves, int act,
-                                uint16_t *out, Py_ssize_t n, Py_ssize_t batch) {
+                                Py_ssize_t inner, const layout *res, int act, const layout *out,
+                                Py_ssize_t n, Py_ssize_t batch, Py_ssize_t first) {
     float v[CHUNK];
     Py_ssize_t channel = 0, pos = 0;  /* where `start` is: channel plane, place in it */
     Py_ssize_t image = 0;  /* channels first (batch > 0): the plane's image */
@@ -160,8 +183,9 @@ F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t 
         if ((bias || batch) && len > inner - pos) {
             len = inner - pos;  /* one bias value (and one output plane) per chunk */
         }
+        Py_ssize_t at = first + (batch ? (image * channels + channel) * inner + pos : start);
+        len = in_runs(len, at, out, res);
         const float *a = acc + start;
-        Py_ssize_t at = batch ? (image * channels + channel) * inner + pos : start;  /* in out */
         if (bias) {
             const float b = bias[channel];
             for (Py_ssize_t k = 0; k < len; k++) {
@@ -180,7 +204,7 @@ F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t 
                 channel++;
             }
         }
-        if (!finish_chunk(v, len, residual_at(residual, res_halves, at), res_halves, act, out + at)) {
+        if (!finish_chunk(v, len, res, act, out, at)) {
             return 0;
         }
         start += len;
@@ -191,11 +215,11 @@ F16C static int epilogue_halves(const float *acc, const float *bias, Py_ssize_t 
 /* The same with the bias one value per column of acc (..., columns) (a matmul's: numpy's
    `acc += bias` of a bias of shape (columns,)), residual and out laid out as acc. */
 F16C static int rows_epilogue(const float *acc, const float *bias, Py_ssize_t columns,
-                              const void *residual, int res_halves, int act, uint16_t *out,
-                              Py_ssize_t n) {
+                              const layout *res, int act, const layout *out, Py_ssize_t n,
+                              Py_ssize_t first) {
     float v[CHUNK];
     for (Py_ssize_t start = 0; start < n;) {
-        Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
+        Py_ssize_t len = in_runs(n - start < CHUNK ? n - start : CHUNK, first + start, out, res);
         const float *a = acc + start;
         if (bias) {
             Py_ssize_t j = start % columns;
@@ -206,7 +230,7 @@ F16C static int rows_epilogue(const float *acc, const float *bias, Py_ssize_t co
         } else {
             memcpy(v, a, (size_t)len * sizeof(float));
         }
-        if (!finish_chunk(v, len, residual_at(residual, res_halves, start), res_halves, act, out + start)) {
+        if (!finish_chunk(v, len, res, act, out, first + start)) {
             return 0;
         }
         start += len;
@@ -456,10 +480,12 @@ static PyObject *set_blas(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* The operands of a command: C-contiguous, aligned buffers of the formats wanted. */
+/* The operands of a command: a, b and bias C-contiguous; out and the residual tiles whose
+   elements are in runs (`layout`); all aligned, of the formats wanted. */
 typedef struct {
     Py_buffer view[5];  /* a, b, out, bias, residual */
     int held[5];
+    layout out, res;
 } operands;
 
 static void release(operands *ops) {
@@ -471,15 +497,67 @@ static void release(operands *ops) {
     }
 }
 
+/* The layout of a strided buffer: 0 if its elements are not in runs at two strides at most
+   (after merging the dimensions that can be) or not aligned. */
+static int strided_layout(const Py_buffer *v, layout *l) {
+    Py_ssize_t item = v->itemsize, inner = 1, dims[2] = {1, 1}, strides[2] = {0, 0};
+    int d = v->ndim, k = 0;
+    while (d > 0 && (v->shape[d - 1] == 1 || v->strides[d - 1] == inner * item)) {
+        inner *= v->shape[--d];
+    }
+    for (int i = 0; i < d; i++) {
+        if (v->shape[i] == 1) {
+            continue;
+        }
+        if (v->strides[i] % item) {
+            return 0;
+        }
+        if (k > 0 && strides[k - 1] == v->shape[i] * v->strides[i]) {
+            dims[k - 1] *= v->shape[i];
+            strides[k - 1] = v->strides[i];
+        } else if (k == 2) {
+            return 0;
+        } else {
+            dims[k] = v->shape[i];
+            strides[k++] = v->strides[i];
+        }
+    }
+    l->base = (char *)v->buf;
+    l->inner = inner > 0 ? inner : 1;
+    l->itemsize = item;
+    l->n1 = k == 2 ? dims[1] : k == 1 ? dims[0] : 1;
+    l->s0 = k == 2 ? strides[0] : 0;
+    l->s1 = k == 2 ? strides[1] : k == 1 ? strides[0] : 0;
+    return 1;
+}
+
+/* the bytes [lo, hi) a layout of n elements spans */
+static void span(const layout *l, Py_ssize_t n, char **lo, char **hi) {
+    *lo = *hi = l->base;
+    for (Py_ssize_t e = 0; e < n; e += l->inner) {  /* (each run's ends; strides may be < 0) */
+        char *at = (char *)layout_at(l, e);
+        *lo = at < *lo ? at : *lo;
+        *hi = at + l->inner * l->itemsize > *hi ? at + l->inner * l->itemsize : *hi;
+    }
+}
+
+static int overlap(const layout *x, Py_ssize_t xn, const layout *y, Py_ssize_t yn) {
+    char *xl, *xh, *yl, *yh;
+    span(x, xn, &xl, &xh);
+    span(y, yn, &yl, &yh);
+    return xl < yh && yl < xh;
+}
+
 /* Takes a, b (fp32), out (fp16, writable), bias (None or fp32), residual (None, fp32 or
-   fp16: *res_halves): 1, or 0 (nothing held, no error) when one is not such a buffer. */
-static int take(PyObject *const *objs, operands *ops, int *res_halves) {
+   fp16): 1, or 0 (nothing held, no error) when one is not such a buffer, or out overlaps a,
+   b or (laid out otherwise) the residual (numpy's path then works on copies). */
+static int take(PyObject *const *objs, operands *ops) {
     memset(ops, 0, sizeof(*ops));
     for (int i = 0; i < 5; i++) {
         if (objs[i] == Py_None && i >= 3) {
             continue;
         }
-        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 2 ? PyBUF_WRITABLE : 0);
+        int flags = PyBUF_FORMAT | (i == 2 || i == 4 ? PyBUF_STRIDES : PyBUF_C_CONTIGUOUS) | (i == 2 ? PyBUF_WRITABLE : 0);
         if (PyObject_GetBuffer(objs[i], &ops->view[i], flags) < 0) {
             PyErr_Clear();
             release(ops);
@@ -489,13 +567,26 @@ static int take(PyObject *const *objs, operands *ops, int *res_halves) {
         Py_buffer *v = &ops->view[i];
         int halves = i == 2 || (i == 4 && format_is(v, 'e') && v->itemsize == 2);
         int ok = halves ? format_is(v, 'e') && v->itemsize == 2 : format_is(v, 'f') && v->itemsize == 4;
+        if (ok && (i == 2 || i == 4)) {
+            ok = strided_layout(v, i == 2 ? &ops->out : &ops->res);
+        }
         if (!ok || (uintptr_t)v->buf % (uintptr_t)v->itemsize) {
             release(ops);
             return 0;
         }
-        if (i == 4) {
-            *res_halves = halves;
+    }
+    Py_ssize_t n = ops->view[2].len / 2;
+    for (int i = 0; i < 2; i++) {
+        layout in = contiguous(ops->view[i].buf, ops->view[i].len / 4, 4);
+        if (overlap(&ops->out, n, &in, ops->view[i].len / 4)) {
+            release(ops);
+            return 0;
         }
+    }
+    if (ops->held[4] && overlap(&ops->out, n, &ops->res, ops->view[4].len / ops->res.itemsize)
+            && memcmp(&ops->out, &ops->res, sizeof(layout))) {
+        release(ops);
+        return 0;
     }
     return 1;
 }
@@ -544,19 +635,18 @@ static int sizes(const char *what, PyObject *const *args, Py_ssize_t nargs, Py_s
 
 #if HAVE_F16C_PATH
 /* `batch` slices: acc_s = a[s % a_mod] (m x n) @ b[s % b_mod] (n x p), then the epilogue of
-   its m * p outputs at s * m * p (conv: bias per row, (s % groups) * m on; matmul:
-   `rows`, bias per column) into out; 0 on a NaN (out partly written). */
-F16C static int batched(const float *a, const float *b, uint16_t *out, const float *bias,
-                        const void *res, int res_halves, int act, Py_ssize_t m, Py_ssize_t n,
-                        Py_ssize_t p, Py_ssize_t batch, Py_ssize_t a_mod, Py_ssize_t b_mod,
-                        Py_ssize_t groups, int rows, float *acc) {
+   its m * p outputs, out's (and the residual's) elements from s * m * p on (conv: bias per
+   row, (s % groups) * m on; matmul: `rows`, bias per column); 0 on a NaN (out partly
+   written). */
+F16C static int batched(const float *a, const float *b, const float *bias, const layout *res,
+                        int act, const layout *out, Py_ssize_t m, Py_ssize_t n, Py_ssize_t p,
+                        Py_ssize_t batch, Py_ssize_t a_mod, Py_ssize_t b_mod, Py_ssize_t groups,
+                        int rows, float *acc) {
     for (Py_ssize_t s = 0; s < batch; s++) {
         slice_product(a + s % a_mod * m * n, b + s % b_mod * n * p, acc, m, n, p);
-        Py_ssize_t at = s * m * p;
-        const void *r = residual_at(res, res_halves, at);
-        int ok = rows ? rows_epilogue(acc, bias, p, r, res_halves, act, out + at, m * p)
-                      : epilogue_halves(acc, bias ? bias + s % groups * m : NULL, m, p, r,
-                                        res_halves, act, out + at, m * p, 0);
+        int ok = rows ? rows_epilogue(acc, bias, p, res, act, out, m * p, s * m * p)
+                      : epilogue_halves(acc, bias ? bias + s % groups * m : NULL, m, p, res, act, out,
+                                        m * p, 0, s * m * p);
         if (!ok) {
             return 0;
         }
@@ -567,7 +657,7 @@ F16C static int batched(const float *a, const float *b, uint16_t *out, const flo
 
 /* The shared end of conv and matmul: the slices' products and epilogues with the GIL
    released; True, or False (the caller's numpy path) for m == p == 1 or a NaN met. */
-static PyObject *run_batched(const char *what, operands *ops, int res_halves, int act, Py_ssize_t m,
+static PyObject *run_batched(const char *what, operands *ops, int act, Py_ssize_t m,
                              Py_ssize_t n, Py_ssize_t p, Py_ssize_t batch, Py_ssize_t a_mod,
                              Py_ssize_t b_mod, Py_ssize_t groups, int rows) {
     Py_ssize_t out_n = batch * m * p;
@@ -584,9 +674,9 @@ static PyObject *run_batched(const char *what, operands *ops, int res_halves, in
     if (acc != NULL) {
         Py_BEGIN_ALLOW_THREADS
         done = batched((const float *)ops->view[0].buf, (const float *)ops->view[1].buf,
-                       (uint16_t *)ops->view[2].buf, ops->held[3] ? (const float *)ops->view[3].buf : NULL,
-                       ops->held[4] ? ops->view[4].buf : NULL, res_halves, act, m, n, p, batch,
-                       a_mod, b_mod, groups, rows, acc);
+                       ops->held[3] ? (const float *)ops->view[3].buf : NULL,
+                       ops->held[4] ? &ops->res : NULL, act, &ops->out, m, n, p, batch, a_mod,
+                       b_mod, groups, rows, acc);
         Py_END_ALLOW_THREADS
         PyMem_RawFree(acc);
     } else if (!(m == 1 && p == 1)) {
@@ -600,31 +690,31 @@ static PyObject *run_batched(const char *what, operands *ops, int res_halves, in
 
 /* conv(w, columns, out, bias, residual, act, n, groups, og, k, p) -> bool: a conv's product
    np.matmul(w (groups, og, k), columns (n, groups, k, p)), + bias (one per output channel),
-   + residual (fp32 or fp16, out's layout), act, into out (n, groups * og, p) fp16. False
+   + residual (fp32 or fp16, out's shape), act, into out (n, groups * og, p) fp16. False
    (nothing held): an operand not of that kind, m == p == 1, no BLAS, a NaN (out partly
    written). */
 static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    int act, res_halves = 0;
+    int act;
     Py_ssize_t d[5];
     operands ops;
     if (!sizes("conv", args, nargs, 5, &act, d, 5)) {
         return NULL;
     }
-    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops, &res_halves)) {
+    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops)) {
         Py_RETURN_FALSE;
     }
     Py_ssize_t n = d[0], groups = d[1], og = d[2], k = d[3], p = d[4];
-    return run_batched("conv", &ops, res_halves, act, og, k, p, n * groups, groups, n * groups, groups, 0);
+    return run_batched("conv", &ops, act, og, k, p, n * groups, groups, n * groups, groups, 0);
 }
 
 /* matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p) -> bool:
    np.matmul(a (a_batch, m, k), b (b_batch, k, p)) with a_batch and b_batch each batch or 1
-   (broadcast), + bias (p values), + residual (out's layout), act, into out (batch, m, p)
+   (broadcast), + bias (p values), + residual (out's shape), act, into out (batch, m, p)
    fp16; False as conv. */
 static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    int act, res_halves = 0;
+    int act;
     Py_ssize_t d[6];
     operands ops;
     if (!sizes("matmul", args, nargs, 6, &act, d, 6)) {
@@ -636,26 +726,26 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                      "to %zd", a_batch, b_batch, batch);
         return NULL;
     }
-    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops, &res_halves)) {
+    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops)) {
         Py_RETURN_FALSE;
     }
-    return run_batched("matmul", &ops, res_halves, act, m, k, p, batch, a_batch, b_batch, 1, 1);
+    return run_batched("matmul", &ops, act, m, k, p, batch, a_batch, b_batch, 1, 1);
 }
 
 /* depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl)
    -> bool: a depthwise conv of fp32 x (n, c, h, w) with w (c, 1, kh, kw): its windows
    (c, kh * kw, n * ho * wo) (conv_windows), the product np.matmul(w (c, 1, kh * kw),
-   windows) (c, n * ho * wo), + bias per channel, + residual (out's layout), act, into out
+   windows) (c, n * ho * wo), + bias per channel, + residual (out's shape), act, into out
    (n, c, ho, wo) fp16; False as conv. */
 static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    int act, res_halves = 0;
+    int act;
     Py_ssize_t d[14];
     operands ops;
     if (!sizes("depthwise", args, nargs, 14, &act, d, 12)) {
         return NULL;
     }
-    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops, &res_halves)) {
+    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops)) {
         Py_RETURN_FALSE;
     }
     Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
@@ -679,8 +769,7 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
             slice_product(weights + ch * k, win + ch * k * p, acc + ch * p, 1, k, p);
         }
         done = epilogue_halves(acc, ops.held[3] ? (const float *)ops.view[3].buf : NULL, c, ho * wo,
-                               ops.held[4] ? ops.view[4].buf : NULL, res_halves, act,
-                               (uint16_t *)ops.view[2].buf, out_n, n);
+                               ops.held[4] ? &ops.res : NULL, act, &ops.out, out_n, n, 0);
         Py_END_ALLOW_THREADS
         PyMem_RawFree(win);
     } else if (p != 1) {
@@ -786,9 +875,9 @@ static PyObject *epilogue(PyObject *self, PyObject *args) {
 #if HAVE_F16C_PATH
     if (ok) {
         Py_BEGIN_ALLOW_THREADS
+        layout o = contiguous(out.buf, n, 2), r = contiguous(res.buf, n, res_halves ? 2 : 4);
         done = epilogue_halves((const float *)acc.buf, have_bias ? (const float *)bias.buf : NULL,
-                               channels, inner, have_res ? res.buf : NULL, res_halves, act,
-                               (uint16_t *)out.buf, n, batch);
+                               channels, inner, have_res ? &r : NULL, act, &o, n, batch, 0);
         Py_END_ALLOW_THREADS
     }
 #endif

@@ -124,7 +124,8 @@ static layout contiguous(void *buf, Py_ssize_t n, Py_ssize_t itemsize) {
 
 /* The end of a chunk v (len elements, acc + bias): + the residual's elements from `at`
    (fp32, or fp16 converted exactly as to_f32 does), the activation, the store into out's
-   from `at` (all of them in one contiguous run of both); 0 on a NaN. */
+   from `at` (all of them in one contiguous run of both), rounded to fp16 or (an fp32 out)
+   as they are; 0 on a NaN. */
 F16C static int finish_chunk(float *v, Py_ssize_t len, const layout *res, int act,
                              const layout *out, Py_ssize_t at) {
     if (res) {
@@ -155,7 +156,11 @@ F16C static int finish_chunk(float *v, Py_ssize_t len, const layout *res, int ac
             v[k] = x > 6.0f ? 6.0f : x;
         }
     }
-    floats_to_halves(v, (uint16_t *)layout_at(out, at), len);
+    if (out->itemsize == 2) {
+        floats_to_halves(v, (uint16_t *)layout_at(out, at), len);
+    } else {  /* an fp32 output (a partial sum): stored as it is */
+        memcpy(layout_at(out, at), v, (size_t)len * sizeof(float));
+    }
     return 1;
 }
 
@@ -548,7 +553,7 @@ static int overlap(const layout *x, Py_ssize_t xn, const layout *y, Py_ssize_t y
     return xl < yh && yl < xh;
 }
 
-/* Takes a, b (fp32), out (fp16, writable), bias (None or fp32), residual (None, fp32 or
+/* Takes a, b (fp32), out (fp16 or fp32, writable), bias (None or fp32), residual (None, fp32 or
    fp16): 1, or 0 (nothing held, no error) when one is not such a buffer, or out overlaps a,
    b or (laid out otherwise) the residual (numpy's path then works on copies). */
 static int take(PyObject *const *objs, operands *ops) {
@@ -565,7 +570,7 @@ static int take(PyObject *const *objs, operands *ops) {
         }
         ops->held[i] = 1;
         Py_buffer *v = &ops->view[i];
-        int halves = i == 2 || (i == 4 && format_is(v, 'e') && v->itemsize == 2);
+        int halves = (i == 2 || i == 4) && format_is(v, 'e') && v->itemsize == 2;
         int ok = halves ? format_is(v, 'e') && v->itemsize == 2 : format_is(v, 'f') && v->itemsize == 4;
         if (ok && (i == 2 || i == 4)) {
             ok = strided_layout(v, i == 2 ? &ops->out : &ops->res);
@@ -575,7 +580,7 @@ static int take(PyObject *const *objs, operands *ops) {
             return 0;
         }
     }
-    Py_ssize_t n = ops->view[2].len / 2;
+    Py_ssize_t n = ops->view[2].len / ops->out.itemsize;
     for (int i = 0; i < 2; i++) {
         layout in = contiguous(ops->view[i].buf, ops->view[i].len / 4, 4);
         if (overlap(&ops->out, n, &in, ops->view[i].len / 4)) {
@@ -690,7 +695,7 @@ static PyObject *run_batched(const char *what, operands *ops, int act, Py_ssize_
 
 /* conv(w, columns, out, bias, residual, act, n, groups, og, k, p) -> bool: a conv's product
    np.matmul(w (groups, og, k), columns (n, groups, k, p)), + bias (one per output channel),
-   + residual (fp32 or fp16, out's shape), act, into out (n, groups * og, p) fp16. False
+   + residual (fp32 or fp16, out's shape), act, into out (n, groups * og, p) fp16 or fp32. False
    (nothing held): an operand not of that kind, m == p == 1, no BLAS, a NaN (out partly
    written). */
 static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -710,8 +715,8 @@ static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 
 /* matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p) -> bool:
    np.matmul(a (a_batch, m, k), b (b_batch, k, p)) with a_batch and b_batch each batch or 1
-   (broadcast), + bias (p values), + residual (out's shape), act, into out (batch, m, p)
-   fp16; False as conv. */
+   (broadcast), + bias (p values), + residual (out's shape), act, into out (batch, m, p) fp16 or
+   fp32; False as conv. */
 static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     int act;
@@ -736,7 +741,7 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
    -> bool: a depthwise conv of fp32 x (n, c, h, w) with w (c, 1, kh, kw): its windows
    (c, kh * kw, n * ho * wo) (conv_windows), the product np.matmul(w (c, 1, kh * kw),
    windows) (c, n * ho * wo), + bias per channel, + residual (out's shape), act, into out
-   (n, c, ho, wo) fp16; False as conv. */
+   (n, c, ho, wo) fp16 or fp32; False as conv. */
 static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     int act;

@@ -215,13 +215,14 @@ def _epilogue_operands(out: np.ndarray, bias: np.ndarray | None, residual: np.nd
                        activation: str, shape: tuple) -> bool:
     """Whether `out`, `bias` and `residual` (of `shape`, fp32 or fp16) are what the C
     commands take (the rest, type and layout, is checked in C)."""
-    return (out.dtype == np.float16 and out.size and activation in ACTIVATIONS
+    return (out.dtype in (np.float16, np.float32) and out.size and activation in ACTIVATIONS
             and (residual is None or residual.shape == shape))
 
 
 def conv(out: np.ndarray, w: np.ndarray, columns: np.ndarray, bias: np.ndarray | None,
          residual: np.ndarray | None, activation: str, shape: tuple) -> bool:
-    """`out` = fp16(act(np.matmul(w, columns) + bias + residual)), `w` fp32 (groups, og, k),
+    """`out` = act(np.matmul(w, columns) + bias + residual) (rounded to fp16 for an fp16
+    `out`, fp32 stored as it is), `w` fp32 (groups, og, k),
     `columns` fp32 (n, groups, k, p) (`kernels.conv2d_columns`), `bias` one fp32 per output
     channel, `residual` of the product's `shape` (n, groups * og, ho, wo): the bits of
     `kernels.conv2d` then `store_epilogue`. False when left to the caller (no C products,
@@ -249,7 +250,7 @@ def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | 
 
 def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None,
            residual: np.ndarray | None, activation: str) -> bool:
-    """`out` = fp16(act(np.matmul(a, b) + bias + residual)), `a` and `b` fp32 (..., m, k) and
+    """`out` = act(np.matmul(a, b) + bias + residual) (fp16 or fp32 as `conv`), `a` and `b` fp32 (..., m, k) and
     (..., k, p), their batches equal or either of one matrix, `bias` p fp32 values: the bits
     of `kernels.matmul`, `+= bias`, `kernels.epilogue` and `store`. False as `conv`."""
     if not PRODUCTS or a.ndim < 2 or b.ndim < 2 or (bias is not None and bias.shape[-1:] != b.shape[-1:]):

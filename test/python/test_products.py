@@ -30,14 +30,14 @@ def calls(monkeypatch):
     return seen
 
 
-def _outputs(monkeypatch, cmd, ins, shape):
+def _outputs(monkeypatch, cmd, ins, shape, dtype=np.float16):
     """The output bits of `cmd` with the C products and with numpy's path."""
     bits = []
     for on in (True, False):
         monkeypatch.setattr(halves, "PRODUCTS", on)
-        out = np.full(shape, np.nan, np.float16)
+        out = np.full(shape, np.nan, dtype)
         functional.execute(cmd, dict(ins), {"output": out})
-        bits.append(out.view(np.uint16).copy())
+        bits.append(out.view(np.uint16 if dtype == np.float16 else np.uint32).copy())
     return bits
 
 
@@ -86,12 +86,13 @@ CONVS = [  # n, c, o, h, w, kernel, strides, pads, dilations, groups
 @products
 @pytest.mark.parametrize("case", CONVS)
 @pytest.mark.parametrize("act", ACTIVATIONS)
-@pytest.mark.parametrize("epilogue", ["bias", "fp16 residual", "fp32 residual", "both", "none"])
+@pytest.mark.parametrize("epilogue", ["bias", "fp16 residual", "fp32 residual", "both", "none", "fp32 out"])
 def test_conv_commands_give_numpys_bits(monkeypatch, calls, case, act, epilogue):
     rng = np.random.default_rng(zlib.crc32(repr((case, act, epilogue)).encode()))
-    residual = {"fp16 residual": np.float16, "fp32 residual": np.float32, "both": np.float16}.get(epilogue)
-    cmd, ins, shape = _conv_case(rng, *case, act, epilogue in ("bias", "both"), residual)
-    c_path, numpy_path = _outputs(monkeypatch, cmd, ins, shape)
+    residual = {"fp16 residual": np.float16, "fp32 residual": np.float32, "both": np.float16,
+                "fp32 out": np.float32}.get(epilogue)
+    cmd, ins, shape = _conv_case(rng, *case, act, epilogue in ("bias", "both", "fp32 out"), residual)
+    c_path, numpy_path = _outputs(monkeypatch, cmd, ins, shape, np.float32 if epilogue == "fp32 out" else np.float16)
     assert np.array_equal(c_path, numpy_path)
     n, c, o, h, w, kernel, _, _, _, groups = case
     depthwise = groups == c == o and kernel != (1, 1)
@@ -133,17 +134,17 @@ MATMULS = [  # lhs shape, rhs shape
 @products
 @pytest.mark.parametrize("shapes", MATMULS)
 @pytest.mark.parametrize("act", ACTIVATIONS)
-@pytest.mark.parametrize("epilogue", ["bias", "fp16 residual", "fp32 residual", "both", "none"])
+@pytest.mark.parametrize("epilogue", ["bias", "fp16 residual", "fp32 residual", "both", "none", "fp32 out"])
 def test_matmul_commands_give_numpys_bits(monkeypatch, calls, shapes, act, epilogue):
     rng = np.random.default_rng(zlib.crc32(repr((shapes, act, epilogue)).encode()))
     (a, b), out = shapes, np.broadcast_shapes(shapes[0][:-2], shapes[1][:-2]) + (shapes[0][-2], shapes[1][-1])
     ins = {"lhs": _values(rng, a), "rhs": _values(rng, b)}
     if epilogue in ("bias", "both"):
         ins["bias"] = _values(rng, (b[-1],))
-    if "residual" in epilogue or epilogue == "both":
-        ins["residual"] = _values(rng, out).astype(np.float32 if epilogue == "fp32 residual" else np.float16)
+    if "residual" in epilogue or epilogue in ("both", "fp32 out"):
+        ins["residual"] = _values(rng, out).astype(np.float16 if epilogue in ("fp16 residual", "both") else np.float32)
     cmd = types.SimpleNamespace(op="matmul", params={"act": act})
-    c_path, numpy_path = _outputs(monkeypatch, cmd, ins, out)
+    c_path, numpy_path = _outputs(monkeypatch, cmd, ins, out, np.float32 if epilogue == "fp32 out" else np.float16)
     assert np.array_equal(c_path, numpy_path)
     mirrored = not (a[-2] == b[-1] == 1) and shapes != ((2, 1, 8, 16), (1, 3, 16, 8))
     assert calls["matmul"] == ([True] if mirrored else [False] if a[-2] == b[-1] == 1 else [])
@@ -232,9 +233,11 @@ def _in_larger(x, axis, before=2, after=3):
 @pytest.mark.parametrize("op", ["conv2d", "depthwise", "matmul"])
 @pytest.mark.parametrize("axis", [0, 1, 2])
 @pytest.mark.parametrize("in_place", [False, True])
-def test_strided_outputs_and_residuals(monkeypatch, calls, op, axis, in_place):
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_strided_outputs_and_residuals(monkeypatch, calls, op, axis, in_place, dtype):
     """Output and residual tiles in larger buffers (whole planes or rows of them), and a
-    residual that is the output tile itself, as numpy's path gives them."""
+    residual that is the output tile itself (an fp32 partial sum, say), as numpy's path
+    gives them."""
     rng = np.random.default_rng(axis)
     if op == "matmul":
         cmd = types.SimpleNamespace(op="matmul", params={"act": "relu6"})
@@ -245,14 +248,14 @@ def test_strided_outputs_and_residuals(monkeypatch, calls, op, axis, in_place):
     bits = []
     for on in (True, False):
         monkeypatch.setattr(halves, "PRODUCTS", on)
-        out = _in_larger(np.full(shape, np.nan, np.float16), axis)
+        out = _in_larger(np.full(shape, np.nan, dtype), axis)
         given = dict(ins)
         if in_place:
-            out[...] = ins["residual"]
+            out[...] = ins["residual"].astype(dtype)
             given["residual"] = out
         else:
             given["residual"] = _in_larger(ins["residual"], 1 - axis if axis < 2 else 0)
         functional.execute(cmd, given, {"output": out})
-        bits.append(out.base.view(np.uint16).copy())
+        bits.append(out.base.view(np.uint8).copy())
     assert np.array_equal(*bits)
     assert calls["conv" if op == "conv2d" else op] == [True]

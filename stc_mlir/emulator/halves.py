@@ -27,6 +27,7 @@ or with `STC_PRODUCTS_NATIVE=0`, they return False and the caller takes numpy's 
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 
 import numpy as np
@@ -250,19 +251,20 @@ def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | 
 
 def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None,
            residual: np.ndarray | None, activation: str) -> bool:
-    """`out` = act(np.matmul(a, b) + bias + residual) (fp16 or fp32 as `conv`), `a` and `b` fp32 (..., m, k) and
-    (..., k, p), their batches equal or either of one matrix, `bias` p fp32 values: the bits
+    """`out` = act(np.matmul(a, b) + bias + residual) (fp16 or fp32 as `conv`), `a` and `b`
+    fp32 (..., m, k) and (..., k, p), their batches equal or either of one matrix, `bias` p
+    fp32 values: the bits
     of `kernels.matmul`, `+= bias`, `kernels.epilogue` and `store`. False as `conv`."""
     if not PRODUCTS or a.ndim < 2 or b.ndim < 2 or (bias is not None and bias.shape[-1:] != b.shape[-1:]):
         return False
-    a_batch, b_batch = a.shape[:-2], b.shape[:-2]
-    a_count, b_count = int(np.prod(a_batch)), int(np.prod(b_batch))
-    if a_batch == b_batch or (b_count == 1 and len(b_batch) <= len(a_batch)):
-        batch_shape = a_batch
-    elif a_count == 1 and len(a_batch) <= len(b_batch):
-        batch_shape = b_batch
-    else:
-        return False  # (a broadcasting of several axes: numpy's)
+    batch_shape, b_batch = a.shape[:-2], b.shape[:-2]
+    a_count = b_count = math.prod(batch_shape)
+    if batch_shape != b_batch:
+        b_count = math.prod(b_batch)
+        if a_count == 1 and len(batch_shape) <= len(b_batch):
+            batch_shape = b_batch
+        elif b_count != 1 or len(b_batch) > len(batch_shape):
+            return False  # (a broadcasting of several axes: numpy's)
     m, k = a.shape[-2:]
     p = b.shape[-1]
     if b.shape[-2] != k or not k or not _epilogue_operands(out, bias, residual, activation, (*batch_shape, m, p)):

@@ -608,34 +608,43 @@ static PyObject *size_error(const char *what, const operands *ops) {
     return NULL;
 }
 
-/* the arguments after the five operands: an activation 0-2 and `n` sizes >= 1 (0 allowed
-   from `zero_from` on); 0 with an error set otherwise */
-static int sizes(const char *what, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t n,
-                 int *act, Py_ssize_t *d, Py_ssize_t zero_from) {
+/* A command's arguments: the five operands (`take`), an activation 0-2 and `n` sizes >= 1
+   (0 allowed from `zero_from` on): 1 (the operands held), 0 (declined: an operand not of its
+   kind, no BLAS, no F16C; nothing held) or -1 (an error set, nothing held). */
+static int begin(const char *what, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t n,
+                 Py_ssize_t zero_from, int *act, Py_ssize_t *d, operands *ops) {
     if (nargs != 6 + n) {
         PyErr_Format(PyExc_TypeError, "%s takes %zd arguments, not %zd", what, 6 + n, nargs);
-        return 0;
+        return -1;
     }
     long a = PyLong_AsLong(args[5]);
     if (a == -1 && PyErr_Occurred()) {
-        return 0;
+        return -1;
     }
     if (a < 0 || a > 2) {
         PyErr_Format(PyExc_ValueError, "%s: activation %ld (0-2)", what, a);
-        return 0;
+        return -1;
     }
     *act = (int)a;
     for (Py_ssize_t k = 0; k < n; k++) {
         d[k] = PyLong_AsSsize_t(args[6 + k]);
         if (d[k] == -1 && PyErr_Occurred()) {
-            return 0;
+            return -1;
         }
         if (d[k] < (k >= zero_from ? 0 : 1)) {
             PyErr_Format(PyExc_ValueError, "%s: size %zd is %zd", what, k, d[k]);
-            return 0;
+            return -1;
         }
     }
-    return 1;
+    return cpu_has_f16c() && blas_sgemm != NULL && take(args, ops);
+}
+
+/* what a command returns when `begin` did not give it its operands */
+static PyObject *not_begun(int begun) {
+    if (begun < 0) {
+        return NULL;
+    }
+    Py_RETURN_FALSE;
 }
 
 #if HAVE_F16C_PATH
@@ -703,11 +712,9 @@ static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int act;
     Py_ssize_t d[5];
     operands ops;
-    if (!sizes("conv", args, nargs, 5, &act, d, 5)) {
-        return NULL;
-    }
-    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops)) {
-        Py_RETURN_FALSE;
+    int begun = begin("conv", args, nargs, 5, 5, &act, d, &ops);
+    if (begun <= 0) {
+        return not_begun(begun);
     }
     Py_ssize_t n = d[0], groups = d[1], og = d[2], k = d[3], p = d[4];
     return run_batched("conv", &ops, act, og, k, p, n * groups, groups, n * groups, groups, 0);
@@ -722,17 +729,16 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     int act;
     Py_ssize_t d[6];
     operands ops;
-    if (!sizes("matmul", args, nargs, 6, &act, d, 6)) {
-        return NULL;
+    int begun = begin("matmul", args, nargs, 6, 6, &act, d, &ops);
+    if (begun <= 0) {
+        return not_begun(begun);
     }
     Py_ssize_t batch = d[0], a_batch = d[1], b_batch = d[2], m = d[3], k = d[4], p = d[5];
     if ((a_batch != 1 && a_batch != batch) || (b_batch != 1 && b_batch != batch)) {
+        release(&ops);
         PyErr_Format(PyExc_ValueError, "matmul: operand batches %zd and %zd do not broadcast "
                      "to %zd", a_batch, b_batch, batch);
         return NULL;
-    }
-    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops)) {
-        Py_RETURN_FALSE;
     }
     return run_batched("matmul", &ops, act, m, k, p, batch, a_batch, b_batch, 1, 1);
 }
@@ -747,11 +753,9 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
     int act;
     Py_ssize_t d[14];
     operands ops;
-    if (!sizes("depthwise", args, nargs, 14, &act, d, 12)) {
-        return NULL;
-    }
-    if (!cpu_has_f16c() || blas_sgemm == NULL || !take(args, &ops)) {
-        Py_RETURN_FALSE;
+    int begun = begin("depthwise", args, nargs, 14, 12, &act, d, &ops);
+    if (begun <= 0) {
+        return not_begun(begun);
     }
     Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
     Py_ssize_t dh = d[8], dw = d[9], ho = d[10], wo = d[11], pt = d[12], pl = d[13];

@@ -15,6 +15,9 @@ from stc_mlir.emulator import functional, halves
 
 products = pytest.mark.skipif(not halves.PRODUCTS, reason="no C products (no _f16 module or numpy's BLAS not found)")
 ACTIVATIONS = ("none", "relu", "relu6")
+EPILOGUES = ("bias", "fp16 residual", "fp32 residual", "both", "none", "fp32 out")
+"""What a command does after its product (bias and/or residual, fp16 or fp32), into an
+fp16 output, or both into an fp32 one (a partial sum)."""
 
 
 @pytest.fixture
@@ -86,7 +89,7 @@ CONVS = [  # n, c, o, h, w, kernel, strides, pads, dilations, groups
 @products
 @pytest.mark.parametrize("case", CONVS)
 @pytest.mark.parametrize("act", ACTIVATIONS)
-@pytest.mark.parametrize("epilogue", ["bias", "fp16 residual", "fp32 residual", "both", "none", "fp32 out"])
+@pytest.mark.parametrize("epilogue", EPILOGUES)
 def test_conv_commands_give_numpys_bits(monkeypatch, calls, case, act, epilogue):
     rng = np.random.default_rng(zlib.crc32(repr((case, act, epilogue)).encode()))
     residual = {"fp16 residual": np.float16, "fp32 residual": np.float32, "both": np.float16,
@@ -134,7 +137,7 @@ MATMULS = [  # lhs shape, rhs shape
 @products
 @pytest.mark.parametrize("shapes", MATMULS)
 @pytest.mark.parametrize("act", ACTIVATIONS)
-@pytest.mark.parametrize("epilogue", ["bias", "fp16 residual", "fp32 residual", "both", "none", "fp32 out"])
+@pytest.mark.parametrize("epilogue", EPILOGUES)
 def test_matmul_commands_give_numpys_bits(monkeypatch, calls, shapes, act, epilogue):
     rng = np.random.default_rng(zlib.crc32(repr((shapes, act, epilogue)).encode()))
     (a, b), out = shapes, np.broadcast_shapes(shapes[0][:-2], shapes[1][:-2]) + (shapes[0][-2], shapes[1][-1])

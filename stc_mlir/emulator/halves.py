@@ -15,13 +15,15 @@ numpy passes over the accumulator otherwise), the same float operations in the s
 copies for a 3x3 kernel otherwise), the same values.
 
 `conv`, `depthwise` and `matmul` do a whole conv or matmul command (its windows for a
-depthwise conv, the product, the epilogue and the store) in one C call that releases the
-GIL, so that a second value thread (`stc_mlir.emulator.parallel`) computes while this one
-runs the event loop. The product calls the BLAS numpy calls, numpy's sgemm or sgemv with
-numpy's arguments (`_f16.c` mirrors numpy's matmul), so the bits are np.matmul's; the
-library is numpy's own OpenBLAS (scipy-openblas64, ILP64), found with threadpoolctl, and
-checked at import against np.matmul. Without it (another BLAS, no symbol, a check failing)
-or with `STC_PRODUCTS_NATIVE=0`, they return False and the caller takes numpy's path.
+depthwise conv, the product, the epilogue and the store into an fp16 tile, or an fp32 one:
+a partial sum) in one C call that releases the GIL, so that a second value thread
+(`stc_mlir.emulator.parallel`) computes while this one runs the event loop. The output and
+residual tiles may be views of larger memories (runs of whole rows or planes). The product
+calls the BLAS numpy calls, its sgemm or sgemv with numpy's arguments (`_f16.c` mirrors
+numpy's matmul), so the bits are np.matmul's; the library is numpy's own OpenBLAS
+(scipy-openblas64, ILP64), found with threadpoolctl and checked at import against
+np.matmul. Without it (another BLAS, no symbol, a check failing) or with
+`STC_PRODUCTS_NATIVE=0`, they return False and the caller takes numpy's path.
 """
 
 from __future__ import annotations

@@ -869,22 +869,22 @@ THREADS_VARIABLE = "STC_EMULATOR_THREADS"
 
 def numerics_threads(threads: int | None = None) -> int:
     """The threads computing the commands' values in an emulation (`parallel`): `threads`,
-    else $STC_EMULATOR_THREADS, else 2 if a core is idle (the load average of the last
-    minute leaves one of this process's cores free), else 1.
+    else $STC_EMULATOR_THREADS, else 1.
 
     Each of them calls a single-threaded BLAS: the emulator computes many small matrix
     products, for which BLAS threads waiting for a busy core cost more than they gain
     (ResNet-50 b16 took 133 s instead of 15 s on a loaded 2-core machine with the
     library's default), and a BLAS thread count changes the bits of a product; the
-    threads here compute whole commands, each as it would alone (the same bits). On a
-    machine with no core to spare, a second thread loses (it waits for the GIL and for
-    the other thread to be scheduled): hence the load test."""
+    threads here compute whole commands, each as it would alone (the same bits). One is
+    the default: a second thread did not pay on ResNet-50, BERT-base or MobileNetV2, not
+    even with a conv's or matmul's whole command computed without the GIL (the next
+    matrix command waits for each one's values, so a helper overlaps only the loop's work
+    between two of them, about what its hand-overs cost; docs/performance.md, eleventh
+    session), and on a machine with no core to spare it loses."""
     if threads is None:
         text = os.environ.get(THREADS_VARIABLE)
         if text is None:
-            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else cores
-            return 2 if cores >= 2 and load <= cores - 1 else 1
+            return 1
         try:
             threads = int(text)
         except ValueError:

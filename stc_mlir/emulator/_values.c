@@ -18,7 +18,21 @@
 #include <string.h>
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
-    *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data;
+    *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data, *s_budget, *s_per_memory, *s_flags,
+    *s_writeable, *s_views, *s_cmd;
+
+#define BAD(x) ((x) == -1 && PyErr_Occurred())
+
+/* obj.name (a Python int attribute) in *n */
+static int int_attr(PyObject *obj, PyObject *name, Py_ssize_t *n) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) {
+        return -1;
+    }
+    *n = PyLong_AsSsize_t(v);
+    Py_DECREF(v);
+    return BAD(*n) ? -1 : 0;
+}
 
 /* obj.name += delta (a Python int attribute) */
 static int add_to(PyObject *obj, PyObject *name, Py_ssize_t delta) {
@@ -47,8 +61,6 @@ static int add_to(PyObject *obj, PyObject *name, Py_ssize_t delta) {
 static inline Py_ssize_t item(PyObject *t, Py_ssize_t i) {
     return PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
 }
-
-#define BAD(x) ((x) == -1 && PyErr_Occurred())
 
 typedef struct {
     PyObject *memories, *aliases, *sources, *lock; /* new references */
@@ -307,83 +319,6 @@ static int parse_range(PyObject *const *args, Py_ssize_t *lo, Py_ssize_t *hi) {
     return BAD(*lo) || BAD(*hi) ? -1 : 0;
 }
 
-/* TileCache.get's look-up: the value kept for the tile at `lo` (`key`) or for the bytes it
-   was copied from (made most recently used), else NULL without an error */
-static PyObject *lookup(Cache *c, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key) {
-    PyObject *aliases = PyDict_GetItemWithError(c->aliases, memory), *at_key = NULL;
-    if (aliases == NULL && PyErr_Occurred()) {
-        return NULL;
-    }
-    Py_INCREF(memory);
-    Py_INCREF(key);
-    if (aliases != NULL && PyDict_GET_SIZE(aliases) > 0) { /* (no copy into this memory: the bytes are their own) */
-        PyObject *from;
-        Py_ssize_t at;
-        if (origin(c, memory, lo, hi, &from, &at) < 0) {
-            goto out;
-        }
-        Py_SETREF(memory, from);
-        if (at != lo) { /* (key[0] + at - lo, *key[1:]) */
-            Py_ssize_t first = PyLong_AsSsize_t(PyTuple_GET_ITEM(key, 0));
-            if (BAD(first) || (at_key = PyTuple_New(PyTuple_GET_SIZE(key))) == NULL) {
-                goto out;
-            }
-            PyObject *base = PyLong_FromSsize_t(first + at - lo);
-            if (base == NULL) {
-                goto out;
-            }
-            PyTuple_SET_ITEM(at_key, 0, base);
-            for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(key); i++) {
-                PyTuple_SET_ITEM(at_key, i, Py_NewRef(PyTuple_GET_ITEM(key, i)));
-            }
-            Py_SETREF(key, at_key);
-            at_key = NULL;
-        }
-    }
-    PyObject *entries = PyDict_GetItemWithError(c->memories, memory), *value = NULL;
-    PyObject *hit = entries == NULL ? NULL : PyDict_GetItemWithError(entries, key);
-    if (hit != NULL) { /* most recently used: to the end */
-        Py_INCREF(hit);
-        if (PyDict_DelItem(entries, key) == 0 && PyDict_SetItem(entries, key, hit) == 0) {
-            value = Py_NewRef(PyTuple_GET_ITEM(hit, 2));
-        }
-        Py_DECREF(hit);
-    }
-    Py_DECREF(memory);
-    Py_DECREF(key);
-    return value;
-out:
-    Py_XDECREF(at_key);
-    Py_DECREF(memory);
-    Py_DECREF(key);
-    return NULL;
-}
-
-/* lookup(cache, memory, lo, hi, key) -> the value kept, or None */
-static PyObject *py_lookup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    Py_ssize_t lo, hi;
-    if (nargs != 5 || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) < 1) {
-        PyErr_SetString(PyExc_TypeError, "lookup(cache, memory, lo, hi, key tuple)");
-        return NULL;
-    }
-    if (parse_range(args + 2, &lo, &hi) < 0) {
-        return NULL;
-    }
-    Cache c;
-    PyObject *value = NULL;
-    int r = -1;
-    if (cache_open(args[0], &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
-        value = lookup(&c, args[1], lo, hi, args[4]);
-        r = unlock(&c, value == NULL && PyErr_Occurred() ? -1 : 0);
-    }
-    cache_close(&c);
-    if (r < 0) {
-        Py_XDECREF(value);
-        return NULL;
-    }
-    return value != NULL ? value : Py_NewRef(Py_None);
-}
-
 /* the contiguous bytes of a uint8 array (a memory's data) */
 static int bytes_of(PyObject *array, Py_buffer *view) {
     return PyObject_GetBuffer(array, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS);
@@ -495,6 +430,316 @@ static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
     cache_close(&c);
     return r < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* TileCache._drop: entries.pop(key), its bytes no longer counted */
+static int drop(PyObject *cache, PyObject *entries, PyObject *key) {
+    PyObject *e = PyDict_GetItemWithError(entries, key);
+    if (e == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_KeyError, "a cache entry went");
+        }
+        return -1;
+    }
+    Py_ssize_t n;
+    if (int_attr(PyTuple_GET_ITEM(e, 2), s_nbytes, &n) < 0 || PyDict_DelItem(entries, key) < 0) {
+        return -1;
+    }
+    return add_to(cache, s_nbytes, -n);
+}
+
+/* the first key of a non-empty dict (next(iter(d))), borrowed */
+static PyObject *first_key(PyObject *d) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    if (!PyDict_Next(d, &pos, &key, &value)) {
+        PyErr_SetString(PyExc_KeyError, "an empty cache memory");
+        return NULL;
+    }
+    return key;
+}
+
+/* TileCache._keep (lock held): `value` of `nbytes` bytes kept for `key` */
+static int keep(PyObject *cache, Cache *c, PyObject *entries, PyObject *key, Py_ssize_t lo, Py_ssize_t hi,
+                PyObject *value, Py_ssize_t nbytes) {
+    PyObject *old = PyDict_GetItemWithError(entries, key); /* (made meanwhile by another thread) */
+    if (old == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (old != NULL && drop(cache, entries, key) < 0) {
+        return -1;
+    }
+    PyObject *entry = Py_BuildValue("(nnO)", lo, hi, value);
+    int r = entry == NULL ? -1 : PyDict_SetItem(entries, key, entry);
+    Py_XDECREF(entry);
+    Py_ssize_t per_memory, budget, total;
+    if (r < 0 || add_to(cache, s_nbytes, nbytes) < 0 || int_attr(cache, s_per_memory, &per_memory) < 0
+        || int_attr(cache, s_budget, &budget) < 0) {
+        return -1;
+    }
+    if (PyDict_GET_SIZE(entries) > per_memory) {
+        PyObject *oldest = first_key(entries);
+        if (oldest == NULL || drop(cache, entries, oldest) < 0) {
+            return -1;
+        }
+    }
+    while (1) {
+        if (int_attr(cache, s_nbytes, &total) < 0) {
+            return -1;
+        }
+        if (total <= budget) {
+            return 0;
+        }
+        PyObject *fullest = NULL, *m, *d, *oldest; /* max(memories.values(), key=len): the first longest */
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(c->memories, &pos, &m, &d)) {
+            if (fullest == NULL || PyDict_GET_SIZE(d) > PyDict_GET_SIZE(fullest)) {
+                fullest = d;
+            }
+        }
+        if (fullest == NULL || (oldest = first_key(fullest)) == NULL || drop(cache, fullest, oldest) < 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_KeyError, "nothing to drop");
+            }
+            return -1;
+        }
+    }
+}
+
+/* TileCache.get: the value kept for the tile at `lo` (`key`) or for the bytes it was copied
+   from, else make() (kept, read-only); a new reference */
+static PyObject *get(PyObject *cache, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key,
+                     PyObject *make) {
+    Cache c;
+    PyObject *entries = NULL, *value = NULL;
+    Py_ssize_t dropped = 0;
+    int aliased = 0;
+    if (cache_open(cache, &c) < 0 || lock_call(c.lock, s_acquire) < 0) {
+        cache_close(&c);
+        return NULL;
+    }
+    Py_INCREF(memory);
+    Py_INCREF(key);
+    PyObject *aliases = PyDict_GetItemWithError(c.aliases, memory);
+    if (aliases == NULL && PyErr_Occurred()) {
+        goto locked;
+    }
+    aliased = aliases != NULL && PyDict_GET_SIZE(aliases) > 0;
+    if (aliased) { /* (no copy into this memory: the bytes are their own) */
+        PyObject *from;
+        Py_ssize_t at;
+        if (int_attr(cache, s_dropped, &dropped) < 0 || origin(&c, memory, lo, hi, &from, &at) < 0) {
+            goto locked;
+        }
+        Py_SETREF(memory, from);
+        if (at != lo) { /* (key[0] + at - lo, *key[1:]) */
+            Py_ssize_t base = PyLong_AsSsize_t(PyTuple_GET_ITEM(key, 0));
+            PyObject *at_key = BAD(base) ? NULL : PyTuple_New(PyTuple_GET_SIZE(key)), *first;
+            if (at_key == NULL || (first = PyLong_FromSsize_t(base + at - lo)) == NULL) {
+                Py_XDECREF(at_key);
+                goto locked;
+            }
+            PyTuple_SET_ITEM(at_key, 0, first);
+            for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(key); i++) {
+                PyTuple_SET_ITEM(at_key, i, Py_NewRef(PyTuple_GET_ITEM(key, i)));
+            }
+            Py_SETREF(key, at_key);
+            hi += at - lo;
+            lo = at;
+        }
+    }
+    PyObject *fresh = PyDict_New();
+    entries = fresh == NULL ? NULL : PyDict_SetDefault(c.memories, memory, fresh);
+    Py_XDECREF(fresh);
+    if (entries == NULL) {
+        goto locked;
+    }
+    Py_INCREF(entries);
+    PyObject *hit = PyDict_GetItemWithError(entries, key);
+    if (hit != NULL) { /* most recently used: to the end */
+        Py_INCREF(hit);
+        if (PyDict_DelItem(entries, key) == 0 && PyDict_SetItem(entries, key, hit) == 0) {
+            value = Py_NewRef(PyTuple_GET_ITEM(hit, 2));
+        }
+        Py_DECREF(hit);
+        goto locked;
+    }
+    if (PyErr_Occurred()) {
+        goto locked;
+    }
+    if (lock_call(c.lock, s_release) < 0) {
+        goto out;
+    }
+    value = PyObject_CallNoArgs(make); /* (outside the lock) */
+    PyObject *flags = value == NULL ? NULL : PyObject_GetAttr(value, s_flags);
+    int r = flags == NULL ? -1 : PyObject_SetAttr(flags, s_writeable, Py_False);
+    Py_XDECREF(flags);
+    if (r < 0 || lock_call(c.lock, s_acquire) < 0) {
+        Py_CLEAR(value);
+        goto out;
+    }
+    Py_ssize_t nbytes, budget, now = dropped;
+    if (int_attr(value, s_nbytes, &nbytes) < 0 || int_attr(cache, s_budget, &budget) < 0
+        || (aliased && int_attr(cache, s_dropped, &now) < 0)) {
+        Py_CLEAR(value);
+    } else if (nbytes <= budget && now == dropped && keep(cache, &c, entries, key, lo, hi, value, nbytes) < 0) {
+        Py_CLEAR(value);
+    }
+locked:
+    if (unlock(&c, 0) < 0) {
+        Py_CLEAR(value);
+    }
+out:
+    if (value == NULL && !PyErr_Occurred()) {
+        PyErr_SetString(PyExc_SystemError, "TileCache.get made no value");
+    }
+    Py_XDECREF(entries);
+    Py_DECREF(memory);
+    Py_DECREF(key);
+    cache_close(&c);
+    return value;
+}
+
+/* get(cache, memory, lo, hi, key, make) -> TileCache.get's value */
+static PyObject *py_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t lo, hi;
+    if (nargs != 6 || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) < 1) {
+        PyErr_SetString(PyExc_TypeError, "get(cache, memory, lo, hi, key tuple, make)");
+        return NULL;
+    }
+    return parse_range(args + 2, &lo, &hi) < 0 ? NULL : get(args[0], args[1], lo, hi, args[4], args[5]);
+}
+
+/* derived(slot, what, make), the `derived` of `execute` for one command (state: (cache,
+   places), places: slot -> (memory, lo, hi, tile key)): TileCache.get for the tile in
+   `slot`, keyed (*tile key, what) */
+static PyObject *derived_call(PyObject *state, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "derived(slot, what, make)");
+        return NULL;
+    }
+    PyObject *place = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, 1), args[0]);
+    if (place == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetObject(PyExc_KeyError, args[0]);
+        }
+        return NULL;
+    }
+    if (!PyTuple_Check(place) || PyTuple_GET_SIZE(place) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(place, 3))
+        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(place, 3)) < 1) {
+        PyErr_SetString(PyExc_TypeError, "a place: (memory, lo, hi, tile key tuple)");
+        return NULL;
+    }
+    Py_ssize_t lo = item(place, 1), hi = item(place, 2);
+    if (BAD(lo) || BAD(hi)) {
+        return NULL;
+    }
+    PyObject *tile = PyTuple_GET_ITEM(place, 3);
+    Py_ssize_t n = PyTuple_GET_SIZE(tile);
+    PyObject *key = PyTuple_New(n + 1);
+    if (key == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(key, i, Py_NewRef(PyTuple_GET_ITEM(tile, i)));
+    }
+    PyTuple_SET_ITEM(key, n, Py_NewRef(args[1]));
+    PyObject *value = get(PyTuple_GET_ITEM(state, 0), PyTuple_GET_ITEM(place, 0), lo, hi, key, args[2]);
+    Py_DECREF(key);
+    return value;
+}
+
+static PyMethodDef derived_def = {"derived", (PyCFunction)(void (*)(void))derived_call, METH_FASTCALL,
+                                  "derived(slot, what, make): TileCache.get for the command's tile in slot"};
+
+/* the values of one computed command (state: (cache, execute, fail)): task.views = (ins,
+   outs, places, spans); execute(task.cmd, ins, outs, derived), fail(task, error) for an
+   IndexError it raises, then TileCache.written for each span (memory, lo, hi), under one
+   hold of the lock */
+static PyObject *compute_call(PyObject *state, PyObject *task) {
+    PyObject *cache = PyTuple_GET_ITEM(state, 0);
+    PyObject *views = PyObject_GetAttr(task, s_views), *cmd = NULL, *dstate = NULL, *derived = NULL, *r = NULL;
+    if (views == NULL) {
+        return NULL;
+    }
+    if (!PyTuple_Check(views) || PyTuple_GET_SIZE(views) != 4 || !PyDict_Check(PyTuple_GET_ITEM(views, 2))
+        || !PyTuple_Check(PyTuple_GET_ITEM(views, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a task's views: (ins, outs, places dict, spans tuple)");
+        goto out;
+    }
+    if ((cmd = PyObject_GetAttr(task, s_cmd)) == NULL
+        || (dstate = PyTuple_Pack(2, cache, PyTuple_GET_ITEM(views, 2))) == NULL
+        || (derived = PyCFunction_New(&derived_def, dstate)) == NULL) {
+        goto out;
+    }
+    PyObject *call[4] = {cmd, PyTuple_GET_ITEM(views, 0), PyTuple_GET_ITEM(views, 1), derived};
+    r = PyObject_Vectorcall(PyTuple_GET_ITEM(state, 1), call, 4, NULL);
+    if (r == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_IndexError)) {
+            PyObject *type, *err, *tb;
+            PyErr_Fetch(&type, &err, &tb);
+            PyErr_NormalizeException(&type, &err, &tb);
+            if (tb != NULL) {
+                PyException_SetTraceback(err, tb);
+            }
+            r = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(state, 2), task, err, NULL);
+            Py_XDECREF(type);
+            Py_XDECREF(err);
+            Py_XDECREF(tb);
+            if (r != NULL) {
+                Py_CLEAR(r);
+                PyErr_SetString(PyExc_SystemError, "fail(task, error) returned");
+            }
+        }
+        goto out;
+    }
+    Py_CLEAR(r);
+    PyObject *spans = PyTuple_GET_ITEM(views, 3);
+    Cache c;
+    int ok = -1;
+    if (cache_open(cache, &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
+        ok = 0; /* (after the command: its inputs may be its outputs, in place) */
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(spans) && ok == 0; i++) {
+            PyObject *span = PyTuple_GET_ITEM(spans, i);
+            Py_ssize_t lo, hi;
+            if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 3) {
+                PyErr_SetString(PyExc_TypeError, "a span: (memory, lo, hi)");
+                ok = -1;
+            } else if (BAD(lo = item(span, 1)) || BAD(hi = item(span, 2))
+                       || written(cache, &c, PyTuple_GET_ITEM(span, 0), lo, hi) < 0) {
+                ok = -1;
+            }
+        }
+        ok = unlock(&c, ok);
+    }
+    cache_close(&c);
+    if (ok == 0) {
+        r = Py_NewRef(Py_None);
+    }
+out:
+    Py_XDECREF(derived);
+    Py_XDECREF(dstate);
+    Py_XDECREF(cmd);
+    Py_DECREF(views);
+    return r;
+}
+
+static PyMethodDef compute_def = {"compute", (PyCFunction)compute_call, METH_O,
+                                  "compute(task): the values of a computed command (see _values.computer)"};
+
+/* computer(cache, execute, fail) -> a callable of one task */
+static PyObject *py_computer(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "computer(cache, execute, fail)");
+        return NULL;
+    }
+    PyObject *state = PyTuple_Pack(3, args[0], args[1], args[2]);
+    if (state == NULL) {
+        return NULL;
+    }
+    PyObject *f = PyCFunction_New(&compute_def, state);
+    Py_DECREF(state);
+    return f;
 }
 
 /* Values.completed(timeline): wait (Values._wait) for the values of the commands whose
@@ -629,9 +874,15 @@ static PyMethodDef methods[] = {
     {"copy", (PyCFunction)(void (*)(void))py_copy, METH_FASTCALL,
      "copy(cache, dst, lo, hi, dst_key, src, src_lo, src_key): the bytes [lo, hi) of uint8 array dst "
      "copied from src at src_lo, then TileCache.written and TileCache.copied for them."},
-    {"lookup", (PyCFunction)(void (*)(void))py_lookup, METH_FASTCALL,
-     "lookup(cache, memory, lo, hi, key) -> the value TileCache.get would return without making "
-     "it (made most recently used), or None."},
+    {"get", (PyCFunction)(void (*)(void))py_get, METH_FASTCALL,
+     "get(cache, memory, lo, hi, key, make) -> TileCache.get(memory, lo, hi, key, make): the look-up, "
+     "make() outside the cache's lock, what is kept and dropped, all as the Python method does."},
+    {"computer", (PyCFunction)(void (*)(void))py_computer, METH_FASTCALL,
+     "computer(cache, execute, fail) -> f: f(task) computes a command that is not a dense copy: with "
+     "(ins, outs, places, spans) = task.views, execute(task.cmd, ins, outs, derived) where derived(slot, "
+     "what, make) is get(cache, *places[slot][:3], (*places[slot][3], what), make), fail(task, error) "
+     "for an IndexError it raises (which must raise), then TileCache.written for each span (memory, "
+     "lo, hi) under one hold of the cache's lock."},
     {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
      "hook(cache, fallback, values, timeline) -> f: f(task) does values.completed(timeline) if values "
      "is not None, then a dense DMA's copy (task.copy: (dst Memory, lo, hi, dst key, src Memory, src "
@@ -660,9 +911,15 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_seen, "seen");
     NAME(s_wait, "_wait");
     NAME(s_data, "data");
+    NAME(s_budget, "budget");
+    NAME(s_per_memory, "per_memory");
+    NAME(s_flags, "flags");
+    NAME(s_writeable, "writeable");
+    NAME(s_views, "views");
+    NAME(s_cmd, "cmd");
 #undef NAME
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }

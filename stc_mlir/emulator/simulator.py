@@ -385,6 +385,11 @@ class Simulator:
         self.tracker = HazardTracker(target.cores, program.where)
         self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
+        # a command's values but a dense copy's: in C with the C module (no reference to
+        # this simulator: none kept alive in a cycle)
+        self.compute: Callable[[_Task], None] = (
+            tile_cache._values.computer(self.cache, execute, partial(_out_of_bounds, program.where))
+            if self.cache.native else partial(_computed, self.cache, program.where))
         self.sem_init = prepared.sem_init
         self.sem_names = prepared.sem_names
         self.memories = prepared.memories
@@ -686,10 +691,10 @@ class Simulator:
     def _values_hook(self) -> Callable[[_Task], None]:
         """What the C event loop calls for each command started (a run with numerics):
         `_compute` in C (`_values.hook`: `Values.completed` and the dense DMAs' copies there,
-        the rest by `_values` or `_hand`); `_compute` itself without the C module."""
+        the rest by `compute` or `_hand`); `_compute` itself without the C module."""
         if not self.cache.native:
             return self._compute
-        return tile_cache._values.hook(self.cache, self._values if self.values is None else self._hand,
+        return tile_cache._values.hook(self.cache, self.compute if self.values is None else self._hand,
                                        self.values, self.report.timeline)
 
     def _compute(self, task: _Task) -> None:
@@ -706,40 +711,21 @@ class Simulator:
     def _hand(self, task: _Task) -> None:
         """`_compute`'s last step (with helper threads, after `Values.completed`)."""
         assert self.values is not None
-        if task.macs < OFFLOAD_MACS or task.copy is not None:  # (a copy: as `_values_hook` does it)
+        if task.copy is not None:  # (as `_values_hook` does it)
             self._values(task)
+        elif task.macs < OFFLOAD_MACS:
+            self.compute(task)
         else:
-            self.values.start((task.core, task.index), partial(self._values, task))
+            self.values.start((task.core, task.index), partial(self.compute, task))
 
     def _values(self, task: _Task) -> None:
-        """The command's values, computed into its output tiles."""
+        """The command's values, computed into its output tiles: a dense copy's here, any
+        other command's by `compute`."""
         if task.copy is not None:  # a byte copy, without views (~37,000 of a ResNet-50 b16 run)
             dst, lo, hi, key, src, at, source = task.copy
             self.cache.copy(dst.data, lo, hi, key, src.data, at, source)
             return
-        assert task.views is not None
-        ins, outs, places, spans = task.views
-        cache = self.cache
-        c = tile_cache._values if cache.native else None  # (`TileCache`'s first steps without its calls)
-
-        def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
-            memory, lo, hi, tile = places[slot]
-            key = (*tile, what)
-            if c is None:
-                return cache.get(memory, lo, hi, key, make)
-            value = c.lookup(cache, memory, lo, hi, key)
-            return value if value is not None else cache.get(memory, lo, hi, key, make, True)
-
-        try:
-            execute(task.cmd, ins, outs, derived)
-        except IndexError as err:
-            raise HazardError("out_of_bounds", f"{self.program.where(task.core, task.index)}: "
-                              f"{err}", task.core, task.index) from None
-        for memory, lo, hi in spans:  # after the command: its inputs may be its outputs (in place)
-            if c is None:
-                cache.written(memory, lo, hi)
-            else:
-                c.written(cache, memory, lo, hi)
+        self.compute(task)
 
     # the slow paths of `native.command`: what the writer runs do not settle
 
@@ -842,6 +828,30 @@ class Simulator:
         assert first is not None
         raise HazardError("deadlock", f"no command can start after cycle {self.report.cycles}: "
                           + "; ".join(lines), first.core, first.index)
+
+
+def _computed(cache: TileCache, where: Callable[[int, int], str], task: _Task) -> None:
+    """A command's values but a dense copy's, without the C module (what
+    `_values.computer` does: `Simulator.compute`)."""
+    assert task.views is not None
+    ins, outs, places, spans = task.views
+
+    def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+        memory, lo, hi, tile = places[slot]
+        return cache.get(memory, lo, hi, (*tile, what), make)
+
+    try:
+        execute(task.cmd, ins, outs, derived)
+    except IndexError as err:
+        _out_of_bounds(where, task, err)
+    for memory, lo, hi in spans:  # after the command: its inputs may be its outputs (in place)
+        cache.written(memory, lo, hi)
+
+
+def _out_of_bounds(where: Callable[[int, int], str], task: _Task, err: IndexError) -> None:
+    """Raises the hazard of a command whose gather index `err` says is out of range."""
+    raise HazardError("out_of_bounds", f"{where(task.core, task.index)}: {err}", task.core,
+                      task.index) from None
 
 
 def _min_ddr_bytes(program: Program) -> int:

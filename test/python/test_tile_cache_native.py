@@ -97,8 +97,9 @@ def test_origin_follows_pieces_in_c():
     assert tile_cache._values.origin(cache, "l1", 4, 20) == ("l1", 4)
     value = cache.get("l1", 4, 12, (4, "f32"), lambda: np.zeros(2, np.float32))  # kept at ddr 104
     assert cache.memories["ddr"][(104, "f32")][2] is value
-    assert tile_cache._values.lookup(cache, "l1", 4, 12, (4, "f32")) is value
-    assert tile_cache._values.lookup(cache, "l1", 4, 12, (4, "other")) is None
+    assert tile_cache._values.get(cache, "l1", 4, 12, (4, "f32"), list) is value
+    other = np.ones(2, np.float32)
+    assert tile_cache._values.get(cache, "l1", 4, 12, (4, "other"), lambda: other) is other
 
 
 @needs_c

@@ -15,6 +15,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
@@ -508,14 +509,13 @@ static int keep(PyObject *cache, Cache *c, PyObject *entries, PyObject *key, Py_
 
 /* TileCache.get: the value kept for the tile at `lo` (`key`) or for the bytes it was copied
    from, else make() (kept, read-only); a new reference */
-static PyObject *get(PyObject *cache, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key,
+static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key,
                      PyObject *make) {
-    Cache c;
+#define c (*cp)
     PyObject *entries = NULL, *value = NULL;
     Py_ssize_t dropped = 0;
     int aliased = 0;
-    if (cache_open(cache, &c) < 0 || lock_call(c.lock, s_acquire) < 0) {
-        cache_close(&c);
+    if (lock_call(c.lock, s_acquire) < 0) {
         return NULL;
     }
     Py_INCREF(memory);
@@ -548,13 +548,12 @@ static PyObject *get(PyObject *cache, PyObject *memory, Py_ssize_t lo, Py_ssize_
             lo = at;
         }
     }
-    PyObject *fresh = PyDict_New();
-    entries = fresh == NULL ? NULL : PyDict_SetDefault(c.memories, memory, fresh);
-    Py_XDECREF(fresh);
-    if (entries == NULL) {
+    entries = PyDict_GetItemWithError(c.memories, memory);
+    if (entries != NULL) {
+        Py_INCREF(entries);
+    } else if (PyErr_Occurred() || (entries = PyDict_New()) == NULL || PyDict_SetItem(c.memories, memory, entries) < 0) {
         goto locked;
     }
-    Py_INCREF(entries);
     PyObject *hit = PyDict_GetItemWithError(entries, key);
     if (hit != NULL) { /* most recently used: to the end */
         Py_INCREF(hit);
@@ -596,8 +595,8 @@ out:
     Py_XDECREF(entries);
     Py_DECREF(memory);
     Py_DECREF(key);
-    cache_close(&c);
     return value;
+#undef c
 }
 
 /* get(cache, memory, lo, hi, key, make) -> TileCache.get's value */
@@ -607,18 +606,38 @@ static PyObject *py_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "get(cache, memory, lo, hi, key tuple, make)");
         return NULL;
     }
-    return parse_range(args + 2, &lo, &hi) < 0 ? NULL : get(args[0], args[1], lo, hi, args[4], args[5]);
+    if (parse_range(args + 2, &lo, &hi) < 0) {
+        return NULL;
+    }
+    Cache c;
+    PyObject *value = cache_open(args[0], &c) < 0 ? NULL : get(args[0], &c, args[1], lo, hi, args[4], args[5]);
+    cache_close(&c);
+    return value;
 }
 
-/* derived(slot, what, make), the `derived` of `execute` for one command (state: (cache,
-   places), places: slot -> (memory, lo, hi, tile key)): TileCache.get for the tile in
-   `slot`, keyed (*tile key, what) */
-static PyObject *derived_call(PyObject *state, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
+/* derived(slot, what, make), the `derived` of `execute` for one command: TileCache.get
+   for the tile in `slot` (places: slot -> (memory, lo, hi, tile key)), keyed (*tile key,
+   what); the cache's dicts and lock looked up once, when it is made */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *cache, *places;
+    Cache c;
+} Derived;
+
+static void derived_dealloc(Derived *d) {
+    Py_XDECREF(d->cache);
+    Py_XDECREF(d->places);
+    cache_close(&d->c);
+    PyObject_Free(d);
+}
+
+static PyObject *derived_call(Derived *d, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    if (PyVectorcall_NARGS(nargsf) != 3 || kwnames != NULL) {
         PyErr_SetString(PyExc_TypeError, "derived(slot, what, make)");
         return NULL;
     }
-    PyObject *place = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, 1), args[0]);
+    PyObject *place = PyDict_GetItemWithError(d->places, args[0]);
     if (place == NULL) {
         if (!PyErr_Occurred()) {
             PyErr_SetObject(PyExc_KeyError, args[0]);
@@ -644,13 +663,37 @@ static PyObject *derived_call(PyObject *state, PyObject *const *args, Py_ssize_t
         PyTuple_SET_ITEM(key, i, Py_NewRef(PyTuple_GET_ITEM(tile, i)));
     }
     PyTuple_SET_ITEM(key, n, Py_NewRef(args[1]));
-    PyObject *value = get(PyTuple_GET_ITEM(state, 0), PyTuple_GET_ITEM(place, 0), lo, hi, key, args[2]);
+    PyObject *value = get(d->cache, &d->c, PyTuple_GET_ITEM(place, 0), lo, hi, key, args[2]);
     Py_DECREF(key);
     return value;
 }
 
-static PyMethodDef derived_def = {"derived", (PyCFunction)(void (*)(void))derived_call, METH_FASTCALL,
-                                  "derived(slot, what, make): TileCache.get for the command's tile in slot"};
+static PyTypeObject DerivedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stc_mlir.emulator._values.Derived",
+    .tp_basicsize = sizeof(Derived),
+    .tp_dealloc = (destructor)derived_dealloc,
+    .tp_vectorcall_offset = offsetof(Derived, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "derived(slot, what, make): TileCache.get for a command's tile in slot",
+};
+
+/* a Derived of `cache` for `places`: a new reference */
+static PyObject *derived_new(PyObject *cache, PyObject *places) {
+    Derived *d = PyObject_New(Derived, &DerivedType);
+    if (d == NULL) {
+        return NULL;
+    }
+    d->vectorcall = (vectorcallfunc)derived_call;
+    d->cache = Py_NewRef(cache);
+    d->places = Py_NewRef(places);
+    if (cache_open(cache, &d->c) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return (PyObject *)d;
+}
 
 /* the values of one computed command (state: (cache, execute, fail)): task.views = (ins,
    outs, places, spans); execute(task.cmd, ins, outs, derived), fail(task, error) for an
@@ -658,7 +701,7 @@ static PyMethodDef derived_def = {"derived", (PyCFunction)(void (*)(void))derive
    hold of the lock */
 static PyObject *compute_call(PyObject *state, PyObject *task) {
     PyObject *cache = PyTuple_GET_ITEM(state, 0);
-    PyObject *views = PyObject_GetAttr(task, s_views), *cmd = NULL, *dstate = NULL, *derived = NULL, *r = NULL;
+    PyObject *views = PyObject_GetAttr(task, s_views), *cmd = NULL, *derived = NULL, *r = NULL;
     if (views == NULL) {
         return NULL;
     }
@@ -668,8 +711,7 @@ static PyObject *compute_call(PyObject *state, PyObject *task) {
         goto out;
     }
     if ((cmd = PyObject_GetAttr(task, s_cmd)) == NULL
-        || (dstate = PyTuple_Pack(2, cache, PyTuple_GET_ITEM(views, 2))) == NULL
-        || (derived = PyCFunction_New(&derived_def, dstate)) == NULL) {
+        || (derived = derived_new(cache, PyTuple_GET_ITEM(views, 2))) == NULL) {
         goto out;
     }
     PyObject *call[4] = {cmd, PyTuple_GET_ITEM(views, 0), PyTuple_GET_ITEM(views, 1), derived};
@@ -695,9 +737,9 @@ static PyObject *compute_call(PyObject *state, PyObject *task) {
     }
     Py_CLEAR(r);
     PyObject *spans = PyTuple_GET_ITEM(views, 3);
-    Cache c;
+    Cache *c = &((Derived *)derived)->c;
     int ok = -1;
-    if (cache_open(cache, &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
+    if (lock_call(c->lock, s_acquire) == 0) {
         ok = 0; /* (after the command: its inputs may be its outputs, in place) */
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(spans) && ok == 0; i++) {
             PyObject *span = PyTuple_GET_ITEM(spans, i);
@@ -706,19 +748,17 @@ static PyObject *compute_call(PyObject *state, PyObject *task) {
                 PyErr_SetString(PyExc_TypeError, "a span: (memory, lo, hi)");
                 ok = -1;
             } else if (BAD(lo = item(span, 1)) || BAD(hi = item(span, 2))
-                       || written(cache, &c, PyTuple_GET_ITEM(span, 0), lo, hi) < 0) {
+                       || written(cache, c, PyTuple_GET_ITEM(span, 0), lo, hi) < 0) {
                 ok = -1;
             }
         }
-        ok = unlock(&c, ok);
+        ok = unlock(c, ok);
     }
-    cache_close(&c);
     if (ok == 0) {
         r = Py_NewRef(Py_None);
     }
 out:
     Py_XDECREF(derived);
-    Py_XDECREF(dstate);
     Py_XDECREF(cmd);
     Py_DECREF(views);
     return r;
@@ -918,6 +958,9 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_views, "views");
     NAME(s_cmd, "cmd");
 #undef NAME
+    if (PyType_Ready(&DerivedType) < 0) {
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) {
         Py_DECREF(m);

@@ -20,7 +20,7 @@
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
     *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data, *s_budget, *s_per_memory, *s_flags,
-    *s_writeable, *s_views, *s_cmd;
+    *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what;
 
 #define BAD(x) ((x) == -1 && PyErr_Occurred())
 
@@ -508,9 +508,9 @@ static int keep(PyObject *cache, Cache *c, PyObject *entries, PyObject *key, Py_
 }
 
 /* TileCache.get: the value kept for the tile at `lo` (`key`) or for the bytes it was copied
-   from, else make() (kept, read-only); a new reference */
+   from, else make() (make(arg) if arg is not NULL; kept, read-only); a new reference */
 static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key,
-                     PyObject *make) {
+                     PyObject *make, PyObject *arg) {
 #define c (*cp)
     PyObject *entries = NULL, *value = NULL;
     Py_ssize_t dropped = 0;
@@ -569,7 +569,7 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
     if (lock_call(c.lock, s_release) < 0) {
         goto out;
     }
-    value = PyObject_CallNoArgs(make); /* (outside the lock) */
+    value = arg == NULL ? PyObject_CallNoArgs(make) : PyObject_CallOneArg(make, arg); /* (outside the lock) */
     PyObject *flags = value == NULL ? NULL : PyObject_GetAttr(value, s_flags);
     int r = flags == NULL ? -1 : PyObject_SetAttr(flags, s_writeable, Py_False);
     Py_XDECREF(flags);
@@ -610,7 +610,7 @@ static PyObject *py_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Cache c;
-    PyObject *value = cache_open(args[0], &c) < 0 ? NULL : get(args[0], &c, args[1], lo, hi, args[4], args[5]);
+    PyObject *value = cache_open(args[0], &c) < 0 ? NULL : get(args[0], &c, args[1], lo, hi, args[4], args[5], NULL);
     cache_close(&c);
     return value;
 }
@@ -621,26 +621,25 @@ static PyObject *py_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    PyObject *cache, *places;
+    PyObject *cache, *places, *to_f32, *f16;
     Cache c;
 } Derived;
 
 static void derived_dealloc(Derived *d) {
     Py_XDECREF(d->cache);
     Py_XDECREF(d->places);
+    Py_XDECREF(d->to_f32);
+    Py_XDECREF(d->f16);
     cache_close(&d->c);
     PyObject_Free(d);
 }
 
-static PyObject *derived_call(Derived *d, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-    if (PyVectorcall_NARGS(nargsf) != 3 || kwnames != NULL) {
-        PyErr_SetString(PyExc_TypeError, "derived(slot, what, make)");
-        return NULL;
-    }
-    PyObject *place = PyDict_GetItemWithError(d->places, args[0]);
+/* get for the tile in `slot` keyed (*tile key, what) */
+static PyObject *derive(Derived *d, PyObject *slot, PyObject *what, PyObject *make, PyObject *arg) {
+    PyObject *place = PyDict_GetItemWithError(d->places, slot);
     if (place == NULL) {
         if (!PyErr_Occurred()) {
-            PyErr_SetObject(PyExc_KeyError, args[0]);
+            PyErr_SetObject(PyExc_KeyError, slot);
         }
         return NULL;
     }
@@ -662,11 +661,68 @@ static PyObject *derived_call(Derived *d, PyObject *const *args, size_t nargsf, 
     for (Py_ssize_t i = 0; i < n; i++) {
         PyTuple_SET_ITEM(key, i, Py_NewRef(PyTuple_GET_ITEM(tile, i)));
     }
-    PyTuple_SET_ITEM(key, n, Py_NewRef(args[1]));
-    PyObject *value = get(d->cache, &d->c, PyTuple_GET_ITEM(place, 0), lo, hi, key, args[2]);
+    PyTuple_SET_ITEM(key, n, Py_NewRef(what));
+    PyObject *value = get(d->cache, &d->c, PyTuple_GET_ITEM(place, 0), lo, hi, key, make, arg);
     Py_DECREF(key);
     return value;
 }
+
+static PyObject *derived_call(Derived *d, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    if (PyVectorcall_NARGS(nargsf) != 3 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "derived(slot, what, make)");
+        return NULL;
+    }
+    return derive(d, args[0], args[1], args[2], NULL);
+}
+
+/* derived.upcast(ins, keep): functional._upcast(ins, derived, keep), each fp16 view's
+   fp32 copy made by to_f32(view) */
+static PyObject *derived_upcast(Derived *d, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "upcast(ins dict, keep)");
+        return NULL;
+    }
+    PyObject *out = PyDict_New(), *slot, *view;
+    Py_ssize_t pos = 0;
+    if (out == NULL) {
+        return NULL;
+    }
+    while (PyDict_Next(args[0], &pos, &slot, &view)) {
+        PyObject *dtype = PyObject_GetAttr(view, s_dtype), *value;
+        if (dtype == NULL) {
+            goto fail;
+        }
+        int half = dtype == d->f16 ? 1 : PyObject_RichCompareBool(dtype, d->f16, Py_EQ);
+        Py_DECREF(dtype);
+        if (half > 0) {
+            int kept = PySequence_Contains(args[1], slot);
+            if (kept < 0) {
+                goto fail;
+            }
+            half = !kept;
+        }
+        if (half < 0) {
+            goto fail;
+        }
+        value = half ? derive(d, slot, s_f32_what, d->to_f32, view) : Py_NewRef(view);
+        if (value == NULL || PyDict_SetItem(out, slot, value) < 0) {
+            Py_XDECREF(value);
+            goto fail;
+        }
+        Py_DECREF(value);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyMethodDef derived_methods[] = {
+    {"upcast", (PyCFunction)(void (*)(void))derived_upcast, METH_FASTCALL,
+     "upcast(ins, keep) -> functional._upcast(ins, self, keep): the inputs by slot, each float16 one but "
+     "those in keep as its float32 copy (this derived's (\"f32\",), made by to_f32)."},
+    {NULL, NULL, 0, NULL},
+};
 
 static PyTypeObject DerivedType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -677,10 +733,12 @@ static PyTypeObject DerivedType = {
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "derived(slot, what, make): TileCache.get for a command's tile in slot",
+    .tp_methods = derived_methods,
 };
 
-/* a Derived of `cache` for `places`: a new reference */
-static PyObject *derived_new(PyObject *cache, PyObject *places) {
+/* a Derived of `cache` for `places` (to_f32 and the float16 dtype: what `upcast` uses): a
+   new reference */
+static PyObject *derived_new(PyObject *cache, PyObject *places, PyObject *to_f32, PyObject *f16) {
     Derived *d = PyObject_New(Derived, &DerivedType);
     if (d == NULL) {
         return NULL;
@@ -688,6 +746,8 @@ static PyObject *derived_new(PyObject *cache, PyObject *places) {
     d->vectorcall = (vectorcallfunc)derived_call;
     d->cache = Py_NewRef(cache);
     d->places = Py_NewRef(places);
+    d->to_f32 = Py_NewRef(to_f32);
+    d->f16 = Py_NewRef(f16);
     if (cache_open(cache, &d->c) < 0) {
         Py_DECREF(d);
         return NULL;
@@ -695,7 +755,7 @@ static PyObject *derived_new(PyObject *cache, PyObject *places) {
     return (PyObject *)d;
 }
 
-/* the values of one computed command (state: (cache, execute, fail)): task.views = (ins,
+/* the values of one computed command (state: (cache, execute, fail, to_f32, float16 dtype)): task.views = (ins,
    outs, places, spans); execute(task.cmd, ins, outs, derived), fail(task, error) for an
    IndexError it raises, then TileCache.written for each span (memory, lo, hi), under one
    hold of the lock */
@@ -711,7 +771,8 @@ static PyObject *compute_call(PyObject *state, PyObject *task) {
         goto out;
     }
     if ((cmd = PyObject_GetAttr(task, s_cmd)) == NULL
-        || (derived = derived_new(cache, PyTuple_GET_ITEM(views, 2))) == NULL) {
+        || (derived = derived_new(cache, PyTuple_GET_ITEM(views, 2), PyTuple_GET_ITEM(state, 3),
+                                  PyTuple_GET_ITEM(state, 4))) == NULL) {
         goto out;
     }
     PyObject *call[4] = {cmd, PyTuple_GET_ITEM(views, 0), PyTuple_GET_ITEM(views, 1), derived};
@@ -767,13 +828,13 @@ out:
 static PyMethodDef compute_def = {"compute", (PyCFunction)compute_call, METH_O,
                                   "compute(task): the values of a computed command (see _values.computer)"};
 
-/* computer(cache, execute, fail) -> a callable of one task */
+/* computer(cache, execute, fail, to_f32, float16 dtype) -> a callable of one task */
 static PyObject *py_computer(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "computer(cache, execute, fail)");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "computer(cache, execute, fail, to_f32, float16 dtype)");
         return NULL;
     }
-    PyObject *state = PyTuple_Pack(3, args[0], args[1], args[2]);
+    PyObject *state = PyTuple_Pack(5, args[0], args[1], args[2], args[3], args[4]);
     if (state == NULL) {
         return NULL;
     }
@@ -918,9 +979,10 @@ static PyMethodDef methods[] = {
      "get(cache, memory, lo, hi, key, make) -> TileCache.get(memory, lo, hi, key, make): the look-up, "
      "make() outside the cache's lock, what is kept and dropped, all as the Python method does."},
     {"computer", (PyCFunction)(void (*)(void))py_computer, METH_FASTCALL,
-     "computer(cache, execute, fail) -> f: f(task) computes a command that is not a dense copy: with "
-     "(ins, outs, places, spans) = task.views, execute(task.cmd, ins, outs, derived) where derived(slot, "
-     "what, make) is get(cache, *places[slot][:3], (*places[slot][3], what), make), fail(task, error) "
+     "computer(cache, execute, fail, to_f32, float16 dtype) -> f: f(task) computes a command that is not "
+     "a dense copy: with (ins, outs, places, spans) = task.views, execute(task.cmd, ins, outs, derived) "
+     "where derived(slot, what, make) is get(cache, *places[slot][:3], (*places[slot][3], what), make) "
+     "(and derived.upcast(ins, keep) functional._upcast's, with to_f32), fail(task, error) "
      "for an IndexError it raises (which must raise), then TileCache.written for each span (memory, "
      "lo, hi) under one hold of the cache's lock."},
     {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
@@ -957,6 +1019,10 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_writeable, "writeable");
     NAME(s_views, "views");
     NAME(s_cmd, "cmd");
+    NAME(s_dtype, "dtype");
+    if ((s_f32_what = Py_BuildValue("(s)", "f32")) == NULL) {
+        return NULL;
+    }
 #undef NAME
     if (PyType_Ready(&DerivedType) < 0) {
         return NULL;

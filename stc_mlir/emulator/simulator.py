@@ -30,7 +30,7 @@ from stc_mlir import progress
 from stc_mlir.progress import steps
 from stc_mlir.target import Target
 
-from . import cost, native
+from . import cost, halves, native
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory
@@ -388,7 +388,8 @@ class Simulator:
         # a command's values but a dense copy's: in C with the C module (no reference to
         # this simulator: none kept alive in a cycle)
         self.compute: Callable[[_Task], None] = (
-            tile_cache._values.computer(self.cache, execute, partial(_out_of_bounds, program.where))
+            tile_cache._values.computer(self.cache, execute, partial(_out_of_bounds, program.where),
+                                        halves.to_f32, np.dtype(np.float16))
             if self.cache.native else partial(_computed, self.cache, program.where))
         self.sem_init = prepared.sem_init
         self.sem_names = prepared.sem_names

@@ -103,3 +103,41 @@ def test_the_c_hook_waits_for_what_completed_as_values_completed_does():
     timeline.append(Slice(2, "matrix", 5, "w", 1.0, 4.0))
     hook(task)
     assert values.waited == ["job10", "job25"] and values.seen == 4 and len(handed) == 2
+
+
+def _product_twice_around_a_write():
+    """c1 = a w; a = -a (in place); c2 = a w: the second product must not use the fp32
+    copy of `a` the first one left in the cache."""
+    b = ProgramBuilder("twice")
+    a, w = b.input("a", (32, 64)), b.input("w", (64, 32))
+    c1, c2 = b.output("c1", (32, 32)), b.output("c2", (32, 32))
+    at = tile(b.buffer("at", "l1", 32 * 64 * 2, core=0), (32, 64))
+    wt = tile(b.buffer("wt", "wb", 64 * 32 * 2, core=0), (64, 32))
+    ct1, ct2 = (tile(b.buffer(n, "l1", 32 * 32 * 2, core=0), (32, 32)) for n in ("ct1", "ct2"))
+    loaded, first, negated, second = (b.semaphore(n) for n in ("loaded", "first", "negated", "second"))
+    b.add(0, "dma", signals=[loaded], src=a, dst=at)
+    b.add(0, "dma", signals=[loaded], src=w, dst=wt)
+    b.add(0, "matmul", waits=[loaded, loaded], signals=[first], lhs=at, rhs=wt, output=ct1)
+    b.add(0, "unary", waits=[first], signals=[negated], input=at, output=at, kind="neg")
+    b.add(0, "matmul", waits=[negated], signals=[second], lhs=at, rhs=wt, output=ct2)
+    b.add(0, "dma", waits=[second], src=ct1, dst=c1)
+    b.add(0, "dma", src=ct2, dst=c2)
+    return b.build()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_write_drops_the_values_derived_from_its_bytes_in_c_and_python(threads, monkeypatch):
+    """The C path (`_values.computer`) and the Python one (`simulator._computed`) give the
+    same bits, on one value thread or two (every command handed over), and a command
+    writing a tile drops its fp32 copy: the product after it sees the new bytes."""
+    monkeypatch.setattr(simulator, "OFFLOAD_MACS", 0)
+    program = _product_twice_around_a_write()
+    a, w = RNG.standard_normal((32, 64)).astype(np.float16), RNG.standard_normal((64, 32)).astype(np.float16)
+    got, report = run(program, {"a": a, "w": w}, threads=threads)
+    np.testing.assert_array_equal(got["c2"], -got["c1"])
+    np.testing.assert_allclose(got["c1"], a.astype(np.float32) @ w.astype(np.float32), rtol=2e-2, atol=2e-2)
+    monkeypatch.setattr(tile_cache, "NATIVE", False)
+    want, again = run(program, {"a": a, "w": w}, threads=threads)
+    for name in ("c1", "c2"):
+        np.testing.assert_array_equal(got[name].view(np.uint16), want[name].view(np.uint16))
+    assert report.as_dict() == again.as_dict()

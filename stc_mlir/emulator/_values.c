@@ -11,7 +11,9 @@
 
    `hook` goes one step further: the per-command values hook of a run (what the event
    loop calls for each command started): a dense DMA (`_Task.copy` set) is copied and
-   booked here, any other command goes to the Python hook. */
+   booked here, any other command is computed by `computer`'s callable (its `derived`
+   and the bookkeeping of what it writes here too, `execute` in Python), or handed to a
+   helper thread by the Python `offload`. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -20,7 +22,7 @@
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
     *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data, *s_budget, *s_per_memory, *s_flags,
-    *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what;
+    *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what, *s_macs;
 
 #define BAD(x) ((x) == -1 && PyErr_Occurred())
 
@@ -902,8 +904,9 @@ fail:
 }
 
 /* the hook's call: with `values` (helper threads), the values of the commands completed
-   since the last start first (`Values.completed`); then task.copy None -> fallback(task);
-   else (dst Memory, lo, hi, dst key, src Memory, src lo, src key): the copy */
+   since the last start first (`Values.completed`); then task.copy None -> compute(task), or
+   offload(task) with `values` for a product of offload_macs or more; else (dst Memory, lo,
+   hi, dst key, src Memory, src lo, src key): the copy */
 static PyObject *hook_call(PyObject *state, PyObject *task) {
     PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
              *timeline = PyTuple_GET_ITEM(state, 3);
@@ -918,9 +921,19 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
     if (copy == NULL) {
         return NULL;
     }
-    if (copy == Py_None) {
+    if (copy == Py_None) { /* (with values, a product of offload_macs or more: offload(task)) */
         Py_DECREF(copy);
-        return PyObject_CallOneArg(PyTuple_GET_ITEM(state, 1), task);
+        PyObject *to = PyTuple_GET_ITEM(state, 1);
+        if (values != Py_None) {
+            Py_ssize_t macs, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 5));
+            if (BAD(least) || int_attr(task, s_macs, &macs) < 0) {
+                return NULL;
+            }
+            if (macs >= least) {
+                to = PyTuple_GET_ITEM(state, 4);
+            }
+        }
+        return PyObject_CallOneArg(to, task);
     }
     if (!PyTuple_Check(copy) || PyTuple_GET_SIZE(copy) != 7) {
         Py_DECREF(copy);
@@ -947,17 +960,17 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
 
 static PyMethodDef hook_def = {"hook", (PyCFunction)hook_call, METH_O, "the values hook of a run (see _values.hook)"};
 
-/* hook(cache, fallback, values, timeline) -> a callable of one task */
+/* hook(cache, compute, values, timeline, offload, offload_macs) -> a callable of one task */
 static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "hook(cache, fallback, values, timeline)");
+    if (nargs != 6 || !PyLong_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "hook(cache, compute, values, timeline, offload, offload_macs int)");
         return NULL;
     }
-    PyObject *state = PyTuple_New(4);
+    PyObject *state = PyTuple_New(6);
     if (state == NULL) {
         return NULL;
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         PyTuple_SET_ITEM(state, i, Py_NewRef(args[i]));
     }
     PyObject *f = PyCFunction_New(&hook_def, state);
@@ -986,9 +999,10 @@ static PyMethodDef methods[] = {
      "for an IndexError it raises (which must raise), then TileCache.written for each span (memory, "
      "lo, hi) under one hold of the cache's lock."},
     {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
-     "hook(cache, fallback, values, timeline) -> f: f(task) does values.completed(timeline) if values "
-     "is not None, then a dense DMA's copy (task.copy: (dst Memory, lo, hi, dst key, src Memory, src "
-     "lo, src key)) as TileCache.copy does, or fallback(task) for any other task."},
+     "hook(cache, compute, values, timeline, offload, offload_macs) -> f: f(task) does "
+     "values.completed(timeline) if values is not None, then a dense DMA's copy (task.copy: (dst Memory, "
+     "lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, or for any other task "
+     "offload(task) if values is not None and task.macs >= offload_macs, else compute(task)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1020,6 +1034,7 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_views, "views");
     NAME(s_cmd, "cmd");
     NAME(s_dtype, "dtype");
+    NAME(s_macs, "macs");
     if ((s_f32_what = Py_BuildValue("(s)", "f32")) == NULL) {
         return NULL;
     }

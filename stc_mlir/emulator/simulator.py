@@ -691,12 +691,13 @@ class Simulator:
 
     def _values_hook(self) -> Callable[[_Task], None]:
         """What the C event loop calls for each command started (a run with numerics):
-        `_compute` in C (`_values.hook`: `Values.completed` and the dense DMAs' copies there,
-        the rest by `compute` or `_hand`); `_compute` itself without the C module."""
+        `_compute` in C (`_values.hook`: `Values.completed`, the dense DMAs' copies and the
+        choice of `_hand` there, the rest by `compute` or `_offload`); `_compute` itself
+        without the C module."""
         if not self.cache.native:
             return self._compute
-        return tile_cache._values.hook(self.cache, self.compute if self.values is None else self._hand,
-                                       self.values, self.report.timeline)
+        return tile_cache._values.hook(self.cache, self.compute, self.values, self.report.timeline,
+                                       self._offload, OFFLOAD_MACS)
 
     def _compute(self, task: _Task) -> None:
         """The command's values (a run with numerics), after its checks: with helper
@@ -717,7 +718,12 @@ class Simulator:
         elif task.macs < OFFLOAD_MACS:
             self.compute(task)
         else:
-            self.values.start((task.core, task.index), partial(self.compute, task))
+            self._offload(task)
+
+    def _offload(self, task: _Task) -> None:
+        """A large product's values on a helper thread (`_hand`)."""
+        assert self.values is not None
+        self.values.start((task.core, task.index), partial(self.compute, task))
 
     def _values(self, task: _Task) -> None:
         """The command's values, computed into its output tiles: a dense copy's here, any

@@ -92,8 +92,11 @@ def test_the_c_hook_waits_for_what_completed_as_values_completed_does():
     class Task:
         copy = None
 
-    values, timeline, handed = FakeValues(), [], []
-    hook = tile_cache._values.hook(tile_cache.TileCache(), handed.append, values, timeline)
+        def __init__(self, macs=0):
+            self.macs = macs
+
+    values, timeline, handed, offloaded = FakeValues(), [], [], []
+    hook = tile_cache._values.hook(tile_cache.TileCache(), handed.append, values, timeline, offloaded.append, 100)
     timeline += [Slice(0, "vector", 1, "x", 0.0, 1.0), Slice(1, "dma", 0, "y", 0.0, 2.0),
                  Slice(0, "matrix", 2, "z", 0.0, 3.0)]
     task = Task()
@@ -103,6 +106,9 @@ def test_the_c_hook_waits_for_what_completed_as_values_completed_does():
     timeline.append(Slice(2, "matrix", 5, "w", 1.0, 4.0))
     hook(task)
     assert values.waited == ["job10", "job25"] and values.seen == 4 and len(handed) == 2
+    large = Task(100)  # (a product of offload_macs or more: to a helper)
+    hook(large)
+    assert offloaded == [large] and len(handed) == 2
 
 
 def _product_twice_around_a_write():

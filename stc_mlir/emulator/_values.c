@@ -22,7 +22,7 @@
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
     *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data, *s_budget, *s_per_memory, *s_flags,
-    *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what, *s_macs;
+    *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what, *s_macs, *s_strided;
 
 #define BAD(x) ((x) == -1 && PyErr_Occurred())
 
@@ -757,10 +757,76 @@ static PyObject *derived_new(PyObject *cache, PyObject *places, PyObject *to_f32
     return (PyObject *)d;
 }
 
+/* the runs of `dims` (count, dst stride, src stride; outer first) from `s` to `d` */
+static void copy_runs(char *d, const char *s, PyObject *dims, Py_ssize_t i, const Py_ssize_t *n,
+                      const Py_ssize_t *ds, const Py_ssize_t *ss, Py_ssize_t run) {
+    if (i == PyTuple_GET_SIZE(dims)) {
+        memcpy(d, s, (size_t)run);
+        return;
+    }
+    for (Py_ssize_t k = 0; k < n[i]; k++) {
+        copy_runs(d + k * ds[i], s + k * ss[i], dims, i + 1, n, ds, ss, run);
+    }
+}
+
+#define MAX_DIMS 32
+
+/* a strided DMA (task.strided: (dst Memory, dst first byte, src Memory, src first byte, run
+   bytes, dims, dst hull, src hull)): its runs copied, hulls checked against the bytes */
+static int strided(PyObject *plan) {
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 8 || !PyTuple_Check(PyTuple_GET_ITEM(plan, 5))
+        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(plan, 5)) > MAX_DIMS) {
+        PyErr_SetString(PyExc_TypeError, "a task's strided: (Memory, at, Memory, at, run, dims, hull, hull)");
+        return -1;
+    }
+    PyObject *dims = PyTuple_GET_ITEM(plan, 5), *hulls[2] = {PyTuple_GET_ITEM(plan, 6), PyTuple_GET_ITEM(plan, 7)};
+    Py_ssize_t n[MAX_DIMS], ds[MAX_DIMS], ss[MAX_DIMS], at = item(plan, 1), from = item(plan, 3), run = item(plan, 4);
+    if (BAD(at) || BAD(from) || BAD(run)) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
+        PyObject *dim = PyTuple_GET_ITEM(dims, i);
+        if (!PyTuple_Check(dim) || PyTuple_GET_SIZE(dim) != 3 || BAD(n[i] = item(dim, 0)) || BAD(ds[i] = item(dim, 1))
+            || BAD(ss[i] = item(dim, 2))) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "a strided dimension: (count, dst stride, src stride)");
+            }
+            return -1;
+        }
+    }
+    PyObject *dst = PyObject_GetAttr(PyTuple_GET_ITEM(plan, 0), s_data);
+    PyObject *src = dst == NULL ? NULL : PyObject_GetAttr(PyTuple_GET_ITEM(plan, 2), s_data);
+    Py_buffer d, s;
+    int r = -1;
+    if (src != NULL && bytes_of(dst, &d) == 0) {
+        if (PyObject_GetBuffer(src, &s, PyBUF_C_CONTIGUOUS) == 0) {
+            Py_ssize_t lens[2] = {d.len, s.len}, lo, hi;
+            r = 0;
+            for (int k = 0; k < 2 && r == 0; k++) {
+                if (!PyTuple_Check(hulls[k]) || PyTuple_GET_SIZE(hulls[k]) != 2 || BAD(lo = item(hulls[k], 0))
+                    || BAD(hi = item(hulls[k], 1)) || lo < 0 || hi > lens[k]) {
+                    if (!PyErr_Occurred()) {
+                        PyErr_SetString(PyExc_IndexError, "a strided copy out of its memories' bytes");
+                    }
+                    r = -1;
+                }
+            }
+            if (r == 0) {
+                copy_runs((char *)d.buf + at, (const char *)s.buf + from, dims, 0, n, ds, ss, run);
+            }
+            PyBuffer_Release(&s);
+        }
+        PyBuffer_Release(&d);
+    }
+    Py_XDECREF(dst);
+    Py_XDECREF(src);
+    return r;
+}
+
 /* the values of one computed command (state: (cache, execute, fail, to_f32, float16 dtype)): task.views = (ins,
-   outs, places, spans); execute(task.cmd, ins, outs, derived), fail(task, error) for an
-   IndexError it raises, then TileCache.written for each span (memory, lo, hi), under one
-   hold of the lock */
+   outs, places, spans); execute(task.cmd, ins, outs, derived) (task.strided's runs copied
+   instead, if set), fail(task, error) for an IndexError it raises, then TileCache.written
+   for each span (memory, lo, hi), under one hold of the lock */
 static PyObject *compute_call(PyObject *state, PyObject *task) {
     PyObject *cache = PyTuple_GET_ITEM(state, 0);
     PyObject *views = PyObject_GetAttr(task, s_views), *cmd = NULL, *derived = NULL, *r = NULL;
@@ -777,8 +843,19 @@ static PyObject *compute_call(PyObject *state, PyObject *task) {
                                   PyTuple_GET_ITEM(state, 4))) == NULL) {
         goto out;
     }
-    PyObject *call[4] = {cmd, PyTuple_GET_ITEM(views, 0), PyTuple_GET_ITEM(views, 1), derived};
-    r = PyObject_Vectorcall(PyTuple_GET_ITEM(state, 1), call, 4, NULL);
+    PyObject *plan = PyObject_GetAttr(task, s_strided);
+    if (plan == NULL) {
+        goto out;
+    }
+    if (plan != Py_None) {
+        int copied = strided(plan);
+        Py_DECREF(plan);
+        r = copied < 0 ? NULL : Py_NewRef(Py_None);
+    } else {
+        Py_DECREF(plan);
+        PyObject *call[4] = {cmd, PyTuple_GET_ITEM(views, 0), PyTuple_GET_ITEM(views, 1), derived};
+        r = PyObject_Vectorcall(PyTuple_GET_ITEM(state, 1), call, 4, NULL);
+    }
     if (r == NULL) {
         if (PyErr_ExceptionMatches(PyExc_IndexError)) {
             PyObject *type, *err, *tb;
@@ -994,6 +1071,7 @@ static PyMethodDef methods[] = {
     {"computer", (PyCFunction)(void (*)(void))py_computer, METH_FASTCALL,
      "computer(cache, execute, fail, to_f32, float16 dtype) -> f: f(task) computes a command that is not "
      "a dense copy: with (ins, outs, places, spans) = task.views, execute(task.cmd, ins, outs, derived) "
+     "(or, task.strided set, the bytes of its runs copied) "
      "where derived(slot, what, make) is get(cache, *places[slot][:3], (*places[slot][3], what), make) "
      "(and derived.upcast(ins, keep) functional._upcast's, with to_f32), fail(task, error) "
      "for an IndexError it raises (which must raise), then TileCache.written for each span (memory, "
@@ -1035,6 +1113,7 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_cmd, "cmd");
     NAME(s_dtype, "dtype");
     NAME(s_macs, "macs");
+    NAME(s_strided, "strided");
     if ((s_f32_what = Py_BuildValue("(s)", "f32")) == NULL) {
         return NULL;
     }

@@ -70,6 +70,9 @@ class _Task:
     # values are kept (slot -> (memory key, lo, hi, key of the tile in `TileCache.get`)) and
     # the bytes its outputs write ((memory key, lo, hi) each)
     views: tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple], tuple] | None = None
+    # set by `prepare` (with numerics) for a DMA that is not dense, between tiles of one
+    # shape and type that do not overlap: the byte runs its C computer copies (`_strided`)
+    strided: tuple | None = None
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
     # set by `prepare` once the semaphores are numbered: (semaphore id, count) of `waits`,
     # the command's signals as (signal latency, semaphore ids in order) per latency, the
@@ -200,6 +203,10 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
                                  task.places["src"][0])
                 elif numerics:
                     task.views = _views(task)
+                    if task.cmd.op == "dma":
+                        memory = {a[0]: a[1] for a in (*task.reads, *task.writes)}
+                        task.strided = _strided(task.views[1]["dst"], memory["dst"], task.views[0]["src"],
+                                                memory["src"])
             task.number = first[task.core] + task.index
             task.wait_ids = tuple((sem_ids[s], n) for s, n in task.waits.items())
             task.wait_label = "wait " + ", ".join(f"@{s}" for s in task.waits)
@@ -226,6 +233,28 @@ def _views(task: _Task) -> tuple:
             {slot: (*spans[slot], (spans[slot][1], tile.shape, tile.strides, tile.dtype))
              for slot, _, _, tile, _, _, _ in task.reads},
             tuple(spans[slot] for slot, _, _, _, _, _, _ in task.writes))
+
+
+def _strided(dst: np.ndarray, dst_memory: Memory, src: np.ndarray, src_memory: Memory) -> tuple | None:
+    """`_Task.strided` of a DMA from view `src` to view `dst` (of those Memories' bytes):
+    (dst Memory, its first byte, src Memory, its first byte, the bytes of a run, the
+    (count, dst stride, src stride) of each dimension over the runs, outer first, the byte
+    hulls [lo, hi) of dst and src), or None (another shape or type, or overlapping bytes:
+    numpy's copy, `execute`)."""
+    if dst.shape != src.shape or dst.dtype != src.dtype or dst.size == 0:
+        return None
+    run = dst.itemsize
+    dims = [(n, ds, ss) for n, ds, ss in zip(dst.shape, dst.strides, src.strides) if n > 1]
+    while dims and dims[-1][1] == run == dims[-1][2]:  # contiguous inner dimensions: one run
+        run *= dims.pop()[0]
+    hulls = []
+    for view, memory, at in ((dst, dst_memory, 1), (src, src_memory, 2)):
+        first = view.__array_interface__["data"][0] - memory.data.__array_interface__["data"][0]
+        low = first + sum(min(0, (d[0] - 1) * d[at]) for d in dims)
+        hulls.append((first, low, first + sum(max(0, (d[0] - 1) * d[at]) for d in dims) + run))
+    if dst_memory is src_memory and hulls[0][1] < hulls[1][2] and hulls[1][1] < hulls[0][2]:
+        return None
+    return (dst_memory, hulls[0][0], src_memory, hulls[1][0], run, tuple(dims), hulls[0][1:], hulls[1][1:])
 
 
 def _native_plan(tasks: list[list[_Task]], check_hazards: bool) -> Any:

@@ -147,3 +147,62 @@ def test_a_write_drops_the_values_derived_from_its_bytes_in_c_and_python(threads
     for name in ("c1", "c2"):
         np.testing.assert_array_equal(got[name].view(np.uint16), want[name].view(np.uint16))
     assert report.as_dict() == again.as_dict()
+
+
+def _strided_dmas():
+    """DMAs between tiles that are not contiguous (column blocks, a transpose, a copy
+    within one buffer over bytes it also reads), one after the other, and a product that
+    reads a tile before and after a strided DMA rewrites it."""
+    b = ProgramBuilder("strided")
+    x, w = b.input("x", (8, 64)), b.input("w", (32, 16))
+    c1, c2 = b.output("c1", (8, 16)), b.output("c2", (8, 16))
+    y, t = b.output("y", (8, 64)), b.output("t", (64, 8))
+    at = tile(b.buffer("at", "l1", 8 * 32 * 2, core=0), (8, 32))
+    wt = tile(b.buffer("wt", "wb", 32 * 16 * 2, core=0), (32, 16))
+    ct1, ct2 = (tile(b.buffer(n, "l1", 8 * 16 * 2, core=0), (8, 16)) for n in ("ct1", "ct2"))
+    tt = tile(b.buffer("tt", "l1", 64 * 8 * 2, core=0), (64, 8))
+    ov = b.buffer("ov", "l1", 8 * 64 * 2, core=0)
+    steps = [
+        ("dma", dict(src=w, dst=wt)),
+        ("dma", dict(src=tile("x", (8, 32), offset=32, strides=(64, 1)), dst=at)),  # (offsets in bytes)
+        ("matmul", dict(lhs=at, rhs=wt, output=ct1)),
+        ("dma", dict(src=tile("x", (8, 32), offset=0, strides=(64, 1)), dst=at)),
+        ("matmul", dict(lhs=at, rhs=wt, output=ct2)),
+        ("dma", dict(src=at, dst=tile("y", (8, 32), offset=64, strides=(64, 1)))),
+        ("dma", dict(src=tile("x", (64, 8), strides=(1, 64)), dst=tt)),
+        ("dma", dict(src=tt, dst=t)),
+        ("dma", dict(src=x, dst=tile(ov, (8, 64)))),
+        ("dma", dict(src=tile(ov, (8, 32), strides=(64, 1)), dst=tile(ov, (8, 32), offset=32, strides=(64, 1)))),
+        ("dma", dict(src=tile(ov, (8, 32), offset=32, strides=(64, 1)), dst=tile("y", (8, 32), strides=(64, 1)))),
+        ("dma", dict(src=ct1, dst=c1)),
+        ("dma", dict(src=ct2, dst=c2)),
+    ]
+    sems = [b.semaphore(f"s{i}") for i in range(len(steps))]
+    for i, (op, tiles) in enumerate(steps):
+        b.add(0, op, waits=[sems[i - 1]] if i else [], signals=[sems[i]], **tiles)
+    return b.build()
+
+
+def test_the_strided_dmas_are_copied_in_c_as_numpy_copies_them(monkeypatch):
+    """A DMA between tiles that are not contiguous is copied by its runs in C (`strided`,
+    made at `prepare`), but one over bytes it also reads (numpy's copy): the bits of the
+    Python path, and what it writes drops what was derived from those bytes."""
+    program = _strided_dmas()
+    once = prepare(program, load(program.target))
+    dmas = [t for q in once.tasks for t in q if t.cmd.op == "dma"]
+    within = [t for t in dmas if t.cmd.tiles["src"].buffer == t.cmd.tiles["dst"].buffer]
+    assert len(within) == 1 and within[0].strided is None and within[0].copy is None
+    assert sum(t.strided is not None for t in dmas) == 5 and sum(t.copy is not None for t in dmas) == 5
+    x, w = RNG.standard_normal((8, 64)).astype(np.float16), RNG.standard_normal((32, 16)).astype(np.float16)
+    got, report = run(program, {"x": x, "w": w})
+    f32 = np.float32
+    np.testing.assert_allclose(got["c1"], x[:, 16:48].astype(f32) @ w.astype(f32), rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(got["c2"], x[:, :32].astype(f32) @ w.astype(f32), rtol=2e-2, atol=2e-2)
+    np.testing.assert_array_equal(got["t"], x.T)
+    np.testing.assert_array_equal(got["y"][:, 32:], x[:, :32])
+    np.testing.assert_array_equal(got["y"][:, :32], x[:, :32])  # (ov's first 32 columns, moved 16 on)
+    monkeypatch.setattr(tile_cache, "NATIVE", False)
+    want, again = run(program, {"x": x, "w": w})
+    for name in want:
+        np.testing.assert_array_equal(got[name].view(np.uint16), want[name].view(np.uint16))
+    assert report.as_dict() == again.as_dict()

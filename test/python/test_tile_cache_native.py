@@ -118,6 +118,8 @@ def test_the_built_module_is_the_interface_tile_cache_calls():
 
 
 class _Task:
+    strided = None
+
     def __init__(self, views):
         self.cmd, self.views, self.core, self.index = "cmd", views, 0, 0
 

@@ -757,15 +757,29 @@ static PyObject *derived_new(PyObject *cache, PyObject *places, PyObject *to_f32
     return (PyObject *)d;
 }
 
-/* the runs of `dims` (count, dst stride, src stride; outer first) from `s` to `d` */
-static void copy_runs(char *d, const char *s, PyObject *dims, Py_ssize_t i, const Py_ssize_t *n,
-                      const Py_ssize_t *ds, const Py_ssize_t *ss, Py_ssize_t run) {
-    if (i == PyTuple_GET_SIZE(dims)) {
-        memcpy(d, s, (size_t)run);
-        return;
+/* n runs of `run` bytes, `ds` and `ss` apart (a run of an element's size: copied inline) */
+static void copy_line(char *d, const char *s, Py_ssize_t n, Py_ssize_t ds, Py_ssize_t ss, Py_ssize_t run) {
+#define LINE(size) for (Py_ssize_t k = 0; k < n; k++) memcpy(d + k * ds, s + k * ss, size)
+    switch (run) {
+    case 2: LINE(2); break;
+    case 4: LINE(4); break;
+    case 8: LINE(8); break;
+    default: LINE((size_t)run);
     }
-    for (Py_ssize_t k = 0; k < n[i]; k++) {
-        copy_runs(d + k * ds[i], s + k * ss[i], dims, i + 1, n, ds, ss, run);
+#undef LINE
+}
+
+/* the runs of `dims` (count, dst stride, src stride; outer first) from `s` to `d` */
+static void copy_runs(char *d, const char *s, Py_ssize_t ndims, Py_ssize_t i, const Py_ssize_t *n,
+                      const Py_ssize_t *ds, const Py_ssize_t *ss, Py_ssize_t run) {
+    if (i == ndims) {
+        memcpy(d, s, (size_t)run);
+    } else if (i == ndims - 1) {
+        copy_line(d, s, n[i], ds[i], ss[i], run);
+    } else {
+        for (Py_ssize_t k = 0; k < n[i]; k++) {
+            copy_runs(d + k * ds[i], s + k * ss[i], ndims, i + 1, n, ds, ss, run);
+        }
     }
 }
 
@@ -812,7 +826,7 @@ static int strided(PyObject *plan) {
                 }
             }
             if (r == 0) {
-                copy_runs((char *)d.buf + at, (const char *)s.buf + from, dims, 0, n, ds, ss, run);
+                copy_runs((char *)d.buf + at, (const char *)s.buf + from, PyTuple_GET_SIZE(dims), 0, n, ds, ss, run);
             }
             PyBuffer_Release(&s);
         }

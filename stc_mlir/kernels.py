@@ -227,13 +227,26 @@ def binary(kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """Error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7), computed in float64."""
-    x64 = np.asarray(x, dtype=np.float64)
-    sign = np.sign(x64)
-    a = np.abs(x64)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return (sign * (1.0 - poly * np.exp(-a * a))).astype(F32)
+    """Error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7), computed in float64:
+    sign(x) (1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-x^2)), t = 1 / (1 + p |x|),
+    on four float64 arrays (each step in place, its operands in the formula's order: the
+    same bits, a NaN's sign included)."""
+    a = np.abs(x, dtype=np.float64)
+    sign = np.sign(x, dtype=np.float64)
+    t = np.multiply(0.3275911, a)
+    np.add(1.0, t, out=t)
+    np.divide(1.0, t, out=t)
+    poly = np.multiply(t, 1.061405429)
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        np.add(c, poly, out=poly)
+        np.multiply(t, poly, out=poly)
+    np.multiply(a, a, out=a)  # (-a a: a NaN's a is positive, -NaN either way)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    np.multiply(poly, a, out=poly)
+    np.subtract(1.0, poly, out=poly)
+    np.multiply(sign, poly, out=poly)
+    return poly.astype(F32)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -248,7 +261,11 @@ def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
         return (0.5 * x * (1.0 + np.tanh(inner))).astype(F32)
-    return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(F32)
+    half = x / math.sqrt(2.0)  # (0.5 x (1 + erf(x / sqrt 2)), in place)
+    out = erf(half)
+    np.add(1.0, out, out=out)
+    np.multiply(0.5, x, out=half)
+    return np.multiply(half, out, out=out)
 
 
 def unary(kind: str, x: np.ndarray, **params: float | str) -> np.ndarray:
@@ -303,8 +320,9 @@ def prelu(x: np.ndarray, slope: np.ndarray) -> np.ndarray:
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     x = _f32(x)
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.subtract(x, np.max(x, axis=axis, keepdims=True))
+    np.exp(e, out=e)
+    return np.divide(e, np.sum(e, axis=axis, keepdims=True), out=e)
 
 
 def layer_norm(
@@ -316,13 +334,14 @@ def layer_norm(
     axis = axis % x.ndim
     axes = tuple(range(axis, x.ndim))
     mean = np.mean(x, axis=axes, keepdims=True)
-    centred = x - mean
-    var = np.mean(centred * centred, axis=axes, keepdims=True)
-    out = centred / np.sqrt(var + F32(epsilon))
-    if scale is not None:
-        out = out * _f32(scale)
-    if bias is not None:
-        out = out + _f32(bias)
+    out = np.subtract(x, mean)  # (centred, then normalised, scaled and shifted in place)
+    var = np.mean(np.multiply(out, out), axis=axes, keepdims=True)
+    var += F32(epsilon)
+    np.divide(out, np.sqrt(var, out=var), out=out)
+    for operand, op in ((scale, np.multiply), (bias, np.add)):
+        if operand is not None:
+            operand = _f32(operand)
+            out = op(out, operand, out=out if np.broadcast_shapes(out.shape, operand.shape) == out.shape else None)
     return out
 
 

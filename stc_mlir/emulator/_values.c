@@ -11,14 +11,31 @@
 
    `hook` goes one step further: the per-command values hook of a run (what the event
    loop calls for each command started): a dense DMA (`_Task.copy` set) is copied and
-   booked here, any other command goes to the Python hook. */
+   booked here, any other command is computed by `computer`'s callable (its `derived`
+   and the bookkeeping of what it writes here too, `execute` in Python), or handed to a
+   helper thread by the Python `offload`. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
-    *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data;
+    *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data, *s_budget, *s_per_memory, *s_flags,
+    *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what, *s_macs, *s_strided;
+
+#define BAD(x) ((x) == -1 && PyErr_Occurred())
+
+/* obj.name (a Python int attribute) in *n */
+static int int_attr(PyObject *obj, PyObject *name, Py_ssize_t *n) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) {
+        return -1;
+    }
+    *n = PyLong_AsSsize_t(v);
+    Py_DECREF(v);
+    return BAD(*n) ? -1 : 0;
+}
 
 /* obj.name += delta (a Python int attribute) */
 static int add_to(PyObject *obj, PyObject *name, Py_ssize_t delta) {
@@ -47,8 +64,6 @@ static int add_to(PyObject *obj, PyObject *name, Py_ssize_t delta) {
 static inline Py_ssize_t item(PyObject *t, Py_ssize_t i) {
     return PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
 }
-
-#define BAD(x) ((x) == -1 && PyErr_Occurred())
 
 typedef struct {
     PyObject *memories, *aliases, *sources, *lock; /* new references */
@@ -307,83 +322,6 @@ static int parse_range(PyObject *const *args, Py_ssize_t *lo, Py_ssize_t *hi) {
     return BAD(*lo) || BAD(*hi) ? -1 : 0;
 }
 
-/* TileCache.get's look-up: the value kept for the tile at `lo` (`key`) or for the bytes it
-   was copied from (made most recently used), else NULL without an error */
-static PyObject *lookup(Cache *c, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key) {
-    PyObject *aliases = PyDict_GetItemWithError(c->aliases, memory), *at_key = NULL;
-    if (aliases == NULL && PyErr_Occurred()) {
-        return NULL;
-    }
-    Py_INCREF(memory);
-    Py_INCREF(key);
-    if (aliases != NULL && PyDict_GET_SIZE(aliases) > 0) { /* (no copy into this memory: the bytes are their own) */
-        PyObject *from;
-        Py_ssize_t at;
-        if (origin(c, memory, lo, hi, &from, &at) < 0) {
-            goto out;
-        }
-        Py_SETREF(memory, from);
-        if (at != lo) { /* (key[0] + at - lo, *key[1:]) */
-            Py_ssize_t first = PyLong_AsSsize_t(PyTuple_GET_ITEM(key, 0));
-            if (BAD(first) || (at_key = PyTuple_New(PyTuple_GET_SIZE(key))) == NULL) {
-                goto out;
-            }
-            PyObject *base = PyLong_FromSsize_t(first + at - lo);
-            if (base == NULL) {
-                goto out;
-            }
-            PyTuple_SET_ITEM(at_key, 0, base);
-            for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(key); i++) {
-                PyTuple_SET_ITEM(at_key, i, Py_NewRef(PyTuple_GET_ITEM(key, i)));
-            }
-            Py_SETREF(key, at_key);
-            at_key = NULL;
-        }
-    }
-    PyObject *entries = PyDict_GetItemWithError(c->memories, memory), *value = NULL;
-    PyObject *hit = entries == NULL ? NULL : PyDict_GetItemWithError(entries, key);
-    if (hit != NULL) { /* most recently used: to the end */
-        Py_INCREF(hit);
-        if (PyDict_DelItem(entries, key) == 0 && PyDict_SetItem(entries, key, hit) == 0) {
-            value = Py_NewRef(PyTuple_GET_ITEM(hit, 2));
-        }
-        Py_DECREF(hit);
-    }
-    Py_DECREF(memory);
-    Py_DECREF(key);
-    return value;
-out:
-    Py_XDECREF(at_key);
-    Py_DECREF(memory);
-    Py_DECREF(key);
-    return NULL;
-}
-
-/* lookup(cache, memory, lo, hi, key) -> the value kept, or None */
-static PyObject *py_lookup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    Py_ssize_t lo, hi;
-    if (nargs != 5 || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) < 1) {
-        PyErr_SetString(PyExc_TypeError, "lookup(cache, memory, lo, hi, key tuple)");
-        return NULL;
-    }
-    if (parse_range(args + 2, &lo, &hi) < 0) {
-        return NULL;
-    }
-    Cache c;
-    PyObject *value = NULL;
-    int r = -1;
-    if (cache_open(args[0], &c) == 0 && lock_call(c.lock, s_acquire) == 0) {
-        value = lookup(&c, args[1], lo, hi, args[4]);
-        r = unlock(&c, value == NULL && PyErr_Occurred() ? -1 : 0);
-    }
-    cache_close(&c);
-    if (r < 0) {
-        Py_XDECREF(value);
-        return NULL;
-    }
-    return value != NULL ? value : Py_NewRef(Py_None);
-}
-
 /* the contiguous bytes of a uint8 array (a memory's data) */
 static int bytes_of(PyObject *array, Py_buffer *view) {
     return PyObject_GetBuffer(array, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS);
@@ -497,6 +435,507 @@ static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return r < 0 ? NULL : Py_NewRef(Py_None);
 }
 
+/* TileCache._drop: entries.pop(key), its bytes no longer counted */
+static int drop(PyObject *cache, PyObject *entries, PyObject *key) {
+    PyObject *e = PyDict_GetItemWithError(entries, key);
+    if (e == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_KeyError, "a cache entry went");
+        }
+        return -1;
+    }
+    Py_ssize_t n;
+    if (int_attr(PyTuple_GET_ITEM(e, 2), s_nbytes, &n) < 0 || PyDict_DelItem(entries, key) < 0) {
+        return -1;
+    }
+    return add_to(cache, s_nbytes, -n);
+}
+
+/* the first key of a non-empty dict (next(iter(d))), borrowed */
+static PyObject *first_key(PyObject *d) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    if (!PyDict_Next(d, &pos, &key, &value)) {
+        PyErr_SetString(PyExc_KeyError, "an empty cache memory");
+        return NULL;
+    }
+    return key;
+}
+
+/* TileCache._keep (lock held): `value` of `nbytes` bytes kept for `key` */
+static int keep(PyObject *cache, Cache *c, PyObject *entries, PyObject *key, Py_ssize_t lo, Py_ssize_t hi,
+                PyObject *value, Py_ssize_t nbytes) {
+    PyObject *old = PyDict_GetItemWithError(entries, key); /* (made meanwhile by another thread) */
+    if (old == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (old != NULL && drop(cache, entries, key) < 0) {
+        return -1;
+    }
+    PyObject *entry = Py_BuildValue("(nnO)", lo, hi, value);
+    int r = entry == NULL ? -1 : PyDict_SetItem(entries, key, entry);
+    Py_XDECREF(entry);
+    Py_ssize_t per_memory, budget, total;
+    if (r < 0 || add_to(cache, s_nbytes, nbytes) < 0 || int_attr(cache, s_per_memory, &per_memory) < 0
+        || int_attr(cache, s_budget, &budget) < 0) {
+        return -1;
+    }
+    if (PyDict_GET_SIZE(entries) > per_memory) {
+        PyObject *oldest = first_key(entries);
+        if (oldest == NULL || drop(cache, entries, oldest) < 0) {
+            return -1;
+        }
+    }
+    while (1) {
+        if (int_attr(cache, s_nbytes, &total) < 0) {
+            return -1;
+        }
+        if (total <= budget) {
+            return 0;
+        }
+        PyObject *fullest = NULL, *m, *d, *oldest; /* max(memories.values(), key=len): the first longest */
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(c->memories, &pos, &m, &d)) {
+            if (fullest == NULL || PyDict_GET_SIZE(d) > PyDict_GET_SIZE(fullest)) {
+                fullest = d;
+            }
+        }
+        if (fullest == NULL || (oldest = first_key(fullest)) == NULL || drop(cache, fullest, oldest) < 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_KeyError, "nothing to drop");
+            }
+            return -1;
+        }
+    }
+}
+
+/* TileCache.get: the value kept for the tile at `lo` (`key`) or for the bytes it was copied
+   from, else make() (make(arg) if arg is not NULL; kept, read-only); a new reference */
+static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key,
+                     PyObject *make, PyObject *arg) {
+#define c (*cp)
+    PyObject *entries = NULL, *value = NULL;
+    Py_ssize_t dropped = 0;
+    int aliased = 0;
+    if (lock_call(c.lock, s_acquire) < 0) {
+        return NULL;
+    }
+    Py_INCREF(memory);
+    Py_INCREF(key);
+    PyObject *aliases = PyDict_GetItemWithError(c.aliases, memory);
+    if (aliases == NULL && PyErr_Occurred()) {
+        goto locked;
+    }
+    aliased = aliases != NULL && PyDict_GET_SIZE(aliases) > 0;
+    if (aliased) { /* (no copy into this memory: the bytes are their own) */
+        PyObject *from;
+        Py_ssize_t at;
+        if (int_attr(cache, s_dropped, &dropped) < 0 || origin(&c, memory, lo, hi, &from, &at) < 0) {
+            goto locked;
+        }
+        Py_SETREF(memory, from);
+        if (at != lo) { /* (key[0] + at - lo, *key[1:]) */
+            Py_ssize_t base = PyLong_AsSsize_t(PyTuple_GET_ITEM(key, 0));
+            PyObject *at_key = BAD(base) ? NULL : PyTuple_New(PyTuple_GET_SIZE(key)), *first;
+            if (at_key == NULL || (first = PyLong_FromSsize_t(base + at - lo)) == NULL) {
+                Py_XDECREF(at_key);
+                goto locked;
+            }
+            PyTuple_SET_ITEM(at_key, 0, first);
+            for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(key); i++) {
+                PyTuple_SET_ITEM(at_key, i, Py_NewRef(PyTuple_GET_ITEM(key, i)));
+            }
+            Py_SETREF(key, at_key);
+            hi += at - lo;
+            lo = at;
+        }
+    }
+    entries = PyDict_GetItemWithError(c.memories, memory);
+    if (entries != NULL) {
+        Py_INCREF(entries);
+    } else if (PyErr_Occurred() || (entries = PyDict_New()) == NULL || PyDict_SetItem(c.memories, memory, entries) < 0) {
+        goto locked;
+    }
+    PyObject *hit = PyDict_GetItemWithError(entries, key);
+    if (hit != NULL) { /* most recently used: to the end */
+        Py_INCREF(hit);
+        if (PyDict_DelItem(entries, key) == 0 && PyDict_SetItem(entries, key, hit) == 0) {
+            value = Py_NewRef(PyTuple_GET_ITEM(hit, 2));
+        }
+        Py_DECREF(hit);
+        goto locked;
+    }
+    if (PyErr_Occurred()) {
+        goto locked;
+    }
+    if (lock_call(c.lock, s_release) < 0) {
+        goto out;
+    }
+    value = arg == NULL ? PyObject_CallNoArgs(make) : PyObject_CallOneArg(make, arg); /* (outside the lock) */
+    PyObject *flags = value == NULL ? NULL : PyObject_GetAttr(value, s_flags);
+    int r = flags == NULL ? -1 : PyObject_SetAttr(flags, s_writeable, Py_False);
+    Py_XDECREF(flags);
+    if (r < 0 || lock_call(c.lock, s_acquire) < 0) {
+        Py_CLEAR(value);
+        goto out;
+    }
+    Py_ssize_t nbytes, budget, now = dropped;
+    if (int_attr(value, s_nbytes, &nbytes) < 0 || int_attr(cache, s_budget, &budget) < 0
+        || (aliased && int_attr(cache, s_dropped, &now) < 0)) {
+        Py_CLEAR(value);
+    } else if (nbytes <= budget && now == dropped && keep(cache, &c, entries, key, lo, hi, value, nbytes) < 0) {
+        Py_CLEAR(value);
+    }
+locked:
+    if (unlock(&c, 0) < 0) {
+        Py_CLEAR(value);
+    }
+out:
+    if (value == NULL && !PyErr_Occurred()) {
+        PyErr_SetString(PyExc_SystemError, "TileCache.get made no value");
+    }
+    Py_XDECREF(entries);
+    Py_DECREF(memory);
+    Py_DECREF(key);
+    return value;
+#undef c
+}
+
+/* get(cache, memory, lo, hi, key, make) -> TileCache.get's value */
+static PyObject *py_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t lo, hi;
+    if (nargs != 6 || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) < 1) {
+        PyErr_SetString(PyExc_TypeError, "get(cache, memory, lo, hi, key tuple, make)");
+        return NULL;
+    }
+    if (parse_range(args + 2, &lo, &hi) < 0) {
+        return NULL;
+    }
+    Cache c;
+    PyObject *value = cache_open(args[0], &c) < 0 ? NULL : get(args[0], &c, args[1], lo, hi, args[4], args[5], NULL);
+    cache_close(&c);
+    return value;
+}
+
+/* derived(slot, what, make), the `derived` of `execute` for one command: TileCache.get
+   for the tile in `slot` (places: slot -> (memory, lo, hi, tile key)), keyed (*tile key,
+   what); the cache's dicts and lock looked up once, when it is made */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *cache, *places, *to_f32, *f16;
+    Cache c;
+} Derived;
+
+static void derived_dealloc(Derived *d) {
+    Py_XDECREF(d->cache);
+    Py_XDECREF(d->places);
+    Py_XDECREF(d->to_f32);
+    Py_XDECREF(d->f16);
+    cache_close(&d->c);
+    PyObject_Free(d);
+}
+
+/* get for the tile in `slot` keyed (*tile key, what) */
+static PyObject *derive(Derived *d, PyObject *slot, PyObject *what, PyObject *make, PyObject *arg) {
+    PyObject *place = PyDict_GetItemWithError(d->places, slot);
+    if (place == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetObject(PyExc_KeyError, slot);
+        }
+        return NULL;
+    }
+    if (!PyTuple_Check(place) || PyTuple_GET_SIZE(place) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(place, 3))
+        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(place, 3)) < 1) {
+        PyErr_SetString(PyExc_TypeError, "a place: (memory, lo, hi, tile key tuple)");
+        return NULL;
+    }
+    Py_ssize_t lo = item(place, 1), hi = item(place, 2);
+    if (BAD(lo) || BAD(hi)) {
+        return NULL;
+    }
+    PyObject *tile = PyTuple_GET_ITEM(place, 3);
+    Py_ssize_t n = PyTuple_GET_SIZE(tile);
+    PyObject *key = PyTuple_New(n + 1);
+    if (key == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(key, i, Py_NewRef(PyTuple_GET_ITEM(tile, i)));
+    }
+    PyTuple_SET_ITEM(key, n, Py_NewRef(what));
+    PyObject *value = get(d->cache, &d->c, PyTuple_GET_ITEM(place, 0), lo, hi, key, make, arg);
+    Py_DECREF(key);
+    return value;
+}
+
+static PyObject *derived_call(Derived *d, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    if (PyVectorcall_NARGS(nargsf) != 3 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "derived(slot, what, make)");
+        return NULL;
+    }
+    return derive(d, args[0], args[1], args[2], NULL);
+}
+
+/* derived.upcast(ins, keep): functional._upcast(ins, derived, keep), each fp16 view's
+   fp32 copy made by to_f32(view) */
+static PyObject *derived_upcast(Derived *d, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "upcast(ins dict, keep)");
+        return NULL;
+    }
+    PyObject *out = PyDict_New(), *slot, *view;
+    Py_ssize_t pos = 0;
+    if (out == NULL) {
+        return NULL;
+    }
+    while (PyDict_Next(args[0], &pos, &slot, &view)) {
+        PyObject *dtype = PyObject_GetAttr(view, s_dtype), *value;
+        if (dtype == NULL) {
+            goto fail;
+        }
+        int half = dtype == d->f16 ? 1 : PyObject_RichCompareBool(dtype, d->f16, Py_EQ);
+        Py_DECREF(dtype);
+        if (half > 0) {
+            int kept = PySequence_Contains(args[1], slot);
+            if (kept < 0) {
+                goto fail;
+            }
+            half = !kept;
+        }
+        if (half < 0) {
+            goto fail;
+        }
+        value = half ? derive(d, slot, s_f32_what, d->to_f32, view) : Py_NewRef(view);
+        if (value == NULL || PyDict_SetItem(out, slot, value) < 0) {
+            Py_XDECREF(value);
+            goto fail;
+        }
+        Py_DECREF(value);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyMethodDef derived_methods[] = {
+    {"upcast", (PyCFunction)(void (*)(void))derived_upcast, METH_FASTCALL,
+     "upcast(ins, keep) -> functional._upcast(ins, self, keep): the inputs by slot, each float16 one but "
+     "those in keep as its float32 copy (this derived's (\"f32\",), made by to_f32)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject DerivedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stc_mlir.emulator._values.Derived",
+    .tp_basicsize = sizeof(Derived),
+    .tp_dealloc = (destructor)derived_dealloc,
+    .tp_vectorcall_offset = offsetof(Derived, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "derived(slot, what, make): TileCache.get for a command's tile in slot",
+    .tp_methods = derived_methods,
+};
+
+/* a Derived of `cache` for `places` (to_f32 and the float16 dtype: what `upcast` uses): a
+   new reference */
+static PyObject *derived_new(PyObject *cache, PyObject *places, PyObject *to_f32, PyObject *f16) {
+    Derived *d = PyObject_New(Derived, &DerivedType);
+    if (d == NULL) {
+        return NULL;
+    }
+    d->vectorcall = (vectorcallfunc)derived_call;
+    d->cache = Py_NewRef(cache);
+    d->places = Py_NewRef(places);
+    d->to_f32 = Py_NewRef(to_f32);
+    d->f16 = Py_NewRef(f16);
+    if (cache_open(cache, &d->c) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return (PyObject *)d;
+}
+
+/* n runs of `run` bytes, `ds` and `ss` apart (a run of an element's size: copied inline) */
+static void copy_line(char *d, const char *s, Py_ssize_t n, Py_ssize_t ds, Py_ssize_t ss, Py_ssize_t run) {
+#define LINE(size) for (Py_ssize_t k = 0; k < n; k++) memcpy(d + k * ds, s + k * ss, size)
+    switch (run) {
+    case 2: LINE(2); break;
+    case 4: LINE(4); break;
+    case 8: LINE(8); break;
+    default: LINE((size_t)run);
+    }
+#undef LINE
+}
+
+/* the runs of `dims` (count, dst stride, src stride; outer first) from `s` to `d` */
+static void copy_runs(char *d, const char *s, Py_ssize_t ndims, Py_ssize_t i, const Py_ssize_t *n,
+                      const Py_ssize_t *ds, const Py_ssize_t *ss, Py_ssize_t run) {
+    if (i == ndims) {
+        memcpy(d, s, (size_t)run);
+    } else if (i == ndims - 1) {
+        copy_line(d, s, n[i], ds[i], ss[i], run);
+    } else {
+        for (Py_ssize_t k = 0; k < n[i]; k++) {
+            copy_runs(d + k * ds[i], s + k * ss[i], ndims, i + 1, n, ds, ss, run);
+        }
+    }
+}
+
+#define MAX_DIMS 32
+
+/* a strided DMA (task.strided: (dst Memory, dst first byte, src Memory, src first byte, run
+   bytes, dims, dst hull, src hull)): its runs copied, hulls checked against the bytes */
+static int strided(PyObject *plan) {
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 8 || !PyTuple_Check(PyTuple_GET_ITEM(plan, 5))
+        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(plan, 5)) > MAX_DIMS) {
+        PyErr_SetString(PyExc_TypeError, "a task's strided: (Memory, at, Memory, at, run, dims, hull, hull)");
+        return -1;
+    }
+    PyObject *dims = PyTuple_GET_ITEM(plan, 5), *hulls[2] = {PyTuple_GET_ITEM(plan, 6), PyTuple_GET_ITEM(plan, 7)};
+    Py_ssize_t n[MAX_DIMS], ds[MAX_DIMS], ss[MAX_DIMS], at = item(plan, 1), from = item(plan, 3), run = item(plan, 4);
+    if (BAD(at) || BAD(from) || BAD(run)) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
+        PyObject *dim = PyTuple_GET_ITEM(dims, i);
+        if (!PyTuple_Check(dim) || PyTuple_GET_SIZE(dim) != 3 || BAD(n[i] = item(dim, 0)) || BAD(ds[i] = item(dim, 1))
+            || BAD(ss[i] = item(dim, 2))) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "a strided dimension: (count, dst stride, src stride)");
+            }
+            return -1;
+        }
+    }
+    PyObject *dst = PyObject_GetAttr(PyTuple_GET_ITEM(plan, 0), s_data);
+    PyObject *src = dst == NULL ? NULL : PyObject_GetAttr(PyTuple_GET_ITEM(plan, 2), s_data);
+    Py_buffer d, s;
+    int r = -1;
+    if (src != NULL && bytes_of(dst, &d) == 0) {
+        if (PyObject_GetBuffer(src, &s, PyBUF_C_CONTIGUOUS) == 0) {
+            Py_ssize_t lens[2] = {d.len, s.len}, lo, hi;
+            r = 0;
+            for (int k = 0; k < 2 && r == 0; k++) {
+                if (!PyTuple_Check(hulls[k]) || PyTuple_GET_SIZE(hulls[k]) != 2 || BAD(lo = item(hulls[k], 0))
+                    || BAD(hi = item(hulls[k], 1)) || lo < 0 || hi > lens[k]) {
+                    if (!PyErr_Occurred()) {
+                        PyErr_SetString(PyExc_IndexError, "a strided copy out of its memories' bytes");
+                    }
+                    r = -1;
+                }
+            }
+            if (r == 0) {
+                copy_runs((char *)d.buf + at, (const char *)s.buf + from, PyTuple_GET_SIZE(dims), 0, n, ds, ss, run);
+            }
+            PyBuffer_Release(&s);
+        }
+        PyBuffer_Release(&d);
+    }
+    Py_XDECREF(dst);
+    Py_XDECREF(src);
+    return r;
+}
+
+/* the values of one computed command (state: (cache, execute, fail, to_f32, float16 dtype)): task.views = (ins,
+   outs, places, spans); execute(task.cmd, ins, outs, derived) (task.strided's runs copied
+   instead, if set), fail(task, error) for an IndexError it raises, then TileCache.written
+   for each span (memory, lo, hi), under one hold of the lock */
+static PyObject *compute_call(PyObject *state, PyObject *task) {
+    PyObject *cache = PyTuple_GET_ITEM(state, 0);
+    PyObject *views = PyObject_GetAttr(task, s_views), *cmd = NULL, *derived = NULL, *r = NULL;
+    if (views == NULL) {
+        return NULL;
+    }
+    if (!PyTuple_Check(views) || PyTuple_GET_SIZE(views) != 4 || !PyDict_Check(PyTuple_GET_ITEM(views, 2))
+        || !PyTuple_Check(PyTuple_GET_ITEM(views, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a task's views: (ins, outs, places dict, spans tuple)");
+        goto out;
+    }
+    if ((cmd = PyObject_GetAttr(task, s_cmd)) == NULL
+        || (derived = derived_new(cache, PyTuple_GET_ITEM(views, 2), PyTuple_GET_ITEM(state, 3),
+                                  PyTuple_GET_ITEM(state, 4))) == NULL) {
+        goto out;
+    }
+    PyObject *plan = PyObject_GetAttr(task, s_strided);
+    if (plan == NULL) {
+        goto out;
+    }
+    if (plan != Py_None) {
+        int copied = strided(plan);
+        Py_DECREF(plan);
+        r = copied < 0 ? NULL : Py_NewRef(Py_None);
+    } else {
+        Py_DECREF(plan);
+        PyObject *call[4] = {cmd, PyTuple_GET_ITEM(views, 0), PyTuple_GET_ITEM(views, 1), derived};
+        r = PyObject_Vectorcall(PyTuple_GET_ITEM(state, 1), call, 4, NULL);
+    }
+    if (r == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_IndexError)) {
+            PyObject *type, *err, *tb;
+            PyErr_Fetch(&type, &err, &tb);
+            PyErr_NormalizeException(&type, &err, &tb);
+            if (tb != NULL) {
+                PyException_SetTraceback(err, tb);
+            }
+            r = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(state, 2), task, err, NULL);
+            Py_XDECREF(type);
+            Py_XDECREF(err);
+            Py_XDECREF(tb);
+            if (r != NULL) {
+                Py_CLEAR(r);
+                PyErr_SetString(PyExc_SystemError, "fail(task, error) returned");
+            }
+        }
+        goto out;
+    }
+    Py_CLEAR(r);
+    PyObject *spans = PyTuple_GET_ITEM(views, 3);
+    Cache *c = &((Derived *)derived)->c;
+    int ok = -1;
+    if (lock_call(c->lock, s_acquire) == 0) {
+        ok = 0; /* (after the command: its inputs may be its outputs, in place) */
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(spans) && ok == 0; i++) {
+            PyObject *span = PyTuple_GET_ITEM(spans, i);
+            Py_ssize_t lo, hi;
+            if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 3) {
+                PyErr_SetString(PyExc_TypeError, "a span: (memory, lo, hi)");
+                ok = -1;
+            } else if (BAD(lo = item(span, 1)) || BAD(hi = item(span, 2))
+                       || written(cache, c, PyTuple_GET_ITEM(span, 0), lo, hi) < 0) {
+                ok = -1;
+            }
+        }
+        ok = unlock(c, ok);
+    }
+    if (ok == 0) {
+        r = Py_NewRef(Py_None);
+    }
+out:
+    Py_XDECREF(derived);
+    Py_XDECREF(cmd);
+    Py_DECREF(views);
+    return r;
+}
+
+static PyMethodDef compute_def = {"compute", (PyCFunction)compute_call, METH_O,
+                                  "compute(task): the values of a computed command (see _values.computer)"};
+
+/* computer(cache, execute, fail, to_f32, float16 dtype) -> a callable of one task */
+static PyObject *py_computer(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "computer(cache, execute, fail, to_f32, float16 dtype)");
+        return NULL;
+    }
+    PyObject *state = PyTuple_Pack(5, args[0], args[1], args[2], args[3], args[4]);
+    if (state == NULL) {
+        return NULL;
+    }
+    PyObject *f = PyCFunction_New(&compute_def, state);
+    Py_DECREF(state);
+    return f;
+}
+
 /* Values.completed(timeline): wait (Values._wait) for the values of the commands whose
    slices (core, unit, index, ...) the timeline got since the last call */
 static int completed(PyObject *values, PyObject *timeline) {
@@ -556,8 +995,9 @@ fail:
 }
 
 /* the hook's call: with `values` (helper threads), the values of the commands completed
-   since the last start first (`Values.completed`); then task.copy None -> fallback(task);
-   else (dst Memory, lo, hi, dst key, src Memory, src lo, src key): the copy */
+   since the last start first (`Values.completed`); then task.copy None -> compute(task), or
+   offload(task) with `values` for a product of offload_macs or more; else (dst Memory, lo,
+   hi, dst key, src Memory, src lo, src key): the copy */
 static PyObject *hook_call(PyObject *state, PyObject *task) {
     PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
              *timeline = PyTuple_GET_ITEM(state, 3);
@@ -572,9 +1012,19 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
     if (copy == NULL) {
         return NULL;
     }
-    if (copy == Py_None) {
+    if (copy == Py_None) { /* (with values, a product of offload_macs or more: offload(task)) */
         Py_DECREF(copy);
-        return PyObject_CallOneArg(PyTuple_GET_ITEM(state, 1), task);
+        PyObject *to = PyTuple_GET_ITEM(state, 1);
+        if (values != Py_None) {
+            Py_ssize_t macs, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 5));
+            if (BAD(least) || int_attr(task, s_macs, &macs) < 0) {
+                return NULL;
+            }
+            if (macs >= least) {
+                to = PyTuple_GET_ITEM(state, 4);
+            }
+        }
+        return PyObject_CallOneArg(to, task);
     }
     if (!PyTuple_Check(copy) || PyTuple_GET_SIZE(copy) != 7) {
         Py_DECREF(copy);
@@ -601,17 +1051,17 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
 
 static PyMethodDef hook_def = {"hook", (PyCFunction)hook_call, METH_O, "the values hook of a run (see _values.hook)"};
 
-/* hook(cache, fallback, values, timeline) -> a callable of one task */
+/* hook(cache, compute, values, timeline, offload, offload_macs) -> a callable of one task */
 static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "hook(cache, fallback, values, timeline)");
+    if (nargs != 6 || !PyLong_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "hook(cache, compute, values, timeline, offload, offload_macs int)");
         return NULL;
     }
-    PyObject *state = PyTuple_New(4);
+    PyObject *state = PyTuple_New(6);
     if (state == NULL) {
         return NULL;
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         PyTuple_SET_ITEM(state, i, Py_NewRef(args[i]));
     }
     PyObject *f = PyCFunction_New(&hook_def, state);
@@ -629,13 +1079,22 @@ static PyMethodDef methods[] = {
     {"copy", (PyCFunction)(void (*)(void))py_copy, METH_FASTCALL,
      "copy(cache, dst, lo, hi, dst_key, src, src_lo, src_key): the bytes [lo, hi) of uint8 array dst "
      "copied from src at src_lo, then TileCache.written and TileCache.copied for them."},
-    {"lookup", (PyCFunction)(void (*)(void))py_lookup, METH_FASTCALL,
-     "lookup(cache, memory, lo, hi, key) -> the value TileCache.get would return without making "
-     "it (made most recently used), or None."},
+    {"get", (PyCFunction)(void (*)(void))py_get, METH_FASTCALL,
+     "get(cache, memory, lo, hi, key, make) -> TileCache.get(memory, lo, hi, key, make): the look-up, "
+     "make() outside the cache's lock, what is kept and dropped, all as the Python method does."},
+    {"computer", (PyCFunction)(void (*)(void))py_computer, METH_FASTCALL,
+     "computer(cache, execute, fail, to_f32, float16 dtype) -> f: f(task) computes a command that is not "
+     "a dense copy: with (ins, outs, places, spans) = task.views, execute(task.cmd, ins, outs, derived) "
+     "(or, task.strided set, the bytes of its runs copied) "
+     "where derived(slot, what, make) is get(cache, *places[slot][:3], (*places[slot][3], what), make) "
+     "(and derived.upcast(ins, keep) functional._upcast's, with to_f32), fail(task, error) "
+     "for an IndexError it raises (which must raise), then TileCache.written for each span (memory, "
+     "lo, hi) under one hold of the cache's lock."},
     {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
-     "hook(cache, fallback, values, timeline) -> f: f(task) does values.completed(timeline) if values "
-     "is not None, then a dense DMA's copy (task.copy: (dst Memory, lo, hi, dst key, src Memory, src "
-     "lo, src key)) as TileCache.copy does, or fallback(task) for any other task."},
+     "hook(cache, compute, values, timeline, offload, offload_macs) -> f: f(task) does "
+     "values.completed(timeline) if values is not None, then a dense DMA's copy (task.copy: (dst Memory, "
+     "lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, or for any other task "
+     "offload(task) if values is not None and task.macs >= offload_macs, else compute(task)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -660,9 +1119,24 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_seen, "seen");
     NAME(s_wait, "_wait");
     NAME(s_data, "data");
+    NAME(s_budget, "budget");
+    NAME(s_per_memory, "per_memory");
+    NAME(s_flags, "flags");
+    NAME(s_writeable, "writeable");
+    NAME(s_views, "views");
+    NAME(s_cmd, "cmd");
+    NAME(s_dtype, "dtype");
+    NAME(s_macs, "macs");
+    NAME(s_strided, "strided");
+    if ((s_f32_what = Py_BuildValue("(s)", "f32")) == NULL) {
+        return NULL;
+    }
 #undef NAME
+    if (PyType_Ready(&DerivedType) < 0) {
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -48,7 +48,10 @@ def _nothing_kept(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.
 
 def _upcast(ins: Mapping[str, np.ndarray], derived: Derived, keep: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """The inputs as fp32 (the kernels' working type), each fp16 tile converted once (but
-    those in the slots `keep`, left as they are)."""
+    those in the slots `keep`, left as they are; in C by a run's `derived`, `_values.computer`'s)."""
+    upcast = getattr(derived, "upcast", None)
+    if upcast is not None:
+        return upcast(ins, keep)
     out = {}
     for slot, view in ins.items():
         if view.dtype == np.float16 and slot not in keep:

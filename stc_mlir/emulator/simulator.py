@@ -30,7 +30,7 @@ from stc_mlir import progress
 from stc_mlir.progress import steps
 from stc_mlir.target import Target
 
-from . import cost, native
+from . import cost, halves, native
 from stc_mlir.isa.check import ProgramError, check_program
 from .functional import execute
 from .memory import EmulatorError, Footprint, HazardError, HazardTracker, Memory
@@ -70,6 +70,9 @@ class _Task:
     # values are kept (slot -> (memory key, lo, hi, key of the tile in `TileCache.get`)) and
     # the bytes its outputs write ((memory key, lo, hi) each)
     views: tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple], tuple] | None = None
+    # set by `prepare` (with numerics) for a DMA that is not dense, between tiles of one
+    # shape and type that do not overlap: the byte runs its C computer copies (`_strided`)
+    strided: tuple | None = None
     kind: tuple = ()  # a DMA's (shared resources, engine cap): what its bandwidth share depends on
     # set by `prepare` once the semaphores are numbered: (semaphore id, count) of `waits`,
     # the command's signals as (signal latency, semaphore ids in order) per latency, the
@@ -200,6 +203,10 @@ def _prepared(program: Program, target: Target, check_hazards: bool, numerics: b
                                  task.places["src"][0])
                 elif numerics:
                     task.views = _views(task)
+                    if task.cmd.op == "dma":
+                        memory = {a[0]: a[1] for a in (*task.reads, *task.writes)}
+                        task.strided = _strided(task.views[1]["dst"], memory["dst"], task.views[0]["src"],
+                                                memory["src"])
             task.number = first[task.core] + task.index
             task.wait_ids = tuple((sem_ids[s], n) for s, n in task.waits.items())
             task.wait_label = "wait " + ", ".join(f"@{s}" for s in task.waits)
@@ -226,6 +233,28 @@ def _views(task: _Task) -> tuple:
             {slot: (*spans[slot], (spans[slot][1], tile.shape, tile.strides, tile.dtype))
              for slot, _, _, tile, _, _, _ in task.reads},
             tuple(spans[slot] for slot, _, _, _, _, _, _ in task.writes))
+
+
+def _strided(dst: np.ndarray, dst_memory: Memory, src: np.ndarray, src_memory: Memory) -> tuple | None:
+    """`_Task.strided` of a DMA from view `src` to view `dst` (of those Memories' bytes):
+    (dst Memory, its first byte, src Memory, its first byte, the bytes of a run, the
+    (count, dst stride, src stride) of each dimension over the runs, outer first, the byte
+    hulls [lo, hi) of dst and src), or None (another shape or type, or overlapping bytes:
+    numpy's copy, `execute`)."""
+    if dst.shape != src.shape or dst.dtype != src.dtype or dst.size == 0:
+        return None
+    run = dst.itemsize
+    dims = [(n, ds, ss) for n, ds, ss in zip(dst.shape, dst.strides, src.strides) if n > 1]
+    while dims and dims[-1][1] == run == dims[-1][2]:  # contiguous inner dimensions: one run
+        run *= dims.pop()[0]
+    hulls = []
+    for view, memory, at in ((dst, dst_memory, 1), (src, src_memory, 2)):
+        first = view.__array_interface__["data"][0] - memory.data.__array_interface__["data"][0]
+        low = first + sum(min(0, (d[0] - 1) * d[at]) for d in dims)
+        hulls.append((first, low, first + sum(max(0, (d[0] - 1) * d[at]) for d in dims) + run))
+    if dst_memory is src_memory and hulls[0][1] < hulls[1][2] and hulls[1][1] < hulls[0][2]:
+        return None
+    return (dst_memory, hulls[0][0], src_memory, hulls[1][0], run, tuple(dims), hulls[0][1:], hulls[1][1:])
 
 
 def _native_plan(tasks: list[list[_Task]], check_hazards: bool) -> Any:
@@ -385,6 +414,12 @@ class Simulator:
         self.tracker = HazardTracker(target.cores, program.where)
         self.provenance = Provenance(program, self.tracker) if check_hazards else None
         self.cache = TileCache()
+        # a command's values but a dense copy's: in C with the C module (no reference to
+        # this simulator: none kept alive in a cycle)
+        self.compute: Callable[[_Task], None] = (
+            tile_cache._values.computer(self.cache, execute, partial(_out_of_bounds, program.where),
+                                        halves.to_f32, np.dtype(np.float16))
+            if self.cache.native else partial(_computed, self.cache, program.where))
         self.sem_init = prepared.sem_init
         self.sem_names = prepared.sem_names
         self.memories = prepared.memories
@@ -685,12 +720,13 @@ class Simulator:
 
     def _values_hook(self) -> Callable[[_Task], None]:
         """What the C event loop calls for each command started (a run with numerics):
-        `_compute` in C (`_values.hook`: `Values.completed` and the dense DMAs' copies there,
-        the rest by `_values` or `_hand`); `_compute` itself without the C module."""
+        `_compute` in C (`_values.hook`: `Values.completed`, the dense DMAs' copies and the
+        choice of `_hand` there, the rest by `compute` or `_offload`); `_compute` itself
+        without the C module."""
         if not self.cache.native:
             return self._compute
-        return tile_cache._values.hook(self.cache, self._values if self.values is None else self._hand,
-                                       self.values, self.report.timeline)
+        return tile_cache._values.hook(self.cache, self.compute, self.values, self.report.timeline,
+                                       self._offload, OFFLOAD_MACS)
 
     def _compute(self, task: _Task) -> None:
         """The command's values (a run with numerics), after its checks: with helper
@@ -706,40 +742,26 @@ class Simulator:
     def _hand(self, task: _Task) -> None:
         """`_compute`'s last step (with helper threads, after `Values.completed`)."""
         assert self.values is not None
-        if task.macs < OFFLOAD_MACS or task.copy is not None:  # (a copy: as `_values_hook` does it)
+        if task.copy is not None:  # (as `_values_hook` does it)
             self._values(task)
+        elif task.macs < OFFLOAD_MACS:
+            self.compute(task)
         else:
-            self.values.start((task.core, task.index), partial(self._values, task))
+            self._offload(task)
+
+    def _offload(self, task: _Task) -> None:
+        """A large product's values on a helper thread (`_hand`)."""
+        assert self.values is not None
+        self.values.start((task.core, task.index), partial(self.compute, task))
 
     def _values(self, task: _Task) -> None:
-        """The command's values, computed into its output tiles."""
+        """The command's values, computed into its output tiles: a dense copy's here, any
+        other command's by `compute`."""
         if task.copy is not None:  # a byte copy, without views (~37,000 of a ResNet-50 b16 run)
             dst, lo, hi, key, src, at, source = task.copy
             self.cache.copy(dst.data, lo, hi, key, src.data, at, source)
             return
-        assert task.views is not None
-        ins, outs, places, spans = task.views
-        cache = self.cache
-        c = tile_cache._values if cache.native else None  # (`TileCache`'s first steps without its calls)
-
-        def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
-            memory, lo, hi, tile = places[slot]
-            key = (*tile, what)
-            if c is None:
-                return cache.get(memory, lo, hi, key, make)
-            value = c.lookup(cache, memory, lo, hi, key)
-            return value if value is not None else cache.get(memory, lo, hi, key, make, True)
-
-        try:
-            execute(task.cmd, ins, outs, derived)
-        except IndexError as err:
-            raise HazardError("out_of_bounds", f"{self.program.where(task.core, task.index)}: "
-                              f"{err}", task.core, task.index) from None
-        for memory, lo, hi in spans:  # after the command: its inputs may be its outputs (in place)
-            if c is None:
-                cache.written(memory, lo, hi)
-            else:
-                c.written(cache, memory, lo, hi)
+        self.compute(task)
 
     # the slow paths of `native.command`: what the writer runs do not settle
 
@@ -842,6 +864,30 @@ class Simulator:
         assert first is not None
         raise HazardError("deadlock", f"no command can start after cycle {self.report.cycles}: "
                           + "; ".join(lines), first.core, first.index)
+
+
+def _computed(cache: TileCache, where: Callable[[int, int], str], task: _Task) -> None:
+    """A command's values but a dense copy's, without the C module (what
+    `_values.computer` does: `Simulator.compute`)."""
+    assert task.views is not None
+    ins, outs, places, spans = task.views
+
+    def derived(slot: str, what: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+        memory, lo, hi, tile = places[slot]
+        return cache.get(memory, lo, hi, (*tile, what), make)
+
+    try:
+        execute(task.cmd, ins, outs, derived)
+    except IndexError as err:
+        _out_of_bounds(where, task, err)
+    for memory, lo, hi in spans:  # after the command: its inputs may be its outputs (in place)
+        cache.written(memory, lo, hi)
+
+
+def _out_of_bounds(where: Callable[[int, int], str], task: _Task, err: IndexError) -> None:
+    """Raises the hazard of a command whose gather index `err` says is out of range."""
+    raise HazardError("out_of_bounds", f"{where(task.core, task.index)}: {err}", task.core,
+                      task.index) from None
 
 
 def _min_ddr_bytes(program: Program) -> int:

@@ -15,7 +15,7 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _values = None
 
-INTERFACE = 4
+INTERFACE = 5
 """The `_values.c` interface this file calls (its `INTERFACE`)."""
 NATIVE = bool(_values is not None and getattr(_values, "INTERFACE", None) == INTERFACE
               and os.environ.get("STC_VALUES_NATIVE", "1") != "0")
@@ -44,9 +44,10 @@ class TileCache:
     value made from the tile's own bytes stays right: no command writes them while one
     reads them).
 
-    With `native` (the C module `_values` built), `written`, `copied`, `copy` and the
-    look-up of `get` work on the same dicts in C (`_values.c`: the same steps, the same
-    order, the lock taken the same way); the methods here are its reference."""
+    With `native` (the C module `_values` built), `written`, `copied`, `copy` and `get`
+    work on the same dicts in C (`_values.c`: the same steps, the same order, the lock
+    taken the same way, `make()` called outside it); the methods here are its reference.
+    A run's computed commands reach it from C too (`_values.computer`)."""
 
     def __init__(self, budget: int = 256 << 20, per_memory: int = 64, native: bool | None = None):
         self.native = NATIVE if native is None else native and NATIVE  # (`_values`)
@@ -82,15 +83,11 @@ class TileCache:
                 return source, alias[4] + lo - alias[1]
         return memory, lo
 
-    def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray],
-            looked: bool = False) -> np.ndarray:
+    def get(self, memory: Any, lo: int, hi: int, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
         """`make()` for the tile at `lo` (`key`: its address, shape, strides, type and what is
-        derived), or the value kept for those bytes or the bytes they were copied from
-        (`looked`: the caller's `_values.lookup` just found none)."""
-        if self.native and not looked:  # (a value kept: found in C; else the look-up again, then `make`)
-            value = _values.lookup(self, memory, lo, hi, key)
-            if value is not None:
-                return value
+        derived), or the value kept for those bytes or the bytes they were copied from."""
+        if self.native:
+            return _values.get(self, memory, lo, hi, key, make)
         with self.lock:
             aliased, dropped = bool(self.aliases.get(memory)), self.dropped
             if aliased:  # (no copy into this memory: the bytes are their own)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import numpy as np
 import pytest
@@ -97,8 +98,9 @@ def test_origin_follows_pieces_in_c():
     assert tile_cache._values.origin(cache, "l1", 4, 20) == ("l1", 4)
     value = cache.get("l1", 4, 12, (4, "f32"), lambda: np.zeros(2, np.float32))  # kept at ddr 104
     assert cache.memories["ddr"][(104, "f32")][2] is value
-    assert tile_cache._values.lookup(cache, "l1", 4, 12, (4, "f32")) is value
-    assert tile_cache._values.lookup(cache, "l1", 4, 12, (4, "other")) is None
+    assert tile_cache._values.get(cache, "l1", 4, 12, (4, "f32"), list) is value
+    other = np.ones(2, np.float32)
+    assert tile_cache._values.get(cache, "l1", 4, 12, (4, "other"), lambda: other) is other
 
 
 @needs_c
@@ -113,3 +115,104 @@ def test_a_dense_copy_out_of_range_raises():
 def test_the_built_module_is_the_interface_tile_cache_calls():
     if tile_cache._values is not None:
         assert tile_cache._values.INTERFACE == tile_cache.INTERFACE
+
+
+class _Task:
+    strided = None
+
+    def __init__(self, views):
+        self.cmd, self.views, self.core, self.index = "cmd", views, 0, 0
+
+
+def _commands(rng: random.Random, n: int):
+    """Computed commands (fp16 tiles read by slot, converted or derived; a span written)
+    between dense copies and other writes."""
+    for _ in range(n):
+        if rng.random() < 0.3:
+            mem, other = rng.choice(MEMORIES), rng.choice(MEMORIES)
+            lo = rng.randrange(0, SIZE - 64, 8)
+            hi = lo + rng.choice([8, 32, 64])
+            yield ("copy", mem, lo, hi, other, rng.randrange(0, SIZE - (hi - lo) + 1, 8))
+            continue
+        places, slots = {}, rng.sample(["lhs", "rhs", "bias"], rng.choice([1, 2, 3]))
+        for slot in slots:
+            mem, lo = rng.choice(MEMORIES), rng.randrange(0, SIZE - 64, 32)
+            hi = lo + rng.choice([32, 64])
+            places[slot] = (mem, lo, hi, (lo, ((hi - lo) // 2,), (2,), np.dtype(np.float16)))
+        mem, lo = rng.choice(MEMORIES), rng.randrange(0, SIZE - 32, 16)
+        yield ("compute", places, ((mem, lo, lo + rng.choice([16, 32])),), rng.sample(slots, len(slots)),
+               rng.choice(["upcast", "derived"]))
+
+
+@needs_c
+@pytest.mark.parametrize("seed", range(6))
+def test_the_c_computer_is_the_python_one(seed, monkeypatch):
+    """`_values.computer` (C: its `derived`, `derived.upcast`, the written walk) against
+    `simulator._computed` with the Python cache: the same values handed to the command,
+    the same made, the same cache after each command."""
+    from stc_mlir.emulator import functional, halves, simulator
+
+    rng = random.Random(seed)
+    caches = [TileCache(budget=4096, per_memory=6, native=native) for native in (False, True)]
+    datas = [{m: np.random.default_rng(seed).integers(0, 256, SIZE, dtype=np.uint8) for m in MEMORIES}
+             for _ in caches]
+    seen: list[list] = [[], []]
+
+    def executes(i):
+        def execute(cmd, ins, outs, derived):
+            data, places, spans, order, how = ins
+            views = {slot: data[places[slot][0]][places[slot][1]:places[slot][2]].view(np.float16) for slot in order}
+            if how == "upcast":
+                got = functional._upcast(views, derived, keep=order[-1:])
+                seen[i].append([(s, v.dtype.name, v.tobytes()) for s, v in got.items()])
+            for slot in order:
+                made = []
+
+                def make(slot=slot, made=made):
+                    made.append(slot)
+                    with np.errstate(all="ignore"):
+                        return halves.to_f32(views[slot]) * 2
+
+                value = derived(slot, ("twice",), make)
+                seen[i].append((slot, value.tobytes(), made, value.flags.writeable))
+            for mem, lo, hi in spans:
+                data[mem][lo:hi] = written[: hi - lo]
+        return execute
+
+    monkeypatch.setattr(simulator, "execute", executes(0))
+    python = partial(simulator._computed, caches[0], None)
+    c = tile_cache._values.computer(caches[1], executes(1), None, halves.to_f32, np.dtype(np.float16))
+    ok = 0
+    written = None
+    for call in _commands(rng, 300):
+        written = np.frombuffer(rng.randbytes(64), np.uint8)
+        if call[0] == "copy":
+            for cache, data in zip(caches, datas):
+                _apply(cache, data, call)
+        else:
+            _, places, spans, order, how = call
+            python(_Task(((datas[0], places, spans, order, how), {}, places, spans)))
+            c(_Task(((datas[1], places, spans, order, how), {}, places, spans)))
+            ok += how == "upcast"
+        assert seen[0] == seen[1], call
+        assert _state(caches[0]) == _state(caches[1]), call
+    assert ok and caches[1].dropped and any(s[2] == [] for s in seen[1] if isinstance(s, tuple))
+
+
+@needs_c
+def test_the_c_computer_raises_what_fail_raises_for_an_index_error():
+    cache, failed = TileCache(native=True), []
+
+    def execute(cmd, ins, outs, derived):
+        raise IndexError("gather index 9 is out of range for axis size 4")
+
+    def fail(task, err):
+        failed.append((task, str(err)))
+        raise RuntimeError("hazard")
+
+    from stc_mlir.emulator import halves
+    compute = tile_cache._values.computer(cache, execute, fail, halves.to_f32, np.dtype(np.float16))
+    task = _Task(({}, {}, {}, (("l1", 0, 8),)))
+    with pytest.raises(RuntimeError, match="hazard"):
+        compute(task)
+    assert failed == [(task, "gather index 9 is out of range for axis size 4")]

@@ -459,6 +459,13 @@ typedef struct {
     long long g;
 } Codes;
 
+/* A write as a run's write log has it: when (the run's order of commands), its bytes, by which
+   command number. */
+typedef struct {
+    long long seq, lo, hi, number;
+    PyObject *fp;  /* its footprint (borrowed from the plan's checks) */
+} Wrote;
+
 typedef struct {
     PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level;
     PyObject *log_rows, *log_where, *log_readers, *log_by;  /* the read log's, while `log_known` */
@@ -468,11 +475,23 @@ typedef struct {
     Py_buffer full;
     int codes_open, full_open;
     long long block;
+    Wrote *wrote;  /* the writes of this run so far, in order (while `Mems.seq`) */
+    Py_ssize_t n_wrote, cap_wrote;
 } Mem;
 
+struct Checks;
+
+/* The memories a run's checks looked at, and (`seq` not NULL: in `simulate`, where every
+   write of the run goes through `command_of`) what settles a read's provenance without its
+   granule codes (`covered_since`): per command number, when it started (its place in the
+   run's order) if all its writes were recorded in C, else -1; the plan's checks per command
+   number, to find an expected writer's writes. */
 typedef struct {
     Mem **m;
     Py_ssize_t n, cap;
+    long long *seq, next;
+    Py_ssize_t n_seq;
+    struct Checks *const *by_number;
 } Mems;
 
 /* The read log's lists and dicts are looked up again (a pruning replaces them; so may the
@@ -500,6 +519,7 @@ static void mems_free(Mems *ms) {
             PyBuffer_Release(&m->codes.buf);
         if (m->full_open)
             PyBuffer_Release(&m->full);
+        PyMem_Free(m->wrote);
         PyMem_Free(m);
     }
     PyMem_Free(ms->m);
@@ -1470,9 +1490,10 @@ typedef struct {
     Py_ssize_t i, n_writers;
     int host;
     long long *writers;  /* their command numbers (into `Checks.pool`) */
+    int covered;  /* whether the writers' writes cover every granule of the read (-1: not looked at yet) */
 } Exp;
 
-typedef struct {
+typedef struct Checks {
     Py_ssize_t n_reads, n_writes, n_expect;
     Acc *acc;  /* the reads, then the writes */
     Exp *exp;
@@ -1558,6 +1579,7 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
         x->host = PyObject_IsTrue(PyTuple_GET_ITEM(x->x, 1));
         x->n_writers = PyTuple_GET_SIZE(wlist);
         x->writers = at;
+        x->covered = -1;
         for (Py_ssize_t q = 0; q < x->n_writers; q++)
             *at++ = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
         if (PyErr_Occurred() || x->host < 0) {
@@ -1573,7 +1595,239 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
     return 0;
 }
 
-static PyObject *command_of(PyObject *task, long long tid, long long number, const Checks *k,
+/* Over the granules of `f` (granule `g`, every row aligned to it) inside [lo, lo + n): set
+   their flags in `bits` (test 0), or whether all of them are set (test 1). */
+static int foot_granules(const Foot *f, long long g, long long lo, long long n, unsigned char *bits, int test) {
+    long long idx[16] = {0};
+    for (int d = 0; d < f->nd; d++)
+        if (f->dims[d] <= 0)
+            return 1;
+    for (;;) {
+        long long at = f->base;
+        for (int d = 0; d < f->nd; d++)
+            at += idx[d] * f->steps[d];
+        long long a = at / g - lo, b = (at + f->run + g - 1) / g - lo;
+        if (a < 0)
+            a = 0;
+        if (b > n)
+            b = n;
+        for (long long q = a; q < b; q++) {
+            if (!test)
+                bits[q] = 1;
+            else if (!bits[q])
+                return 0;
+        }
+        int d = f->nd - 1;
+        while (d >= 0 && ++idx[d] == f->dims[d])
+            idx[d--] = 0;
+        if (d < 0)
+            return 1;
+    }
+}
+
+/* The period of footprint `f`'s rows: its innermost stride if every stride is a multiple of
+   it and its rows fit in it (each row then starts at its base plus a multiple of it); else 0. */
+static long long period_of(const Foot *f) {
+    if (f->nd == 0)
+        return 0;
+    long long s = f->steps[f->nd - 1];
+    if (s <= 0 || f->run > s)
+        return 0;
+    for (int d = 0; d < f->nd; d++)
+        if (f->steps[d] % s != 0)
+            return 0;
+    return s;
+}
+
+/* Whether footprints `a` and `b` share no byte, from their periods alone (equal periods, and
+   their rows' offsets in it apart); 0 when that does not tell. */
+static int apart(const Foot *a, const Foot *b) {
+    long long s = period_of(a);
+    if (s == 0 || period_of(b) != s)
+        return 0;
+    long long d = ((b->base - a->base) % s + s) % s;  /* b's rows start d after a's, in the period */
+    return a->run <= d && d + b->run <= s;
+}
+
+/* Whether footprints `a` and `b` have the same grid (shape and strides: `b` is `a` moved
+   and its rows' length changed). */
+static int same_grid(const Foot *a, const Foot *b) {
+    if (a->nd != b->nd)
+        return 0;
+    for (int d = 0; d < a->nd; d++)
+        if (a->dims[d] != b->dims[d] || a->steps[d] != b->steps[d])
+            return 0;
+    return 1;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    const long long *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Whether the writes of the commands `x` expects (`by_number`: their checks) to memory `mem`
+   cover every granule (of `g`) of read `a` (a nonempty footprint). 1 / 0, -1 on error. */
+static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, const Exp *x, const Acc *a,
+                         long long g) {
+    Foot r;
+    if (foot_of(a->fp, &r) < 0)
+        return -1;
+    if (r.span <= 0 || r.run <= 0)
+        return 0;
+    for (int d = 0; d < r.nd; d++)
+        if (r.dims[d] <= 0)
+            return 0;
+    {  /* the writes on the read's grid: each of its rows covered by their rows of the same index */
+        long long stack[2 * 16], *iv = stack;
+        Py_ssize_t n_iv = 0, cap = 16;
+        int out = 0;
+        for (Py_ssize_t q = 0; q < x->n_writers && out == 0; q++) {
+            long long w = x->writers[q];
+            const Checks *k = w >= 0 && w < n_numbers ? by_number[w] : NULL;
+            for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
+                const Acc *o = &k->acc[k->n_reads + j];
+                Foot f;
+                if (o->mem != a->mem)
+                    continue;
+                if (foot_of(o->fp, &f) < 0) {
+                    out = -1;
+                    break;
+                }
+                if (!same_grid(&r, &f) || f.run <= 0)
+                    continue;
+                if (n_iv == cap) {
+                    long long *more = PyMem_Malloc((size_t)(4 * cap) * sizeof(long long));
+                    if (more == NULL) {
+                        PyErr_NoMemory();
+                        out = -1;
+                        break;
+                    }
+                    memcpy(more, iv, (size_t)(2 * n_iv) * sizeof(long long));
+                    if (iv != stack)
+                        PyMem_Free(iv);
+                    iv = more;
+                    cap *= 2;
+                }
+                iv[2 * n_iv] = f.base;
+                iv[2 * n_iv + 1] = f.base + f.run;
+                n_iv++;
+            }
+        }
+        if (out == 0) {
+            qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
+            long long at = r.base;  /* [r.base, at) covered so far */
+            for (Py_ssize_t q = 0; q < n_iv && at < r.base + r.run; q++)
+                if (iv[2 * q] <= at && iv[2 * q + 1] > at)
+                    at = iv[2 * q + 1];
+            out = at >= r.base + r.run;
+        }
+        if (iv != stack)
+            PyMem_Free(iv);
+        if (out != 0)
+            return out;
+    }
+    long long lo = a->lo, n = a->hi - a->lo;
+    if (n <= 0)
+        return 0;
+    unsigned char *bits = PyMem_Calloc((size_t)n, 1);
+    if (bits == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int out = 1;
+    for (Py_ssize_t q = 0; q < x->n_writers && out == 1; q++) {
+        long long w = x->writers[q];
+        const Checks *k = w >= 0 && w < n_numbers ? by_number[w] : NULL;
+        for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
+            const Acc *o = &k->acc[k->n_reads + j];
+            Foot f;
+            if (o->mem != a->mem || o->base >= a->base + a->span || o->base + o->span <= a->base)
+                continue;
+            if (foot_of(o->fp, &f) < 0) {
+                out = -1;
+                break;
+            }
+            if (f.span > 0 && f.run > 0)
+                foot_granules(&f, g, lo, n, bits, 0);
+        }
+    }
+    if (out == 1)
+        out = foot_granules(&r, g, lo, n, bits, 1);
+    PyMem_Free(bits);
+    return out;
+}
+
+/* Whether read `a` of memory `m` is settled as expected (every granule 0 or by one of the
+   writers `x` expects) without a look at its codes, in a run (`ms->seq`): every expected
+   command started and its writes recorded (the host aside; at least one command), their
+   writes cover every granule of the read (`writers_cover`, found once per plan), and no
+   other command wrote bytes of the read's span since the first of them started. Then each
+   granule was last written by one of them: its code is that writer's. 1 / 0, -1 on error. */
+static int covered_since(Mems *ms, Mem *m, const Acc *a, Exp *x) {
+    if (ms->seq == NULL || x->covered == 0)
+        return 0;
+    long long first = LLONG_MAX;
+    for (Py_ssize_t q = 0; q < x->n_writers; q++) {
+        long long w = x->writers[q];
+        if (w < 0)
+            continue;  /* the host */
+        if (w >= ms->n_seq || ms->seq[w] < 0)
+            return 0;
+        if (ms->seq[w] < first)
+            first = ms->seq[w];
+    }
+    if (first == LLONG_MAX)
+        return 0;
+    const long long lo = a->base, hi = a->base + a->span;
+    Foot r;
+    int have_r = 0;
+    for (Py_ssize_t j = m->n_wrote - 1; j >= 0 && m->wrote[j].seq > first; j--) {
+        const Wrote *w = &m->wrote[j];
+        if (w->lo >= hi || w->hi <= lo)
+            continue;
+        int expected = 0;
+        for (Py_ssize_t q = 0; q < x->n_writers && !expected; q++)
+            expected = x->writers[q] == w->number;
+        if (expected)
+            continue;
+        if (!have_r && foot_of(a->fp, &r) < 0)
+            return -1;
+        have_r = 1;
+        Foot f;
+        if (foot_of(w->fp, &f) < 0)
+            return -1;
+        if (!apart(&r, &f))
+            return 0;  /* another command may have written some of its granules since */
+    }
+    if (x->covered < 0) {
+        Codes *c = codes_of(m);
+        if (c == NULL)
+            return -1;
+        int cov = writers_cover(ms->by_number, ms->n_seq, x, a, c->g);
+        if (cov < 0)
+            return -1;
+        x->covered = cov;
+    }
+    return x->covered;
+}
+
+/* A write of this run logged in its memory (`Mem.wrote`). */
+static int log_write(Mem *m, long long seq, long long lo, long long hi, long long number, PyObject *fp) {
+    if (m->n_wrote == m->cap_wrote) {
+        Py_ssize_t cap = m->cap_wrote ? 2 * m->cap_wrote : 64;
+        Wrote *more = PyMem_Realloc(m->wrote, (size_t)cap * sizeof(Wrote));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        m->wrote = more;
+        m->cap_wrote = cap;
+    }
+    m->wrote[m->n_wrote++] = (Wrote){seq, lo, hi, number, fp};
+    return 0;
+}
+
+static PyObject *command_of(PyObject *task, long long tid, long long number, Checks *k,
                             const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
                             Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems);
 
@@ -1630,7 +1884,7 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 /* The checks of `task` (its thread `tid`, number, reads, writes and expectations given) by
    the thread whose clock is `clock` (`n_seen` threads). */
-static PyObject *command_of(PyObject *task, long long tid, long long number, const Checks *k,
+static PyObject *command_of(PyObject *task, long long tid, long long number, Checks *k,
                             const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
                             Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems) {
     PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
@@ -1684,7 +1938,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
     }
     /* 3. the provenance expectations */
     for (Py_ssize_t e = 0; e < k->n_expect; e++) {
-        const Exp *x = &k->exp[e];
+        Exp *x = &k->exp[e];
         Py_ssize_t i = x->i;
         const Acc *a = &k->acc[i];
         PyObject *fp = a->fp;
@@ -1745,9 +1999,10 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
                     fine = -1;
             } else if (fine == 1)
                 fine = 0;
-            if (fine == 0) {  /* else every granule 0 or by an expected writer (`_granules_expected`) */
+            if (fine == 0)  /* the expected writers' writes cover it, none since (`covered_since`) */
+                fine = covered_since(mems, rr[i].m, a, x);
+            if (fine == 0)  /* else every granule 0 or by an expected writer (`_granules_expected`) */
                 fine = expected_cached(rr[i].m, fp, a->lo, a->hi, allowed, n_allowed);
-            }
             if (allowed != stack)
                 PyMem_Free(allowed);
             if (fine < 0)
@@ -1799,7 +2054,9 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         if (count_of(bytes_read, m->level, a->n, a->small, a->nv) < 0)
             goto done;
     }
-    /* 5. the writes, in order */
+    /* 5. the writes, in order (in a run: each logged, `Mem.wrote`) */
+    const long long order = mems->seq != NULL ? mems->next++ : -1;
+    int hooked = 0;  /* some write went to the hook */
     for (Py_ssize_t j = 0; j < k->n_writes; j++) {
         const Acc *a = &k->acc[k->n_reads + j];
         PyObject *fp = a->fp;
@@ -1808,6 +2065,8 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
             goto done;
         long long lo = a->lo, hi = a->hi, start = a->base, stop = a->base + a->span;
         int dense = a->dense;
+        if (order >= 0 && log_write(m, order, start, stop, number, fp) < 0)
+            goto done;
         PyObject *starts = m->starts, *values = m->values, *wr = m->writers, *log = m->reads;
         int ok = 0;
         int writers = PyObject_IsTrue(wr);
@@ -1851,6 +2110,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
                 goto done;
             mems_forget_logs(mems);
+            hooked = 1;
             PyObject *r = call_hook(h_write, "(OnO)", task, j, seen_list);
             if (r == NULL)
                 goto done;
@@ -1859,6 +2119,8 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         if (count_of(bytes_written, m->level, a->n, a->small, a->nv) < 0)
             goto done;
     }
+    if (order >= 0 && !hooked && number < mems->n_seq)
+        mems->seq[number] = order;
     result = Py_None;
     Py_INCREF(result);
 done:
@@ -2038,6 +2300,8 @@ typedef struct {
     PyObject *kind_ids, *kinds;  /* the distinct DMA kinds: kind -> number, and the list of them */
     PyObject *memo;  /* (kind number, count) pairs, as bytes -> their rates (doubles, as bytes) */
     Py_ssize_t *first;  /* per thread: its first task number; first[n_threads] = n_tasks */
+    Checks **by_number;  /* per command number: its task's checks (NULL: none) */
+    Py_ssize_t n_numbers;
 } Plan;
 
 static void plan_free(PyObject *capsule) {
@@ -2057,6 +2321,7 @@ static void plan_free(PyObject *capsule) {
     }
     PyMem_Free(p->tasks);
     PyMem_Free(p->first);
+    PyMem_Free(p->by_number);
     Py_XDECREF(p->kind_ids);
     Py_XDECREF(p->kinds);
     Py_XDECREF(p->memo);
@@ -2245,6 +2510,23 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
                 goto fail;
             }
     }
+    for (Py_ssize_t i = 0; i < p->n_tasks; i++)  /* the checks by command number */
+        if (p->tasks[i].expect != NULL && p->tasks[i].number >= p->n_numbers)
+            p->n_numbers = p->tasks[i].number + 1;
+    if ((p->by_number = PyMem_Calloc((size_t)p->n_numbers + 1, sizeof(Checks *))) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < p->n_tasks; i++) {
+        CTask *c = &p->tasks[i];
+        if (c->expect != NULL) {
+            if (p->by_number[c->number] != NULL) {
+                PyErr_SetString(PyExc_ValueError, "plan: two tasks of one command number");
+                goto fail;
+            }
+            p->by_number[c->number] = &c->checks;
+        }
+    }
     return capsule;
 fail:
     Py_DECREF(capsule);
@@ -2427,7 +2709,10 @@ static int apply(Loop *L, CTask *c) {
         if (c->reads != NULL)
             r = command_of(c->task, c->tid, c->number, &c->checks, L->vc + (Py_ssize_t)c->tid * L->nt,
                            L->nt, L->code_of, &L->counts_read, &L->counts_written, L->hooks, &L->mems);
-        else {  /* (a task without its lists: `command` reads them, and reports what is wrong) */
+        else {  /* (a task without its lists: `command` reads them, and reports what is wrong; its
+                   writes are not in the run's log, so nothing is settled from the log from now on) */
+            PyMem_Free(L->mems.seq);
+            L->mems.seq = NULL;
             PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,
                                  L->bytes_written, L->hooks};
             r = counts_flush(&L->counts_read) < 0 || counts_flush(&L->counts_written) < 0 ? NULL
@@ -2832,7 +3117,14 @@ static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t narg
     L.kind_count = PyMem_Calloc((size_t)p->n_kinds + 1, sizeof(long long));
     L.kind_order = PyMem_Calloc((size_t)(2 * p->n_kinds) + 1, sizeof(int));
     L.kind_pos = PyMem_Calloc((size_t)p->n_kinds + 1, sizeof(int));
-    if (L.macs == NULL || L.counts_dict == NULL || !L.pos || !L.busy || !L.is_blocked || !L.blocked
+    if (L.hooks != Py_None && (L.mems.seq = PyMem_Malloc((size_t)p->n_numbers * sizeof(long long) + 1)) != NULL) {
+        for (Py_ssize_t i = 0; i < p->n_numbers; i++)
+            L.mems.seq[i] = -1;
+        L.mems.n_seq = p->n_numbers;
+        L.mems.by_number = p->by_number;
+    }
+    if ((L.hooks != Py_None && L.mems.seq == NULL)
+        || L.macs == NULL || L.counts_dict == NULL || !L.pos || !L.busy || !L.is_blocked || !L.blocked
         || !L.start || !L.waiting || !L.sem_count || !L.kind_count || !L.kind_order || !L.kind_pos) {
         PyErr_NoMemory();
         goto done;
@@ -2959,6 +3251,7 @@ done:
     Py_XDECREF(L.macs);
     Py_XDECREF(L.counts_dict);
     mems_free(&L.mems);
+    PyMem_Free(L.mems.seq);
     PyBuffer_Release(&bvc);
     PyBuffer_Release(&bsem);
     PyBuffer_Release(&bact);

@@ -1429,6 +1429,7 @@ static int granules_fine(Mem *m, PyObject *fp, const long long *seen, Py_ssize_t
 typedef struct {
     Py_ssize_t i, k;
     int known, read_ok;
+    const struct Exp *cover;  /* an expectation `covered_since` settled it with, or NULL */
     Mem *m;  /* the memory read */
     PyObject *values;  /* its runs' codes (borrowed from m) */
 } ReadRuns;
@@ -1485,13 +1486,38 @@ typedef struct {
     int dense, small;
 } Acc;
 
-typedef struct {
+typedef struct Exp {
     PyObject *x;  /* (i, host, writers) */
     Py_ssize_t i, n_writers;
     int host;
     long long *writers;  /* their command numbers (into `Checks.pool`) */
     int covered;  /* whether the writers' writes cover every granule of the read (-1: not looked at yet) */
 } Exp;
+
+/* A read `a` of memory `m` whose granules `covered_since` found all last written by the
+   commands `x` expects (so none is 0): `granules_fine`'s test (none by a thread after the
+   epoch `seen` has of it) from those commands' codes alone, when all pass it. 1 fine, 0 not
+   settled so (look at the granules), -1 on error. */
+static int cover_fine(Mem *m, const Acc *a, const Exp *x, PyObject *code_of, const long long *seen,
+                      Py_ssize_t n_seen) {
+    long long limit[1 << TID_BITS];
+    int u = writers_unseen(m, seen, n_seen, a->base, a->base + a->span, limit);
+    if (u <= 0)
+        return u < 0 ? -1 : 1;
+    for (Py_ssize_t q = 0; q < x->n_writers; q++) {
+        long long w = x->writers[q];
+        if (w < 0)
+            continue;  /* (the host: its codes were all written over) */
+        if (w >= PyList_GET_SIZE(code_of))
+            return 0;
+        long long c = PyLong_AsLongLong(PyList_GET_ITEM(code_of, w));
+        if (c == -1 && PyErr_Occurred())
+            return -1;
+        if (c <= 0 || c >= limit[c & ((1 << TID_BITS) - 1)])
+            return 0;
+    }
+    return 1;
+}
 
 typedef struct Checks {
     Py_ssize_t n_reads, n_writes, n_expect;
@@ -1999,8 +2025,8 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
                     fine = -1;
             } else if (fine == 1)
                 fine = 0;
-            if (fine == 0)  /* the expected writers' writes cover it, none since (`covered_since`) */
-                fine = covered_since(mems, rr[i].m, a, x);
+            if (fine == 0 && (fine = covered_since(mems, rr[i].m, a, x)) == 1)  /* (`covered_since`) */
+                rr[i].cover = x;
             if (fine == 0)  /* else every granule 0 or by an expected writer (`_granules_expected`) */
                 fine = expected_cached(rr[i].m, fp, a->lo, a->hi, allowed, n_allowed);
             if (allowed != stack)
@@ -2029,6 +2055,8 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
         PyObject *fp = a->fp;
         Mem *m = rr[i].m;
         int fine = rr[i].read_ok;
+        if (!fine && rr[i].cover != NULL && (fine = cover_fine(m, a, rr[i].cover, code_of, seen, n_seen)) < 0)
+            goto done;
         if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {

@@ -25,10 +25,11 @@ TARGET = targets.load("stcp920")
 ROWS, WIDTH = 4, 64  # the L1 buffer: ROWS rows of WIDTH f16 (128 bytes: the period of the tiles' rows)
 
 
-def _program(writes: list[tuple[int, int]], read: tuple[int, int], expects: list[int]):
+def _program(writes: list[tuple[int, int]], read: tuple[int, int], expects: list[int], wait: bool = True):
     """Core 0's DMA writes slices [offset, offset + n) of every row of an L1 buffer (one
     command per (offset, n) of `writes`, in order, from an input); then a relu reads slice
-    `read` of every row, expecting the writes numbered `expects`, and a DMA stores it."""
+    `read` of every row (after the last write signals, if `wait`), expecting the writes
+    numbered `expects`, and a DMA stores it."""
     b = ProgramBuilder("covered")
     x = b.input("x", (ROWS, WIDTH))
     y = b.output("y", (ROWS, read[1]))
@@ -39,7 +40,7 @@ def _program(writes: list[tuple[int, int]], read: tuple[int, int], expects: list
     for k, (offset, n) in enumerate(writes):
         b.add(0, "dma", signals=["in"] if k == len(writes) - 1 else [],
               src=tile("x", (ROWS, n), 2 * offset, (WIDTH, 1)), dst=tile(buf, (ROWS, n), 2 * offset, (WIDTH, 1)))
-    b.add(0, "unary", waits=["in"], signals=["done"], kind="relu",
+    b.add(0, "unary", waits=["in"] if wait else [], signals=["done"], kind="relu",
           input=tile(buf, (ROWS, read[1]), 2 * read[0], (WIDTH, 1)), output=out)
     b.add(0, "dma", waits=["done"], src=out, dst=y)
     program = b.build()
@@ -94,6 +95,14 @@ def test_a_cover_missing_granules_is_a_provenance_error():
     # the same on a grid of its own (more rows than the read's): looked at granule by granule
     got = _same(*_program([(16, 16), (0, 24)], (0, 32), [1]))
     assert got[:2] == ("hazard", "provenance") and "last written by core 0, command #0" in got[2]
+
+
+def test_a_covered_read_of_an_unsynchronised_writer_is_a_race():
+    """The read's granules are its expected writer's (the cover settles its provenance), but
+    the relu does not wait for that write: the writer's code alone says it is a race."""
+    got = _same(*_program([(0, 32)], (0, 32), [0], wait=False))
+    assert got[:2] == ("hazard", "race") and "core 0, command #1" in got[2]
+    assert "written by core 0, command #0" in got[2]
 
 
 def test_random_writers_and_expectations_as_the_python_loop():

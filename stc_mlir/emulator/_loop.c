@@ -1621,33 +1621,39 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
     return 0;
 }
 
-/* Over the granules of `f` (granule `g`, every row aligned to it) inside [lo, lo + n): set
-   their flags in `bits` (test 0), or whether all of them are set (test 1). */
-static int foot_granules(const Foot *f, long long g, long long lo, long long n, unsigned char *bits, int test) {
+/* The rows of footprint `f` that touch [lo, hi), as (first byte, end) pairs in order, added to
+   `*rows` (`*n` pairs; grown as needed, `*cap`). 0; -1 on error. */
+static int rows_near(const Foot *f, long long lo, long long hi, long long **rows, Py_ssize_t *n, Py_ssize_t *cap) {
     long long idx[16] = {0};
+    if (f->span <= 0 || f->run <= 0)
+        return 0;
     for (int d = 0; d < f->nd; d++)
         if (f->dims[d] <= 0)
-            return 1;
+            return 0;
     for (;;) {
         long long at = f->base;
         for (int d = 0; d < f->nd; d++)
             at += idx[d] * f->steps[d];
-        long long a = at / g - lo, b = (at + f->run + g - 1) / g - lo;
-        if (a < 0)
-            a = 0;
-        if (b > n)
-            b = n;
-        for (long long q = a; q < b; q++) {
-            if (!test)
-                bits[q] = 1;
-            else if (!bits[q])
-                return 0;
+        if (at < hi && at + f->run > lo) {
+            if (*n == *cap) {
+                Py_ssize_t more = *cap ? 2 * *cap : 256;
+                long long *grown = PyMem_Realloc(*rows, (size_t)(2 * more) * sizeof(long long));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    return -1;
+                }
+                *rows = grown;
+                *cap = more;
+            }
+            (*rows)[2 * *n] = at;
+            (*rows)[2 * *n + 1] = at + f->run;
+            (*n)++;
         }
         int d = f->nd - 1;
         while (d >= 0 && ++idx[d] == f->dims[d])
             idx[d--] = 0;
         if (d < 0)
-            return 1;
+            return 0;
     }
 }
 
@@ -1691,10 +1697,10 @@ static int cmp_pair(const void *a, const void *b) {
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/* Whether the writes of the commands `x` expects (`by_number`: their checks) to memory `mem`
-   cover every granule (of `g`) of read `a` (a nonempty footprint). 1 / 0, -1 on error. */
-static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, const Exp *x, const Acc *a,
-                         long long g) {
+/* Whether the writes of the commands `x` expects (`by_number`: their checks) to the memory of
+   read `a` cover every byte of it (so every granule: all accesses to a memory are aligned to
+   its granule). 1 / 0 (also for an empty read), -1 on error. */
+static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, const Exp *x, const Acc *a) {
     Foot r;
     if (foot_of(a->fp, &r) < 0)
         return -1;
@@ -1752,14 +1758,10 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
         if (out != 0)
             return out;
     }
-    long long lo = a->lo, n = a->hi - a->lo;
-    if (n <= 0)
-        return 0;
-    unsigned char *bits = PyMem_Calloc((size_t)n, 1);
-    if (bits == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    /* else their rows near the read, merged, against each of its rows */
+    const long long lo = r.base, hi = r.base + r.span;
+    long long *iv = NULL, *mine = NULL;
+    Py_ssize_t n_iv = 0, cap_iv = 0, n_mine = 0, cap_mine = 0;
     int out = 1;
     for (Py_ssize_t q = 0; q < x->n_writers && out == 1; q++) {
         long long w = x->writers[q];
@@ -1767,19 +1769,45 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
         for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
             const Acc *o = &k->acc[k->n_reads + j];
             Foot f;
-            if (o->mem != a->mem || o->base >= a->base + a->span || o->base + o->span <= a->base)
+            if (o->mem != a->mem || o->base >= hi || o->base + o->span <= lo)
                 continue;
-            if (foot_of(o->fp, &f) < 0) {
+            if (foot_of(o->fp, &f) < 0 || rows_near(&f, lo, hi, &iv, &n_iv, &cap_iv) < 0) {
                 out = -1;
                 break;
             }
-            if (f.span > 0 && f.run > 0)
-                foot_granules(&f, g, lo, n, bits, 0);
         }
     }
-    if (out == 1)
-        out = foot_granules(&r, g, lo, n, bits, 1);
-    PyMem_Free(bits);
+    if (out == 1 && rows_near(&r, lo, hi, &mine, &n_mine, &cap_mine) < 0)
+        out = -1;
+    if (out == 1) {
+        qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
+        Py_ssize_t m = 0;  /* merged in place: disjoint, in order */
+        for (Py_ssize_t e = 0; e < n_iv; e++) {
+            if (m > 0 && iv[2 * e] <= iv[2 * m - 1]) {
+                if (iv[2 * e + 1] > iv[2 * m - 1])
+                    iv[2 * m - 1] = iv[2 * e + 1];
+            } else {
+                iv[2 * m] = iv[2 * e];
+                iv[2 * m + 1] = iv[2 * e + 1];
+                m++;
+            }
+        }
+        for (Py_ssize_t e = 0; e < n_mine && out == 1; e++) {  /* the last merged one starting at or before it */
+            Py_ssize_t a0 = 0, a1 = m;
+            while (a0 < a1) {
+                Py_ssize_t mid = (a0 + a1) / 2;
+                if (iv[2 * mid] <= mine[2 * e])
+                    a0 = mid + 1;
+                else
+                    a1 = mid;
+            }
+            out = a0 > 0 && iv[2 * (a0 - 1) + 1] >= mine[2 * e + 1];
+        }
+        if (n_mine == 0)
+            out = 0;
+    }
+    PyMem_Free(iv);
+    PyMem_Free(mine);
     return out;
 }
 
@@ -1826,10 +1854,7 @@ static int covered_since(Mems *ms, Mem *m, const Acc *a, Exp *x) {
             return 0;  /* another command may have written some of its granules since */
     }
     if (x->covered < 0) {
-        Codes *c = codes_of(m);
-        if (c == NULL)
-            return -1;
-        int cov = writers_cover(ms->by_number, ms->n_seq, x, a, c->g);
+        int cov = writers_cover(ms->by_number, ms->n_seq, x, a);
         if (cov < 0)
             return -1;
         x->covered = cov;

@@ -146,7 +146,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed;
+    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed, *S_pending;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -158,7 +158,7 @@ static int intern_names(void) {
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
     NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
-    NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed")
+    NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed") NAME(S_pending, "pending")
 #undef NAME
     return 0;
 }
@@ -467,7 +467,7 @@ typedef struct {
 } Wrote;
 
 typedef struct {
-    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level;
+    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level, *pending;
     PyObject *log_rows, *log_where, *log_readers, *log_by;  /* the read log's, while `log_known` */
     int log_known;
     long long size;
@@ -515,6 +515,7 @@ static void mems_free(Mems *ms) {
         mem_forget_log(m);
         Py_XDECREF(m->obj); Py_XDECREF(m->starts); Py_XDECREF(m->values); Py_XDECREF(m->writers);
         Py_XDECREF(m->writes); Py_XDECREF(m->reads); Py_XDECREF(m->passed); Py_XDECREF(m->level);
+        Py_XDECREF(m->pending);
         if (m->codes_open)
             PyBuffer_Release(&m->codes.buf);
         if (m->full_open)
@@ -553,8 +554,12 @@ static Mem *mem_of(Mems *ms, PyObject *obj) {
     if ((m->starts = PyObject_GetAttr(obj, S_starts)) == NULL || (m->values = PyObject_GetAttr(obj, S_values)) == NULL
         || (m->writers = PyObject_GetAttr(obj, S_writers)) == NULL || (m->writes = PyObject_GetAttr(obj, S_writes)) == NULL
         || (m->reads = PyObject_GetAttr(obj, S_reads)) == NULL || (m->passed = PyObject_GetAttr(obj, S_passed)) == NULL
-        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL)
+        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL || (m->pending = PyObject_GetAttr(obj, S_pending)) == NULL)
         return NULL;
+    if (!PyList_Check(m->pending)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's pending codes must be a list");
+        return NULL;
+    }
     m->size = int_attr(obj, S_size);
     if (PyErr_Occurred())
         return NULL;
@@ -933,6 +938,97 @@ static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo,
     return 0;
 }
 
+/* `Memory._flush`: the codes of the writes still pending (`Memory.pending`: (lo, hi, code,
+   footprint or None for every granule of [lo, hi)), in order) into `code`, the list emptied
+   (in place: the memory keeps it). 0; -1 on error. */
+static int flush(Mem *m) {
+    if (PyList_GET_SIZE(m->pending) == 0)
+        return 0;
+    Codes *c = codes_of(m);  /* (its first opening reads `Memory.code`, which flushes them itself) */
+    if (c == NULL)
+        return -1;
+    PyObject *pending = m->pending;
+    Py_ssize_t n = PyList_GET_SIZE(pending);
+    for (Py_ssize_t e = 0; e < n; e++) {
+        PyObject *t = PyList_GET_ITEM(pending, e);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+            PyErr_SetString(PyExc_TypeError, "command: a pending write is (lo, hi, code, footprint)");
+            return -1;
+        }
+        long long lo = item_ll(t, 0), hi = item_ll(t, 1), v = item_ll(t, 2);
+        if (PyErr_Occurred())
+            return -1;
+        if (lo < 0 || hi > c->n) {
+            PyErr_SetString(PyExc_ValueError, "command: a pending write out of its memory");
+            return -1;
+        }
+        PyObject *fp = PyTuple_GET_ITEM(t, 3);
+        if (fp == Py_None) {
+            for (long long q = lo; q < hi; q++)
+                c->code[q] = (int32_t)v;
+            continue;
+        }
+        Foot f;
+        long long idx[16] = {0};
+        if (foot_of(fp, &f) < 0)
+            return -1;
+        int empty = f.span <= 0 || f.run <= 0;
+        for (int d = 0; d < f.nd; d++)
+            empty |= f.dims[d] <= 0;
+        const long long g = c->g, per = f.run / g;
+        while (!empty) {
+            long long at = f.base;
+            for (int d = 0; d < f.nd; d++)
+                at += idx[d] * f.steps[d];
+            int32_t *p = c->code + at / g;
+            for (long long q = 0; q < per; q++)
+                p[q] = (int32_t)v;
+            int d = f.nd - 1;
+            while (d >= 0 && ++idx[d] == f.dims[d])
+                idx[d--] = 0;
+            empty = d < 0;
+        }
+    }
+    return PyList_SetSlice(pending, 0, n, NULL);
+}
+
+/* A strided write's codes left pending (`Memory.pending`, applied by `flush` when some check or
+   Python looks at the codes; most never are): first, the known runs over its hull [lo, hi) as
+   `Memory._fill` would bring them into `code` (its hull's runs become unknown), then its own. */
+static int defer(Mem *m, PyObject *fp, long long lo, long long hi, long long code) {
+    PyObject *starts = m->starts, *values = m->values;
+    int err = 0;
+    Py_ssize_t k = bisect(starts, hi, 0, &err);
+    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+    if (err)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(starts);
+    if (j < 0 || k > PyList_GET_SIZE(values)) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    for (; j <= k; j++) {
+        PyObject *t;
+        if (j == k)
+            t = Py_BuildValue("(LLLO)", lo, hi, code, fp);
+        else {
+            long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
+            long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
+            long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
+            if (PyErr_Occurred())
+                return -1;
+            if (v <= 0)
+                continue;
+            t = Py_BuildValue("(LLLO)", a < lo ? lo : a, b > hi ? hi : b, v, Py_None);
+        }
+        int rc = t == NULL ? -1 : PyList_Append(m->pending, t);
+        Py_XDECREF(t);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Whether none of p[0..n) is 0; in blocks the compiler vectorises (no exit inside one). */
 static inline int none_zero(const int32_t *p, long long n) {
     long long q = 0;
@@ -1050,7 +1146,7 @@ static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int3
 }
 
 #define G_ZERO 0  /* whether none is 0 (never written) */
-#define G_SET 1   /* set them all to `value` */
+#define G_SET 1   /* set them all to `value` (left pending: `defer`) */
 #define G_EXPECTED 2  /* whether each is 0 (never written: the tracker's case) or one of `allowed` */
 #define G_WRITERS 3  /* whether none is a code `v` with v >= allowed[v & (2^TID_BITS - 1)]: written by a
                         thread after the epoch the accessing thread has seen of it (`_check_writers`) */
@@ -1202,6 +1298,14 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
         out = -1;
         goto end;
     }
+    if (mode == G_SET) {
+        out = defer(m, fp, lo, hi, value) < 0 ? -1 : 1;
+        goto end;
+    }
+    if (flush(m) < 0) {  /* (the codes as they are now) */
+        out = -1;
+        goto end;
+    }
     if (mode == G_ZERO) {
         int f = hull_full(m, &c, lo, hi);
         if (f != 0) {
@@ -1209,7 +1313,7 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
             goto end;
         }
     }
-    if (run == span && mode != G_SET && mode != G_WRITERS) {
+    if (run == span && mode != G_WRITERS) {
         out = dense_scan(&c, starts, values, lo, hi, mode, allowed, n_allowed);
         goto end;
     }
@@ -1221,7 +1325,6 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
         if (dims[d] <= 0)
             goto end;  /* no granule at all */
     const long long per = run / g;
-    const int32_t v32 = (int32_t)value;
     int32_t last_ok = 0, wbuf[N_WIDE];
     const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
     long long sbuf[128], *sorted = NULL;
@@ -1234,10 +1337,7 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
         for (int d = 0; d < nd; d++)
             at += idx[d] * steps[d];
         int32_t *p = c.code + at / g;
-        if (mode == G_SET) {
-            for (long long q = 0; q < per; q++)
-                p[q] = v32;
-        } else if (mode == G_EXPECTED) {
+        if (mode == G_EXPECTED) {
             if (!all_expected(p, per, sorted, n_allowed, wide, &last_ok)) {
                 out = 0;
                 break;

@@ -141,7 +141,10 @@ class Memory:
         self._modes = (track, numerics)
         # without numerics (a timing-only run) there are no bytes, only the hazard codes
         self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
-        self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
+        # strided writes whose codes the C loop has not put into `code` yet, in order: (lo, hi,
+        # code, footprint or None for all of granules [lo, hi)); `code` applies them first
+        self.pending: list[tuple[int, int, int, Footprint | None]] = []
+        self._code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
         # per block of BLOCK granules: known to be all written (codes never return to 0)
         # (a bytearray: a slice's `0 in` test is much cheaper than numpy's .all())
         self.full = bytearray(-(-self.code.size // self.BLOCK)) if track else None
@@ -169,6 +172,23 @@ class Memory:
         self.__init__(self.name, self.level, self.extent, track, self.granule, numerics)  # type: ignore[misc]
         data.fill(0)
         self.data = data
+
+    @property
+    def code(self) -> np.ndarray | None:
+        """The writer code per granule (those of the pending writes applied first)."""
+        if self.pending:
+            self._flush()
+        return self._code
+
+    def _flush(self) -> None:
+        assert self._code is not None
+        g, code = self.granule, self._code
+        for lo, hi, c, fp in self.pending:
+            if fp is None:
+                code[lo:hi] = c
+            else:
+                fp.view(code, g)[...] = c
+        self.pending.clear()  # (in place: the C loop holds the list)
 
     def record_write(self, fp: Footprint, hull: tuple[int, int, bool], code: int, tid: int,
                      epoch: int) -> None:

@@ -1,11 +1,12 @@
 """A read's provenance settled in the C loop without its granule codes (`_loop.c`
 `covered_since`): when the writes of the commands it expects cover all its granules and no
 other command wrote bytes near it since the first of them started (or only bytes a period
-apart from its rows). These programs write strided tiles (their codes are kept per granule)
-so that only the shortcut or the granule scan can settle the read; each compares the C loop
-with the Python loop, which has no shortcut, and the hazard cases fail if the shortcut
-settles a read it must not (a write since that overlaps the read, a cover that misses some
-of its granules)."""
+apart from its rows); and a strided write's codes left pending until something looks at them
+(`defer`, `Memory.pending`). These programs write strided tiles (their codes are kept per
+granule) so that only the shortcut or the granule scan can settle the read; each compares
+the C loop with the Python loop and checks (`native.python_command`), which have neither, and
+the hazard cases fail if the shortcut settles a read it must not (a write since that
+overlaps the read, a cover that misses some of its granules) or a pending code is missed."""
 
 from __future__ import annotations
 
@@ -52,19 +53,28 @@ def _program(writes: list[tuple[int, int]], read: tuple[int, int], expects: list
 
 
 def _outcome(program, inputs, use_c: bool, numerics: bool = False):
-    prepared = prepare(program, TARGET, True, numerics)
-    if not use_c:
-        prepared.plan = None
-    else:
-        assert prepared.plan is not None
-    out = []
-    for _ in range(2):  # the second run with the plan's covers found already
-        try:
-            _, report = run(program, dict(inputs), TARGET, numerics=numerics, prepared=prepared)
-            out.append(("ok", repr(report.as_dict())))
-        except HazardError as err:
-            out.append(("hazard", err.kind, str(err), err.core, err.index, err.address,
-                        repr(err.report.as_dict())))
+    """Two runs of a prepared `program` (the second with the plan's covers found already):
+    per run, the result or hazard, the report and every memory's writer codes after it (the
+    C loop leaves a strided write's codes pending; `Memory.code` applies them). Without
+    `use_c`: the Python loop and the Python checks (`native.python_command`), the reference."""
+    with pytest.MonkeyPatch.context() as mp:
+        if not use_c:
+            mp.setattr(native, "command", native.python_command)
+            mp.setattr(native, "prune", native.python_prune)
+        prepared = prepare(program, TARGET, True, numerics)
+        if not use_c:
+            prepared.plan = None
+        else:
+            assert prepared.plan is not None
+        out = []
+        for _ in range(2):
+            try:
+                _, report = run(program, dict(inputs), TARGET, numerics=numerics, prepared=prepared)
+                out.append(("ok", repr(report.as_dict())))
+            except HazardError as err:
+                out.append(("hazard", err.kind, str(err), err.core, err.index, err.address,
+                            repr(err.report.as_dict())))
+            out[-1] += tuple(m.code.tobytes() for _, m in sorted(prepared.memories.items(), key=str))
     return out
 
 
@@ -94,6 +104,10 @@ def test_a_cover_missing_granules_is_a_provenance_error():
     assert got[:2] == ("hazard", "provenance") and "last written by core 0, command #0" in got[2]
     # the same on a grid of its own (more rows than the read's): looked at granule by granule
     got = _same(*_program([(16, 16), (0, 24)], (0, 32), [1]))
+    assert got[:2] == ("hazard", "provenance") and "last written by core 0, command #0" in got[2]
+    # the rest of the rows written by a dense write (one run) before the strided one: their
+    # codes come from that run when the strided write's are put in (`defer`'s fills)
+    got = _same(*_program([(0, WIDTH), (0, 16)], (0, 32), [1]))
     assert got[:2] == ("hazard", "provenance") and "last written by core 0, command #0" in got[2]
 
 

@@ -789,9 +789,9 @@ static int foot_of(PyObject *fp, Foot *f) {
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* Over the bytes of `f` inside the window [wlo, wlo + n) (`win`, a flag per byte): set
-   them (test 0), or whether one of them is set (test 1). */
-static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *win, int test) {
+/* `each(ctx, first byte)` for every row of footprint `f` in order (none if it is empty), up to
+   the first that does not return 0: what it returned (else 0). */
+static int for_rows(const Foot *f, int (*each)(void *, long long), void *ctx) {
     long long idx[16] = {0};
     if (f->span <= 0 || f->run <= 0)
         return 0;
@@ -799,22 +799,44 @@ static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *
         if (f->dims[d] <= 0)
             return 0;
     for (;;) {
-        long long at = f->base - wlo;
+        long long at = f->base;
         for (int d = 0; d < f->nd; d++)
             at += idx[d] * f->steps[d];
-        long long a = at < 0 ? 0 : at, b = at + f->run > n ? n : at + f->run;
-        for (long long q = a; q < b; q++) {
-            if (!test)
-                win[q] = 1;
-            else if (win[q])
-                return 1;
-        }
+        int rc = each(ctx, at);
+        if (rc != 0)
+            return rc;
         int d = f->nd - 1;
         while (d >= 0 && ++idx[d] == f->dims[d])
             idx[d--] = 0;
         if (d < 0)
             return 0;
     }
+}
+
+/* Over the bytes of a footprint's rows inside the window [wlo, wlo + n) (`win`, a flag per
+   byte): set them (test 0), or whether one of them is set (test 1). */
+typedef struct {
+    long long wlo, n, run;
+    unsigned char *win;
+    int test;
+} Bytes;
+
+static int bytes_row(void *bytes, long long at) {
+    const Bytes *x = bytes;
+    at -= x->wlo;
+    long long a = at < 0 ? 0 : at, b = at + x->run > x->n ? x->n : at + x->run;
+    for (long long q = a; q < b; q++) {
+        if (!x->test)
+            x->win[q] = 1;
+        else if (x->win[q])
+            return 1;
+    }
+    return 0;
+}
+
+static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *win, int test) {
+    Bytes x = {wlo, n, f->run, win, test};
+    return for_rows(f, bytes_row, &x);
 }
 
 /* `native.read_overlapping` (found or not): whether a read of `log` by a thread other
@@ -906,35 +928,72 @@ static Codes *codes_of(Mem *m) {
     return c;
 }
 
-/* `Memory._fill(lo, hi)`: the code of each known written run over [lo, hi) into `code`. */
-static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
-    if (lo >= hi)
-        return 0;
+/* The slice [*j, *k) of a memory's runs (`starts`, `values`) over granules [lo, hi). 0; -1 on
+   error. */
+static int runs_slice(PyObject *starts, PyObject *values, long long lo, long long hi, Py_ssize_t *j,
+                      Py_ssize_t *k) {
     int err = 0;
-    Py_ssize_t k = bisect(starts, hi, 0, &err);
-    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+    *k = bisect(starts, hi, 0, &err);
+    *j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
     if (err)
         return -1;
-    Py_ssize_t n = PyList_GET_SIZE(starts);
-    if (j < 0 || k > PyList_GET_SIZE(values) || hi > c->n) {
+    if (*j < 0 || *k > PyList_GET_SIZE(values)) {
         PyErr_SetString(PyExc_ValueError, "command: runs out of range");
         return -1;
     }
+    return 0;
+}
+
+/* Each known written run (code > 0) over granules [lo, hi), clipped to it, in order:
+   `each(ctx, a, b, code)`. 0; -1 on error. */
+static int known_runs(PyObject *starts, PyObject *values, long long lo, long long hi,
+                      int (*each)(void *, long long, long long, long long), void *ctx) {
+    Py_ssize_t j, k;
+    if (lo >= hi)
+        return 0;
+    if (runs_slice(starts, values, lo, hi, &j, &k) < 0)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(starts);
     for (; j < k; j++) {
         long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
         long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
         long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
         if (PyErr_Occurred())
             return -1;
-        if (v <= 0)
-            continue;
-        if (a < lo)
-            a = lo;
-        if (b > hi)
-            b = hi;
-        for (long long q = a; q < b; q++)
-            c->code[q] = (int32_t)v;
+        if (v > 0 && each(ctx, a < lo ? lo : a, b > hi ? hi : b, v) < 0)
+            return -1;
     }
+    return 0;
+}
+
+static int fill_one(void *codes, long long a, long long b, long long v) {
+    int32_t *code = ((Codes *)codes)->code;
+    for (long long q = a; q < b; q++)
+        code[q] = (int32_t)v;
+    return 0;
+}
+
+/* `Memory._fill(lo, hi)`: the code of each known written run over [lo, hi) into `code`. */
+static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
+    if (hi > c->n) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    return known_runs(starts, values, lo, hi, fill_one, c);
+}
+
+/* A row's granules set to one code (`flush`). */
+typedef struct {
+    Codes *c;
+    long long g, per;
+    int32_t v;
+} Fill;
+
+static int fill_row(void *fill, long long at) {
+    Fill *x = fill;
+    int32_t *p = x->c->code + at / x->g;
+    for (long long q = 0; q < x->per; q++)
+        p[q] = x->v;
     return 0;
 }
 
@@ -950,83 +1009,59 @@ static int flush(Mem *m) {
     PyObject *pending = m->pending;
     Py_ssize_t n = PyList_GET_SIZE(pending);
     for (Py_ssize_t e = 0; e < n; e++) {
-        PyObject *t = PyList_GET_ITEM(pending, e);
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
-            PyErr_SetString(PyExc_TypeError, "command: a pending write is (lo, hi, code, footprint)");
-            return -1;
-        }
-        long long lo = item_ll(t, 0), hi = item_ll(t, 1), v = item_ll(t, 2);
-        if (PyErr_Occurred())
+        long long lo, hi, v;
+        PyObject *fp;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(pending, e), "LLLO;command: a pending write is (lo, hi, code, footprint)",
+                              &lo, &hi, &v, &fp))
             return -1;
         if (lo < 0 || hi > c->n) {
             PyErr_SetString(PyExc_ValueError, "command: a pending write out of its memory");
             return -1;
         }
-        PyObject *fp = PyTuple_GET_ITEM(t, 3);
-        if (fp == Py_None) {
-            for (long long q = lo; q < hi; q++)
-                c->code[q] = (int32_t)v;
-            continue;
-        }
         Foot f;
-        long long idx[16] = {0};
-        if (foot_of(fp, &f) < 0)
+        if (fp == Py_None)
+            fill_one(c, lo, hi, v);
+        else if (foot_of(fp, &f) < 0)
             return -1;
-        int empty = f.span <= 0 || f.run <= 0;
-        for (int d = 0; d < f.nd; d++)
-            empty |= f.dims[d] <= 0;
-        const long long g = c->g, per = f.run / g;
-        while (!empty) {
-            long long at = f.base;
-            for (int d = 0; d < f.nd; d++)
-                at += idx[d] * f.steps[d];
-            int32_t *p = c->code + at / g;
-            for (long long q = 0; q < per; q++)
-                p[q] = (int32_t)v;
-            int d = f.nd - 1;
-            while (d >= 0 && ++idx[d] == f.dims[d])
-                idx[d--] = 0;
-            empty = d < 0;
+        else {
+            Fill fill = {c, c->g, f.run / c->g, (int32_t)v};
+            for_rows(&f, fill_row, &fill);
         }
     }
     return PyList_SetSlice(pending, 0, n, NULL);
+}
+
+/* (lo, hi, code, fp) onto `Memory.pending`. */
+static int pend(void *pending, long long lo, long long hi, PyObject *fp, long long code) {
+    PyObject *t = PyTuple_New(4);
+    long long v[3] = {lo, hi, code};
+    for (int q = 0; t != NULL && q < 3; q++) {
+        PyObject *o = PyLong_FromLongLong(v[q]);
+        if (o == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, q, o);
+    }
+    if (t != NULL) {
+        Py_INCREF(fp);
+        PyTuple_SET_ITEM(t, 3, fp);
+    }
+    int rc = t == NULL ? -1 : PyList_Append((PyObject *)pending, t);
+    Py_XDECREF(t);
+    return rc;
+}
+
+static int pend_fill(void *pending, long long a, long long b, long long v) {
+    return pend(pending, a, b, Py_None, v);
 }
 
 /* A strided write's codes left pending (`Memory.pending`, applied by `flush` when some check or
    Python looks at the codes; most never are): first, the known runs over its hull [lo, hi) as
    `Memory._fill` would bring them into `code` (its hull's runs become unknown), then its own. */
 static int defer(Mem *m, PyObject *fp, long long lo, long long hi, long long code) {
-    PyObject *starts = m->starts, *values = m->values;
-    int err = 0;
-    Py_ssize_t k = bisect(starts, hi, 0, &err);
-    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
-    if (err)
+    if (known_runs(m->starts, m->values, lo, hi, pend_fill, m->pending) < 0)
         return -1;
-    Py_ssize_t n = PyList_GET_SIZE(starts);
-    if (j < 0 || k > PyList_GET_SIZE(values)) {
-        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
-        return -1;
-    }
-    for (; j <= k; j++) {
-        PyObject *t;
-        if (j == k)
-            t = Py_BuildValue("(LLLO)", lo, hi, code, fp);
-        else {
-            long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
-            long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
-            long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
-            if (PyErr_Occurred())
-                return -1;
-            if (v <= 0)
-                continue;
-            t = Py_BuildValue("(LLLO)", a < lo ? lo : a, b > hi ? hi : b, v, Py_None);
-        }
-        int rc = t == NULL ? -1 : PyList_Append(m->pending, t);
-        Py_XDECREF(t);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
+    return pend(m->pending, lo, hi, fp, code);
 }
 
 /* Whether none of p[0..n) is 0; in blocks the compiler vectorises (no exit inside one). */
@@ -1158,16 +1193,10 @@ static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int3
    (`_granules_dense`). 1 / 0, -1 on error. */
 static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi, int mode,
                       const long long *allowed, Py_ssize_t n_allowed) {
-    int err = 0;
-    Py_ssize_t k = bisect(starts, hi, 0, &err);
-    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
-    if (err)
+    Py_ssize_t j, k;
+    if (runs_slice(starts, values, lo, hi, &j, &k) < 0)
         return -1;
     Py_ssize_t n = PyList_GET_SIZE(starts);
-    if (j < 0 || k > PyList_GET_SIZE(values)) {
-        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
-        return -1;
-    }
     int out = 1;
     int32_t last_ok = 0, wbuf[N_WIDE];
     const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
@@ -1722,39 +1751,30 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
 }
 
 /* The rows of footprint `f` that touch [lo, hi), as (first byte, end) pairs in order, added to
-   `*rows` (`*n` pairs; grown as needed, `*cap`). 0; -1 on error. */
-static int rows_near(const Foot *f, long long lo, long long hi, long long **rows, Py_ssize_t *n, Py_ssize_t *cap) {
-    long long idx[16] = {0};
-    if (f->span <= 0 || f->run <= 0)
+   `rows` (`n` pairs; grown as needed, `cap`). */
+typedef struct {
+    long long lo, hi, run, *rows;
+    Py_ssize_t n, cap;
+} Near;
+
+static int near_row(void *near, long long at) {
+    Near *r = near;
+    if (at >= r->hi || at + r->run <= r->lo)
         return 0;
-    for (int d = 0; d < f->nd; d++)
-        if (f->dims[d] <= 0)
-            return 0;
-    for (;;) {
-        long long at = f->base;
-        for (int d = 0; d < f->nd; d++)
-            at += idx[d] * f->steps[d];
-        if (at < hi && at + f->run > lo) {
-            if (*n == *cap) {
-                Py_ssize_t more = *cap ? 2 * *cap : 256;
-                long long *grown = PyMem_Realloc(*rows, (size_t)(2 * more) * sizeof(long long));
-                if (grown == NULL) {
-                    PyErr_NoMemory();
-                    return -1;
-                }
-                *rows = grown;
-                *cap = more;
-            }
-            (*rows)[2 * *n] = at;
-            (*rows)[2 * *n + 1] = at + f->run;
-            (*n)++;
+    if (r->n == r->cap) {
+        Py_ssize_t more = r->cap ? 2 * r->cap : 256;
+        long long *grown = PyMem_Realloc(r->rows, (size_t)(2 * more) * sizeof(long long));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
         }
-        int d = f->nd - 1;
-        while (d >= 0 && ++idx[d] == f->dims[d])
-            idx[d--] = 0;
-        if (d < 0)
-            return 0;
+        r->rows = grown;
+        r->cap = more;
     }
+    r->rows[2 * r->n] = at;
+    r->rows[2 * r->n + 1] = at + r->run;
+    r->n++;
+    return 0;
 }
 
 /* The period of footprint `f`'s rows: its innermost stride if every stride is a multiple of
@@ -1860,8 +1880,7 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
     }
     /* else their rows near the read, merged, against each of its rows */
     const long long lo = r.base, hi = r.base + r.span;
-    long long *iv = NULL, *mine = NULL;
-    Py_ssize_t n_iv = 0, cap_iv = 0, n_mine = 0, cap_mine = 0;
+    Near theirs = {lo, hi, 0, NULL, 0, 0}, mine = {lo, hi, r.run, NULL, 0, 0};
     int out = 1;
     for (Py_ssize_t q = 0; q < x->n_writers && out == 1; q++) {
         long long w = x->writers[q];
@@ -1871,14 +1890,21 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
             Foot f;
             if (o->mem != a->mem || o->base >= hi || o->base + o->span <= lo)
                 continue;
-            if (foot_of(o->fp, &f) < 0 || rows_near(&f, lo, hi, &iv, &n_iv, &cap_iv) < 0) {
+            if (foot_of(o->fp, &f) < 0) {
+                out = -1;
+                break;
+            }
+            theirs.run = f.run;
+            if (for_rows(&f, near_row, &theirs) < 0) {
                 out = -1;
                 break;
             }
         }
     }
-    if (out == 1 && rows_near(&r, lo, hi, &mine, &n_mine, &cap_mine) < 0)
+    if (out == 1 && for_rows(&r, near_row, &mine) < 0)
         out = -1;
+    long long *iv = theirs.rows;
+    Py_ssize_t n_iv = theirs.n;
     if (out == 1) {
         qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
         Py_ssize_t m = 0;  /* merged in place: disjoint, in order */
@@ -1892,22 +1918,22 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
                 m++;
             }
         }
-        for (Py_ssize_t e = 0; e < n_mine && out == 1; e++) {  /* the last merged one starting at or before it */
+        for (Py_ssize_t e = 0; e < mine.n && out == 1; e++) {  /* the last merged one starting at or before it */
             Py_ssize_t a0 = 0, a1 = m;
             while (a0 < a1) {
                 Py_ssize_t mid = (a0 + a1) / 2;
-                if (iv[2 * mid] <= mine[2 * e])
+                if (iv[2 * mid] <= mine.rows[2 * e])
                     a0 = mid + 1;
                 else
                     a1 = mid;
             }
-            out = a0 > 0 && iv[2 * (a0 - 1) + 1] >= mine[2 * e + 1];
+            out = a0 > 0 && iv[2 * (a0 - 1) + 1] >= mine.rows[2 * e + 1];
         }
-        if (n_mine == 0)
+        if (mine.n == 0)
             out = 0;
     }
-    PyMem_Free(iv);
-    PyMem_Free(mine);
+    PyMem_Free(theirs.rows);
+    PyMem_Free(mine.rows);
     return out;
 }
 

@@ -230,7 +230,8 @@ static int runs_over(PyObject *starts, PyObject *values, long long lo, long long
 }
 
 /* `memory._wrote_since`: whether a thread's accesses after epoch `seen` (its log of (epoch,
-   lo, hi) tuples) may touch [lo, hi) (beyond 32 of them: yes). -1 on error. */
+   lo, hi) tuples, or a read log's rows (epoch, lo, hi, thread)) may touch [lo, hi) (beyond 32
+   of them: yes). -1 on error. */
 static int wrote_since(PyObject *log, long long seen, long long lo, long long hi) {
     if (!PyList_Check(log)) {
         PyErr_SetString(PyExc_TypeError, "command: an access log must be a list");
@@ -242,8 +243,8 @@ static int wrote_since(PyObject *log, long long seen, long long lo, long long hi
         stop = -1;
     for (Py_ssize_t i = n - 1; i > stop; i--) {
         PyObject *t = PyList_GET_ITEM(log, i);
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
-            PyErr_SetString(PyExc_TypeError, "command: an access log holds (epoch, lo, hi)");
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 3) {
+            PyErr_SetString(PyExc_TypeError, "command: an access log holds (epoch, lo, hi, ...)");
             return -1;
         }
         long long e = item_ll(t, 0), wlo = item_ll(t, 1), whi = item_ll(t, 2);
@@ -264,8 +265,10 @@ static int wrote_since(PyObject *log, long long seen, long long lo, long long hi
     return 0;
 }
 
-/* summary[tid] = [epoch, lo, hi] or the existing one updated (`memory._note`). */
-static int note(PyObject *summary, long long tid, long long epoch, long long lo, long long hi) {
+/* summary[tid] = [epoch, lo, hi] or the existing one updated (`memory._note`); `o_epoch`,
+   `o_lo`, `o_hi` are those values as ints (put in, none made: `Acc.o_base`, `o_end`). */
+static int note(PyObject *summary, long long tid, long long lo, long long hi, PyObject *o_epoch, PyObject *o_lo,
+                PyObject *o_hi) {
     PyObject *key = PyLong_FromLongLong(tid);
     if (key == NULL)
         return -1;
@@ -275,7 +278,14 @@ static int note(PyObject *summary, long long tid, long long epoch, long long lo,
             Py_DECREF(key);
             return -1;
         }
-        PyObject *row = Py_BuildValue("[LLL]", epoch, lo, hi);
+        PyObject *row = PyList_New(3);
+        if (row != NULL) {
+            PyObject *r3[3] = {o_epoch, o_lo, o_hi};
+            for (int q = 0; q < 3; q++) {
+                Py_INCREF(r3[q]);
+                PyList_SET_ITEM(row, q, r3[q]);
+            }
+        }
         int rc = row == NULL ? -1 : PyDict_SetItem(summary, key, row);
         Py_XDECREF(row);
         Py_DECREF(key);
@@ -289,16 +299,15 @@ static int note(PyObject *summary, long long tid, long long epoch, long long lo,
     long long mlo = item_ll(mine, 1), mhi = item_ll(mine, 2);
     if (PyErr_Occurred())
         return -1;
-    PyObject *v = PyLong_FromLongLong(epoch);
-    if (v == NULL || PyList_SetItem(mine, 0, v) < 0)
-        return -1;
+    Py_INCREF(o_epoch);
+    PyList_SetItem(mine, 0, o_epoch);  /* (a list of 3: cannot fail) */
     if (lo < mlo) {
-        if ((v = PyLong_FromLongLong(lo)) == NULL || PyList_SetItem(mine, 1, v) < 0)
-            return -1;
+        Py_INCREF(o_lo);
+        PyList_SetItem(mine, 1, o_lo);
     }
     if (hi > mhi) {
-        if ((v = PyLong_FromLongLong(hi)) == NULL || PyList_SetItem(mine, 2, v) < 0)
-            return -1;
+        Py_INCREF(o_hi);
+        PyList_SetItem(mine, 2, o_hi);
     }
     return 0;
 }
@@ -631,10 +640,11 @@ done:
     return rc;
 }
 
-/* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled. */
-static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, long long epoch,
-                    PyObject *prune) {
-    PyObject *log = m->reads, *row = NULL, *mine = NULL;
+/* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled; `o_lo`, `o_hi`,
+   `o_epoch`: lo, hi, epoch as ints (put in the log's rows, none made per read). */
+static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, PyObject *o_lo,
+                    PyObject *o_hi, PyObject *o_epoch, PyObject *prune) {
+    PyObject *log = m->reads, *row = NULL;
     int rc = -1;
     if (!m->log_known) {  /* (looked up once until a pruning or a hook) */
         if ((m->log_rows = PyObject_GetAttr(log, S_rows)) == NULL
@@ -653,32 +663,23 @@ static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long 
         m->log_known = 1;
     }
     PyObject *rows = m->log_rows, *where = m->log_where, *readers = m->log_readers, *by = m->log_by;
-    {  /* (lo, hi, tid, epoch) and (epoch, lo, hi) sharing their ints (no format to parse) */
-        PyObject *o_lo = PyLong_FromLongLong(lo), *o_hi = PyLong_FromLongLong(hi), *o_tid = PyLong_FromLongLong(tid),
-                 *o_epoch = PyLong_FromLongLong(epoch);
-        if (o_lo != NULL && o_hi != NULL && o_tid != NULL && o_epoch != NULL && (row = PyTuple_New(4)) != NULL
-            && (mine = PyTuple_New(3)) != NULL) {
-            PyObject *r4[4] = {o_lo, o_hi, o_tid, o_epoch}, *r3[3] = {o_epoch, o_lo, o_hi};
+    {  /* (epoch, lo, hi, tid), in the rows and the thread's own list (no format to parse) */
+        PyObject *o_tid = PyLong_FromLongLong(tid);
+        if (o_tid != NULL && (row = PyTuple_New(4)) != NULL) {
+            PyObject *r4[4] = {o_epoch, o_lo, o_hi, o_tid};
             for (int q = 0; q < 4; q++) {
                 Py_INCREF(r4[q]);
                 PyTuple_SET_ITEM(row, q, r4[q]);
             }
-            for (int q = 0; q < 3; q++) {
-                Py_INCREF(r3[q]);
-                PyTuple_SET_ITEM(mine, q, r3[q]);
-            }
         }
-        Py_XDECREF(o_lo);
-        Py_XDECREF(o_hi);
         Py_XDECREF(o_tid);
-        Py_XDECREF(o_epoch);
-        if (mine == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
+        if (row == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
             goto done;
     }
     long long n = PyList_GET_SIZE(rows) - 1;  /* (`n`, the rows logged, before this one) */
-    if (note(readers, tid, epoch, lo, hi) < 0)
+    if (note(readers, tid, lo, hi, o_epoch, o_lo, o_hi) < 0)
         goto done;
-    if (append_to(by, tid, mine) < 0)
+    if (append_to(by, tid, row) < 0)
         goto done;
     long long pruned_at = int_attr(log, S_pruned_at);
     if (pruned_at == -1 && PyErr_Occurred())
@@ -693,7 +694,6 @@ static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long 
     rc = 0;
 done:
     Py_XDECREF(row);
-    Py_XDECREF(mine);
     return rc;
 }
 
@@ -861,11 +861,11 @@ static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long 
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows) && out == 0; i++) {
         PyObject *row = PyList_GET_ITEM(rows, i);
         if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 4) {
-            PyErr_SetString(PyExc_TypeError, "command: a read is (lo, hi, thread, epoch)");
+            PyErr_SetString(PyExc_TypeError, "command: a read is (epoch, lo, hi, thread)");
             out = -1;
             break;
         }
-        long long lo = item_ll(row, 0), hi = item_ll(row, 1), r = item_ll(row, 2), e = item_ll(row, 3);
+        long long e = item_ll(row, 0), lo = item_ll(row, 1), hi = item_ll(row, 2), r = item_ll(row, 3);
         if (reader_fails(r, n_seen)) {
             out = -1;
             break;
@@ -1613,6 +1613,7 @@ typedef struct {
     long long base, span, lo, hi;  /* the footprint's first byte and span; its granule hull */
     long long nv;  /* n's value if `small` (`small_count`) */
     int dense, small;
+    PyObject *o_base, *o_end;  /* base and base + span as ints (owned: what the logs of a run put in) */
 } Acc;
 
 typedef struct Exp {
@@ -1657,6 +1658,11 @@ typedef struct Checks {
 
 static void checks_free(Checks *k) {
     if (k != NULL) {
+        if (k->acc != NULL)
+            for (Py_ssize_t i = 0; i < k->n_reads + k->n_writes; i++) {
+                Py_CLEAR(k->acc[i].o_base);
+                Py_CLEAR(k->acc[i].o_end);
+            }
         PyMem_Free(k->acc);
         PyMem_Free(k->exp);
         PyMem_Free(k->pool);
@@ -1689,7 +1695,11 @@ static int acc_of(PyObject *a, Acc *out) {
     out->lo = item_ll(hull, 0);
     out->hi = item_ll(hull, 1);
     out->dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
-    return PyErr_Occurred() || out->dense < 0 ? -1 : 0;
+    if (PyErr_Occurred() || out->dense < 0)
+        return -1;
+    out->o_base = PyLong_FromLongLong(out->base);
+    out->o_end = PyLong_FromLongLong(out->base + out->span);
+    return out->o_base == NULL || out->o_end == NULL ? -1 : 0;
 }
 
 /* A task's reads and writes lists and expect tuple as `Checks` (0; -1 with the error). */
@@ -1711,7 +1721,7 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
         }
         n_pool += PyTuple_GET_SIZE(PyTuple_GET_ITEM(x, 2));
     }
-    k->acc = PyMem_Malloc((size_t)(k->n_reads + k->n_writes + 1) * sizeof(Acc));
+    k->acc = PyMem_Calloc((size_t)(k->n_reads + k->n_writes + 1), sizeof(Acc));  /* (no ints yet) */
     k->exp = PyMem_Malloc((size_t)(k->n_expect + 1) * sizeof(Exp));
     k->pool = PyMem_Malloc((size_t)(n_pool + 1) * sizeof(long long));
     if (k->acc == NULL || k->exp == NULL || k->pool == NULL) {
@@ -2075,7 +2085,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
         seen[t] = clock[t];
     PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
 
-    PyObject *codes = NULL, *result = NULL;
+    PyObject *codes = NULL, *result = NULL, *o_epoch = NULL;
     ReadRuns *rr = NULL;
     Py_ssize_t n_reads = 0;
     if (tid < 0 || tid >= n_seen) {
@@ -2092,6 +2102,8 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
         if (c == NULL || PyList_SetItem(code_of, number, c) < 0)
             return NULL;
     }
+    if ((o_epoch = PyLong_FromLongLong(epoch)) == NULL)  /* (the one int of it every log entry shares) */
+        return NULL;
     n_reads = k->n_reads;
     rr = PyMem_Calloc(n_reads ? n_reads : 1, sizeof(ReadRuns));
     if (rr == NULL) {
@@ -2211,7 +2223,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
         if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {
-            if (log_read(m, fp, a->base, a->base + a->span, tid, epoch, h_prune) < 0)
+            if (log_read(m, fp, a->base, a->base + a->span, tid, a->o_base, a->o_end, o_epoch, h_prune) < 0)
                 goto done;
         } else {
             PyObject *runs = runs_list(&rr[i]);
@@ -2275,10 +2287,10 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
                 goto done;
             }
-            if (note(wr, tid, epoch, start, stop) < 0)
+            if (note(wr, tid, start, stop, o_epoch, a->o_base, a->o_end) < 0)
                 goto done;
             PyObject *wlog = m->writes;
-            PyObject *item = Py_BuildValue("(LLL)", epoch, start, stop);
+            PyObject *item = PyTuple_Pack(3, o_epoch, a->o_base, a->o_end);
             int bad = item == NULL || !PyDict_Check(wlog) || append_to(wlog, tid, item) < 0;
             if (bad && !PyErr_Occurred())
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
@@ -2306,6 +2318,7 @@ done:
     PyMem_Free(rr);
     Py_XDECREF(seen_list);
     Py_XDECREF(codes);
+    Py_XDECREF(o_epoch);
     return result;
 }
 
@@ -2363,10 +2376,10 @@ static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     for (Py_ssize_t i = 0; any && i < PyList_GET_SIZE(rows); i++) {
         PyObject *r = PyList_GET_ITEM(rows, i);
         if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 4) {
-            PyErr_SetString(PyExc_TypeError, "prune: a row is (lo, hi, thread, epoch)");
+            PyErr_SetString(PyExc_TypeError, "prune: a row is (epoch, lo, hi, thread)");
             goto done;
         }
-        long long lo = item_ll(r, 0), hi = item_ll(r, 1), tid = item_ll(r, 2), epoch = item_ll(r, 3);
+        long long epoch = item_ll(r, 0), lo = item_ll(r, 1), hi = item_ll(r, 2), tid = item_ll(r, 3);
         if (PyErr_Occurred())
             goto done;
         if (tid < 0 || tid >= nt) {

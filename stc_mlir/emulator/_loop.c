@@ -575,9 +575,26 @@ static Mem *mem_of(Mems *ms, PyObject *obj) {
     return m;
 }
 
-/* `Memory.mark(lo, hi, code)`, code < 0 standing for None (a new unknown token). */
-static int mark(Mem *m, long long lo, long long hi, long long code, int unknown) {
-    PyObject *mem = m->obj, *starts = m->starts, *values = m->values;
+/* list[i:k] = items[:n] (n <= 2; the items borrowed), in place: no list of the new items made. */
+static int set_slice(PyObject *list, Py_ssize_t i, Py_ssize_t k, PyObject *const *items, Py_ssize_t n) {
+    Py_ssize_t q = 0;
+    for (; q < n && i + q < k; q++) {
+        Py_INCREF(items[q]);
+        PyList_SetItem(list, i + q, items[q]);  /* (in range: cannot fail; the old item an int) */
+    }
+    if (i + q < k)
+        return PyList_SetSlice(list, i + q, k, NULL);
+    for (; q < n; q++)
+        if (PyList_Insert(list, i + q, items[q]) < 0)
+            return -1;
+    return 0;
+}
+
+/* `Memory.mark(lo, hi, code)`, `unknown` standing for None (a new unknown token); `o_lo`,
+   `o_hi`, `o_code`: lo, hi, code as ints (`o_code` unused if `unknown`). */
+static int mark(Mem *m, long long lo, long long hi, long long code, int unknown, PyObject *o_lo, PyObject *o_hi,
+                PyObject *o_code) {
+    PyObject *mem = m->obj, *starts = m->starts, *values = m->values, *token = NULL;
     if (lo >= hi)
         return 0;
     if (!PyList_Check(starts) || !PyList_Check(values)) {
@@ -585,58 +602,47 @@ static int mark(Mem *m, long long lo, long long hi, long long code, int unknown)
         return -1;
     }
     if (unknown) {
-        long long token = int_attr(mem, S_token);
-        if (token == -1 && PyErr_Occurred())
+        long long t = int_attr(mem, S_token);
+        if (t == -1 && PyErr_Occurred())
             return -1;
-        code = token - 1;
-        PyObject *t = PyLong_FromLongLong(code);
-        if (t == NULL)
+        code = t - 1;
+        if ((token = PyLong_FromLongLong(code)) == NULL || PyObject_SetAttr(mem, S_token, token) < 0) {
+            Py_XDECREF(token);
             return -1;
-        int rc = PyObject_SetAttr(mem, S_token, t);
-        Py_DECREF(t);
-        if (rc < 0)
-            return -1;
+        }
+        o_code = token;
     }
     long long size = m->size;
-    int err = 0;
+    int err = 0, rc = -1;
     Py_ssize_t k = bisect(starts, hi, 1, &err);
     Py_ssize_t i = err ? 0 : bisect(starts, lo, 0, &err);
     if (err)
-        return -1;
+        goto done;
     if (k < 1 || k > PyList_GET_SIZE(values) || i > k) {
         PyErr_SetString(PyExc_ValueError, "command: runs out of range");
-        return -1;
+        goto done;
     }
-    long long tail = PyLong_AsLongLong(PyList_GET_ITEM(values, k - 1));
+    PyObject *o_tail = PyList_GET_ITEM(values, k - 1);  /* (what continues after hi) */
+    Py_INCREF(o_tail);  /* (held: the slices below drop the list's reference) */
+    long long tail = PyLong_AsLongLong(o_tail);
     long long before = i > 0 ? PyLong_AsLongLong(PyList_GET_ITEM(values, i - 1)) : 0;
-    if (PyErr_Occurred())
-        return -1;
-    PyObject *new_s = PyList_New(0), *new_v = PyList_New(0);
-    int rc = -1;
-    if (new_s == NULL || new_v == NULL)
-        goto done;
-    if (i == 0 || before != code) {
-        PyObject *a = PyLong_FromLongLong(lo), *b = PyLong_FromLongLong(code);
-        int bad = a == NULL || b == NULL || PyList_Append(new_s, a) < 0 || PyList_Append(new_v, b) < 0;
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        if (bad)
-            goto done;
+    if (!PyErr_Occurred()) {
+        PyObject *new_s[2], *new_v[2];
+        Py_ssize_t n = 0;
+        if (i == 0 || before != code) {
+            new_s[n] = o_lo;
+            new_v[n++] = o_code;
+        }
+        if (hi < size && tail != code) {
+            new_s[n] = o_hi;
+            new_v[n++] = o_tail;
+        }
+        if (set_slice(starts, i, k, new_s, n) == 0 && set_slice(values, i, k, new_v, n) == 0)
+            rc = 0;
     }
-    if (hi < size && tail != code) {
-        PyObject *a = PyLong_FromLongLong(hi), *b = PyLong_FromLongLong(tail);
-        int bad = a == NULL || b == NULL || PyList_Append(new_s, a) < 0 || PyList_Append(new_v, b) < 0;
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        if (bad)
-            goto done;
-    }
-    if (PyList_SetSlice(starts, i, k, new_s) < 0 || PyList_SetSlice(values, i, k, new_v) < 0)
-        goto done;
-    rc = 0;
+    Py_DECREF(o_tail);
 done:
-    Py_XDECREF(new_s);
-    Py_XDECREF(new_v);
+    Py_XDECREF(token);
     return rc;
 }
 
@@ -1614,6 +1620,7 @@ typedef struct {
     long long nv;  /* n's value if `small` (`small_count`) */
     int dense, small;
     PyObject *o_base, *o_end;  /* base and base + span as ints (owned: what the logs of a run put in) */
+    PyObject *o_lo, *o_hi;  /* lo and hi as ints (owned: what the writer runs put in) */
 } Acc;
 
 typedef struct Exp {
@@ -1662,6 +1669,8 @@ static void checks_free(Checks *k) {
             for (Py_ssize_t i = 0; i < k->n_reads + k->n_writes; i++) {
                 Py_CLEAR(k->acc[i].o_base);
                 Py_CLEAR(k->acc[i].o_end);
+                Py_CLEAR(k->acc[i].o_lo);
+                Py_CLEAR(k->acc[i].o_hi);
             }
         PyMem_Free(k->acc);
         PyMem_Free(k->exp);
@@ -1699,7 +1708,9 @@ static int acc_of(PyObject *a, Acc *out) {
         return -1;
     out->o_base = PyLong_FromLongLong(out->base);
     out->o_end = PyLong_FromLongLong(out->base + out->span);
-    return out->o_base == NULL || out->o_end == NULL ? -1 : 0;
+    out->o_lo = PyLong_FromLongLong(out->lo);
+    out->o_hi = PyLong_FromLongLong(out->hi);
+    return out->o_base == NULL || out->o_end == NULL || out->o_lo == NULL || out->o_hi == NULL ? -1 : 0;
 }
 
 /* A task's reads and writes lists and expect tuple as `Checks` (0; -1 with the error). */
@@ -2085,7 +2096,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
         seen[t] = clock[t];
     PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
 
-    PyObject *codes = NULL, *result = NULL, *o_epoch = NULL;
+    PyObject *codes = NULL, *result = NULL, *o_epoch = NULL, *o_code = NULL;
     ReadRuns *rr = NULL;
     Py_ssize_t n_reads = 0;
     if (tid < 0 || tid >= n_seen) {
@@ -2099,11 +2110,19 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
             return NULL;
         }
         PyObject *c = PyLong_FromLongLong(code);
-        if (c == NULL || PyList_SetItem(code_of, number, c) < 0)
+        if (c == NULL)
             return NULL;
+        Py_INCREF(c);
+        o_code = c;  /* (the int the writer runs put in) */
+        if (PyList_SetItem(code_of, number, c) < 0) {
+            Py_DECREF(o_code);
+            return NULL;
+        }
     }
-    if ((o_epoch = PyLong_FromLongLong(epoch)) == NULL)  /* (the one int of it every log entry shares) */
+    if ((o_epoch = PyLong_FromLongLong(epoch)) == NULL) {  /* (the one int of it every log entry shares) */
+        Py_DECREF(o_code);
         return NULL;
+    }
     n_reads = k->n_reads;
     rr = PyMem_Calloc(n_reads ? n_reads : 1, sizeof(ReadRuns));
     if (rr == NULL) {
@@ -2281,7 +2300,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
         if (ok) {
             if (!dense && granules(m, fp, G_SET, code, NULL, 0) < 0)
                 goto done;  /* its hull's codes are kept per granule from now on */
-            if (mark(m, lo, hi, code, !dense) < 0)
+            if (mark(m, lo, hi, code, !dense, a->o_lo, a->o_hi, o_code) < 0)
                 goto done;
             if (!PyDict_Check(wr)) {
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
@@ -2319,6 +2338,7 @@ done:
     Py_XDECREF(seen_list);
     Py_XDECREF(codes);
     Py_XDECREF(o_epoch);
+    Py_XDECREF(o_code);
     return result;
 }
 

@@ -146,7 +146,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed;
+    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed, *S_pending;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -158,7 +158,7 @@ static int intern_names(void) {
     NAME(S_writers, "writers") NAME(S_level, "level") NAME(S_rows, "rows") NAME(S_where, "where")
     NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
-    NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed")
+    NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed") NAME(S_pending, "pending")
 #undef NAME
     return 0;
 }
@@ -230,7 +230,8 @@ static int runs_over(PyObject *starts, PyObject *values, long long lo, long long
 }
 
 /* `memory._wrote_since`: whether a thread's accesses after epoch `seen` (its log of (epoch,
-   lo, hi) tuples) may touch [lo, hi) (beyond 32 of them: yes). -1 on error. */
+   lo, hi) tuples, or a read log's rows (epoch, lo, hi, thread)) may touch [lo, hi) (beyond 32
+   of them: yes). -1 on error. */
 static int wrote_since(PyObject *log, long long seen, long long lo, long long hi) {
     if (!PyList_Check(log)) {
         PyErr_SetString(PyExc_TypeError, "command: an access log must be a list");
@@ -242,8 +243,8 @@ static int wrote_since(PyObject *log, long long seen, long long lo, long long hi
         stop = -1;
     for (Py_ssize_t i = n - 1; i > stop; i--) {
         PyObject *t = PyList_GET_ITEM(log, i);
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
-            PyErr_SetString(PyExc_TypeError, "command: an access log holds (epoch, lo, hi)");
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 3) {
+            PyErr_SetString(PyExc_TypeError, "command: an access log holds (epoch, lo, hi, ...)");
             return -1;
         }
         long long e = item_ll(t, 0), wlo = item_ll(t, 1), whi = item_ll(t, 2);
@@ -264,8 +265,10 @@ static int wrote_since(PyObject *log, long long seen, long long lo, long long hi
     return 0;
 }
 
-/* summary[tid] = [epoch, lo, hi] or the existing one updated (`memory._note`). */
-static int note(PyObject *summary, long long tid, long long epoch, long long lo, long long hi) {
+/* summary[tid] = [epoch, lo, hi] or the existing one updated (`memory._note`); `o_epoch`,
+   `o_lo`, `o_hi` are those values as ints (put in, none made: `Acc.o_base`, `o_end`). */
+static int note(PyObject *summary, long long tid, long long lo, long long hi, PyObject *o_epoch, PyObject *o_lo,
+                PyObject *o_hi) {
     PyObject *key = PyLong_FromLongLong(tid);
     if (key == NULL)
         return -1;
@@ -275,7 +278,14 @@ static int note(PyObject *summary, long long tid, long long epoch, long long lo,
             Py_DECREF(key);
             return -1;
         }
-        PyObject *row = Py_BuildValue("[LLL]", epoch, lo, hi);
+        PyObject *row = PyList_New(3);
+        if (row != NULL) {
+            PyObject *r3[3] = {o_epoch, o_lo, o_hi};
+            for (int q = 0; q < 3; q++) {
+                Py_INCREF(r3[q]);
+                PyList_SET_ITEM(row, q, r3[q]);
+            }
+        }
         int rc = row == NULL ? -1 : PyDict_SetItem(summary, key, row);
         Py_XDECREF(row);
         Py_DECREF(key);
@@ -289,16 +299,15 @@ static int note(PyObject *summary, long long tid, long long epoch, long long lo,
     long long mlo = item_ll(mine, 1), mhi = item_ll(mine, 2);
     if (PyErr_Occurred())
         return -1;
-    PyObject *v = PyLong_FromLongLong(epoch);
-    if (v == NULL || PyList_SetItem(mine, 0, v) < 0)
-        return -1;
+    Py_INCREF(o_epoch);
+    PyList_SetItem(mine, 0, o_epoch);  /* (a list of 3: cannot fail) */
     if (lo < mlo) {
-        if ((v = PyLong_FromLongLong(lo)) == NULL || PyList_SetItem(mine, 1, v) < 0)
-            return -1;
+        Py_INCREF(o_lo);
+        PyList_SetItem(mine, 1, o_lo);
     }
     if (hi > mhi) {
-        if ((v = PyLong_FromLongLong(hi)) == NULL || PyList_SetItem(mine, 2, v) < 0)
-            return -1;
+        Py_INCREF(o_hi);
+        PyList_SetItem(mine, 2, o_hi);
     }
     return 0;
 }
@@ -459,8 +468,15 @@ typedef struct {
     long long g;
 } Codes;
 
+/* A write as a run's write log has it: when (the run's order of commands), its bytes, by which
+   command number. */
 typedef struct {
-    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level;
+    long long seq, lo, hi, number;
+    PyObject *fp;  /* its footprint (borrowed from the plan's checks) */
+} Wrote;
+
+typedef struct {
+    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level, *pending;
     PyObject *log_rows, *log_where, *log_readers, *log_by;  /* the read log's, while `log_known` */
     int log_known;
     long long size;
@@ -468,11 +484,23 @@ typedef struct {
     Py_buffer full;
     int codes_open, full_open;
     long long block;
+    Wrote *wrote;  /* the writes of this run so far, in order (while `Mems.seq`) */
+    Py_ssize_t n_wrote, cap_wrote;
 } Mem;
 
+struct Checks;
+
+/* The memories a run's checks looked at, and (`seq` not NULL: in `simulate`, where every
+   write of the run goes through `command_of`) what settles a read's provenance without its
+   granule codes (`covered_since`): per command number, when it started (its place in the
+   run's order) if all its writes were recorded in C, else -1; the plan's checks per command
+   number, to find an expected writer's writes. */
 typedef struct {
     Mem **m;
     Py_ssize_t n, cap;
+    long long *seq, next;
+    Py_ssize_t n_seq;
+    struct Checks *const *by_number;
 } Mems;
 
 /* The read log's lists and dicts are looked up again (a pruning replaces them; so may the
@@ -496,10 +524,12 @@ static void mems_free(Mems *ms) {
         mem_forget_log(m);
         Py_XDECREF(m->obj); Py_XDECREF(m->starts); Py_XDECREF(m->values); Py_XDECREF(m->writers);
         Py_XDECREF(m->writes); Py_XDECREF(m->reads); Py_XDECREF(m->passed); Py_XDECREF(m->level);
+        Py_XDECREF(m->pending);
         if (m->codes_open)
             PyBuffer_Release(&m->codes.buf);
         if (m->full_open)
             PyBuffer_Release(&m->full);
+        PyMem_Free(m->wrote);
         PyMem_Free(m);
     }
     PyMem_Free(ms->m);
@@ -533,17 +563,38 @@ static Mem *mem_of(Mems *ms, PyObject *obj) {
     if ((m->starts = PyObject_GetAttr(obj, S_starts)) == NULL || (m->values = PyObject_GetAttr(obj, S_values)) == NULL
         || (m->writers = PyObject_GetAttr(obj, S_writers)) == NULL || (m->writes = PyObject_GetAttr(obj, S_writes)) == NULL
         || (m->reads = PyObject_GetAttr(obj, S_reads)) == NULL || (m->passed = PyObject_GetAttr(obj, S_passed)) == NULL
-        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL)
+        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL || (m->pending = PyObject_GetAttr(obj, S_pending)) == NULL)
         return NULL;
+    if (!PyList_Check(m->pending)) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's pending codes must be a list");
+        return NULL;
+    }
     m->size = int_attr(obj, S_size);
     if (PyErr_Occurred())
         return NULL;
     return m;
 }
 
-/* `Memory.mark(lo, hi, code)`, code < 0 standing for None (a new unknown token). */
-static int mark(Mem *m, long long lo, long long hi, long long code, int unknown) {
-    PyObject *mem = m->obj, *starts = m->starts, *values = m->values;
+/* list[i:k] = items[:n] (n <= 2; the items borrowed), in place: no list of the new items made. */
+static int set_slice(PyObject *list, Py_ssize_t i, Py_ssize_t k, PyObject *const *items, Py_ssize_t n) {
+    Py_ssize_t q = 0;
+    for (; q < n && i + q < k; q++) {
+        Py_INCREF(items[q]);
+        PyList_SetItem(list, i + q, items[q]);  /* (in range: cannot fail; the old item an int) */
+    }
+    if (i + q < k)
+        return PyList_SetSlice(list, i + q, k, NULL);
+    for (; q < n; q++)
+        if (PyList_Insert(list, i + q, items[q]) < 0)
+            return -1;
+    return 0;
+}
+
+/* `Memory.mark(lo, hi, code)`, `unknown` standing for None (a new unknown token); `o_lo`,
+   `o_hi`, `o_code`: lo, hi, code as ints (`o_code` unused if `unknown`). */
+static int mark(Mem *m, long long lo, long long hi, long long code, int unknown, PyObject *o_lo, PyObject *o_hi,
+                PyObject *o_code) {
+    PyObject *mem = m->obj, *starts = m->starts, *values = m->values, *token = NULL;
     if (lo >= hi)
         return 0;
     if (!PyList_Check(starts) || !PyList_Check(values)) {
@@ -551,65 +602,55 @@ static int mark(Mem *m, long long lo, long long hi, long long code, int unknown)
         return -1;
     }
     if (unknown) {
-        long long token = int_attr(mem, S_token);
-        if (token == -1 && PyErr_Occurred())
+        long long t = int_attr(mem, S_token);
+        if (t == -1 && PyErr_Occurred())
             return -1;
-        code = token - 1;
-        PyObject *t = PyLong_FromLongLong(code);
-        if (t == NULL)
+        code = t - 1;
+        if ((token = PyLong_FromLongLong(code)) == NULL || PyObject_SetAttr(mem, S_token, token) < 0) {
+            Py_XDECREF(token);
             return -1;
-        int rc = PyObject_SetAttr(mem, S_token, t);
-        Py_DECREF(t);
-        if (rc < 0)
-            return -1;
+        }
+        o_code = token;
     }
     long long size = m->size;
-    int err = 0;
+    int err = 0, rc = -1;
     Py_ssize_t k = bisect(starts, hi, 1, &err);
     Py_ssize_t i = err ? 0 : bisect(starts, lo, 0, &err);
     if (err)
-        return -1;
+        goto done;
     if (k < 1 || k > PyList_GET_SIZE(values) || i > k) {
         PyErr_SetString(PyExc_ValueError, "command: runs out of range");
-        return -1;
+        goto done;
     }
-    long long tail = PyLong_AsLongLong(PyList_GET_ITEM(values, k - 1));
+    PyObject *o_tail = PyList_GET_ITEM(values, k - 1);  /* (what continues after hi) */
+    Py_INCREF(o_tail);  /* (held: the slices below drop the list's reference) */
+    long long tail = PyLong_AsLongLong(o_tail);
     long long before = i > 0 ? PyLong_AsLongLong(PyList_GET_ITEM(values, i - 1)) : 0;
-    if (PyErr_Occurred())
-        return -1;
-    PyObject *new_s = PyList_New(0), *new_v = PyList_New(0);
-    int rc = -1;
-    if (new_s == NULL || new_v == NULL)
-        goto done;
-    if (i == 0 || before != code) {
-        PyObject *a = PyLong_FromLongLong(lo), *b = PyLong_FromLongLong(code);
-        int bad = a == NULL || b == NULL || PyList_Append(new_s, a) < 0 || PyList_Append(new_v, b) < 0;
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        if (bad)
-            goto done;
+    if (!PyErr_Occurred()) {
+        PyObject *new_s[2], *new_v[2];
+        Py_ssize_t n = 0;
+        if (i == 0 || before != code) {
+            new_s[n] = o_lo;
+            new_v[n++] = o_code;
+        }
+        if (hi < size && tail != code) {
+            new_s[n] = o_hi;
+            new_v[n++] = o_tail;
+        }
+        if (set_slice(starts, i, k, new_s, n) == 0 && set_slice(values, i, k, new_v, n) == 0)
+            rc = 0;
     }
-    if (hi < size && tail != code) {
-        PyObject *a = PyLong_FromLongLong(hi), *b = PyLong_FromLongLong(tail);
-        int bad = a == NULL || b == NULL || PyList_Append(new_s, a) < 0 || PyList_Append(new_v, b) < 0;
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        if (bad)
-            goto done;
-    }
-    if (PyList_SetSlice(starts, i, k, new_s) < 0 || PyList_SetSlice(values, i, k, new_v) < 0)
-        goto done;
-    rc = 0;
+    Py_DECREF(o_tail);
 done:
-    Py_XDECREF(new_s);
-    Py_XDECREF(new_v);
+    Py_XDECREF(token);
     return rc;
 }
 
-/* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled. */
-static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, long long epoch,
-                    PyObject *prune) {
-    PyObject *log = m->reads, *row = NULL, *mine = NULL;
+/* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled; `o_lo`, `o_hi`,
+   `o_epoch`: lo, hi, epoch as ints (put in the log's rows, none made per read). */
+static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, PyObject *o_lo,
+                    PyObject *o_hi, PyObject *o_epoch, PyObject *prune) {
+    PyObject *log = m->reads, *row = NULL;
     int rc = -1;
     if (!m->log_known) {  /* (looked up once until a pruning or a hook) */
         if ((m->log_rows = PyObject_GetAttr(log, S_rows)) == NULL
@@ -628,32 +669,23 @@ static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long 
         m->log_known = 1;
     }
     PyObject *rows = m->log_rows, *where = m->log_where, *readers = m->log_readers, *by = m->log_by;
-    {  /* (lo, hi, tid, epoch) and (epoch, lo, hi) sharing their ints (no format to parse) */
-        PyObject *o_lo = PyLong_FromLongLong(lo), *o_hi = PyLong_FromLongLong(hi), *o_tid = PyLong_FromLongLong(tid),
-                 *o_epoch = PyLong_FromLongLong(epoch);
-        if (o_lo != NULL && o_hi != NULL && o_tid != NULL && o_epoch != NULL && (row = PyTuple_New(4)) != NULL
-            && (mine = PyTuple_New(3)) != NULL) {
-            PyObject *r4[4] = {o_lo, o_hi, o_tid, o_epoch}, *r3[3] = {o_epoch, o_lo, o_hi};
+    {  /* (epoch, lo, hi, tid), in the rows and the thread's own list (no format to parse) */
+        PyObject *o_tid = PyLong_FromLongLong(tid);
+        if (o_tid != NULL && (row = PyTuple_New(4)) != NULL) {
+            PyObject *r4[4] = {o_epoch, o_lo, o_hi, o_tid};
             for (int q = 0; q < 4; q++) {
                 Py_INCREF(r4[q]);
                 PyTuple_SET_ITEM(row, q, r4[q]);
             }
-            for (int q = 0; q < 3; q++) {
-                Py_INCREF(r3[q]);
-                PyTuple_SET_ITEM(mine, q, r3[q]);
-            }
         }
-        Py_XDECREF(o_lo);
-        Py_XDECREF(o_hi);
         Py_XDECREF(o_tid);
-        Py_XDECREF(o_epoch);
-        if (mine == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
+        if (row == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
             goto done;
     }
     long long n = PyList_GET_SIZE(rows) - 1;  /* (`n`, the rows logged, before this one) */
-    if (note(readers, tid, epoch, lo, hi) < 0)
+    if (note(readers, tid, lo, hi, o_epoch, o_lo, o_hi) < 0)
         goto done;
-    if (append_to(by, tid, mine) < 0)
+    if (append_to(by, tid, row) < 0)
         goto done;
     long long pruned_at = int_attr(log, S_pruned_at);
     if (pruned_at == -1 && PyErr_Occurred())
@@ -668,7 +700,6 @@ static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long 
     rc = 0;
 done:
     Py_XDECREF(row);
-    Py_XDECREF(mine);
     return rc;
 }
 
@@ -764,9 +795,9 @@ static int foot_of(PyObject *fp, Foot *f) {
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* Over the bytes of `f` inside the window [wlo, wlo + n) (`win`, a flag per byte): set
-   them (test 0), or whether one of them is set (test 1). */
-static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *win, int test) {
+/* `each(ctx, first byte)` for every row of footprint `f` in order (none if it is empty), up to
+   the first that does not return 0: what it returned (else 0). */
+static int for_rows(const Foot *f, int (*each)(void *, long long), void *ctx) {
     long long idx[16] = {0};
     if (f->span <= 0 || f->run <= 0)
         return 0;
@@ -774,22 +805,44 @@ static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *
         if (f->dims[d] <= 0)
             return 0;
     for (;;) {
-        long long at = f->base - wlo;
+        long long at = f->base;
         for (int d = 0; d < f->nd; d++)
             at += idx[d] * f->steps[d];
-        long long a = at < 0 ? 0 : at, b = at + f->run > n ? n : at + f->run;
-        for (long long q = a; q < b; q++) {
-            if (!test)
-                win[q] = 1;
-            else if (win[q])
-                return 1;
-        }
+        int rc = each(ctx, at);
+        if (rc != 0)
+            return rc;
         int d = f->nd - 1;
         while (d >= 0 && ++idx[d] == f->dims[d])
             idx[d--] = 0;
         if (d < 0)
             return 0;
     }
+}
+
+/* Over the bytes of a footprint's rows inside the window [wlo, wlo + n) (`win`, a flag per
+   byte): set them (test 0), or whether one of them is set (test 1). */
+typedef struct {
+    long long wlo, n, run;
+    unsigned char *win;
+    int test;
+} Bytes;
+
+static int bytes_row(void *bytes, long long at) {
+    const Bytes *x = bytes;
+    at -= x->wlo;
+    long long a = at < 0 ? 0 : at, b = at + x->run > x->n ? x->n : at + x->run;
+    for (long long q = a; q < b; q++) {
+        if (!x->test)
+            x->win[q] = 1;
+        else if (x->win[q])
+            return 1;
+    }
+    return 0;
+}
+
+static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *win, int test) {
+    Bytes x = {wlo, n, f->run, win, test};
+    return for_rows(f, bytes_row, &x);
 }
 
 /* `native.read_overlapping` (found or not): whether a read of `log` by a thread other
@@ -814,11 +867,11 @@ static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long 
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows) && out == 0; i++) {
         PyObject *row = PyList_GET_ITEM(rows, i);
         if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 4) {
-            PyErr_SetString(PyExc_TypeError, "command: a read is (lo, hi, thread, epoch)");
+            PyErr_SetString(PyExc_TypeError, "command: a read is (epoch, lo, hi, thread)");
             out = -1;
             break;
         }
-        long long lo = item_ll(row, 0), hi = item_ll(row, 1), r = item_ll(row, 2), e = item_ll(row, 3);
+        long long e = item_ll(row, 0), lo = item_ll(row, 1), hi = item_ll(row, 2), r = item_ll(row, 3);
         if (reader_fails(r, n_seen)) {
             out = -1;
             break;
@@ -881,36 +934,140 @@ static Codes *codes_of(Mem *m) {
     return c;
 }
 
-/* `Memory._fill(lo, hi)`: the code of each known written run over [lo, hi) into `code`. */
-static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
-    if (lo >= hi)
-        return 0;
+/* The slice [*j, *k) of a memory's runs (`starts`, `values`) over granules [lo, hi). 0; -1 on
+   error. */
+static int runs_slice(PyObject *starts, PyObject *values, long long lo, long long hi, Py_ssize_t *j,
+                      Py_ssize_t *k) {
     int err = 0;
-    Py_ssize_t k = bisect(starts, hi, 0, &err);
-    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
+    *k = bisect(starts, hi, 0, &err);
+    *j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
     if (err)
         return -1;
-    Py_ssize_t n = PyList_GET_SIZE(starts);
-    if (j < 0 || k > PyList_GET_SIZE(values) || hi > c->n) {
+    if (*j < 0 || *k > PyList_GET_SIZE(values)) {
         PyErr_SetString(PyExc_ValueError, "command: runs out of range");
         return -1;
     }
+    return 0;
+}
+
+/* Each known written run (code > 0) over granules [lo, hi), clipped to it, in order:
+   `each(ctx, a, b, code)`. 0; -1 on error. */
+static int known_runs(PyObject *starts, PyObject *values, long long lo, long long hi,
+                      int (*each)(void *, long long, long long, long long), void *ctx) {
+    Py_ssize_t j, k;
+    if (lo >= hi)
+        return 0;
+    if (runs_slice(starts, values, lo, hi, &j, &k) < 0)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(starts);
     for (; j < k; j++) {
         long long v = PyLong_AsLongLong(PyList_GET_ITEM(values, j));
         long long a = PyLong_AsLongLong(PyList_GET_ITEM(starts, j));
         long long b = j + 1 < n ? PyLong_AsLongLong(PyList_GET_ITEM(starts, j + 1)) : hi;
         if (PyErr_Occurred())
             return -1;
-        if (v <= 0)
-            continue;
-        if (a < lo)
-            a = lo;
-        if (b > hi)
-            b = hi;
-        for (long long q = a; q < b; q++)
-            c->code[q] = (int32_t)v;
+        if (v > 0 && each(ctx, a < lo ? lo : a, b > hi ? hi : b, v) < 0)
+            return -1;
     }
     return 0;
+}
+
+static int fill_one(void *codes, long long a, long long b, long long v) {
+    int32_t *code = ((Codes *)codes)->code;
+    for (long long q = a; q < b; q++)
+        code[q] = (int32_t)v;
+    return 0;
+}
+
+/* `Memory._fill(lo, hi)`: the code of each known written run over [lo, hi) into `code`. */
+static int fill_runs(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi) {
+    if (hi > c->n) {
+        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
+        return -1;
+    }
+    return known_runs(starts, values, lo, hi, fill_one, c);
+}
+
+/* A row's granules set to one code (`flush`). */
+typedef struct {
+    Codes *c;
+    long long g, per;
+    int32_t v;
+} Fill;
+
+static int fill_row(void *fill, long long at) {
+    Fill *x = fill;
+    int32_t *p = x->c->code + at / x->g;
+    for (long long q = 0; q < x->per; q++)
+        p[q] = x->v;
+    return 0;
+}
+
+/* `Memory._flush`: the codes of the writes still pending (`Memory.pending`: (lo, hi, code,
+   footprint or None for every granule of [lo, hi)), in order) into `code`, the list emptied
+   (in place: the memory keeps it). 0; -1 on error. */
+static int flush(Mem *m) {
+    if (PyList_GET_SIZE(m->pending) == 0)
+        return 0;
+    Codes *c = codes_of(m);  /* (its first opening reads `Memory.code`, which flushes them itself) */
+    if (c == NULL)
+        return -1;
+    PyObject *pending = m->pending;
+    Py_ssize_t n = PyList_GET_SIZE(pending);
+    for (Py_ssize_t e = 0; e < n; e++) {
+        long long lo, hi, v;
+        PyObject *fp;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(pending, e), "LLLO;command: a pending write is (lo, hi, code, footprint)",
+                              &lo, &hi, &v, &fp))
+            return -1;
+        if (lo < 0 || hi > c->n) {
+            PyErr_SetString(PyExc_ValueError, "command: a pending write out of its memory");
+            return -1;
+        }
+        Foot f;
+        if (fp == Py_None)
+            fill_one(c, lo, hi, v);
+        else if (foot_of(fp, &f) < 0)
+            return -1;
+        else {
+            Fill fill = {c, c->g, f.run / c->g, (int32_t)v};
+            for_rows(&f, fill_row, &fill);
+        }
+    }
+    return PyList_SetSlice(pending, 0, n, NULL);
+}
+
+/* (lo, hi, code, fp) onto `Memory.pending`. */
+static int pend(void *pending, long long lo, long long hi, PyObject *fp, long long code) {
+    PyObject *t = PyTuple_New(4);
+    long long v[3] = {lo, hi, code};
+    for (int q = 0; t != NULL && q < 3; q++) {
+        PyObject *o = PyLong_FromLongLong(v[q]);
+        if (o == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, q, o);
+    }
+    if (t != NULL) {
+        Py_INCREF(fp);
+        PyTuple_SET_ITEM(t, 3, fp);
+    }
+    int rc = t == NULL ? -1 : PyList_Append((PyObject *)pending, t);
+    Py_XDECREF(t);
+    return rc;
+}
+
+static int pend_fill(void *pending, long long a, long long b, long long v) {
+    return pend(pending, a, b, Py_None, v);
+}
+
+/* A strided write's codes left pending (`Memory.pending`, applied by `flush` when some check or
+   Python looks at the codes; most never are): first, the known runs over its hull [lo, hi) as
+   `Memory._fill` would bring them into `code` (its hull's runs become unknown), then its own. */
+static int defer(Mem *m, PyObject *fp, long long lo, long long hi, long long code) {
+    if (known_runs(m->starts, m->values, lo, hi, pend_fill, m->pending) < 0)
+        return -1;
+    return pend(m->pending, lo, hi, fp, code);
 }
 
 /* Whether none of p[0..n) is 0; in blocks the compiler vectorises (no exit inside one). */
@@ -1030,7 +1187,7 @@ static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int3
 }
 
 #define G_ZERO 0  /* whether none is 0 (never written) */
-#define G_SET 1   /* set them all to `value` */
+#define G_SET 1   /* set them all to `value` (left pending: `defer`) */
 #define G_EXPECTED 2  /* whether each is 0 (never written: the tracker's case) or one of `allowed` */
 #define G_WRITERS 3  /* whether none is a code `v` with v >= allowed[v & (2^TID_BITS - 1)]: written by a
                         thread after the epoch the accessing thread has seen of it (`_check_writers`) */
@@ -1042,16 +1199,10 @@ static const int32_t *widen(const long long *allowed, Py_ssize_t n_allowed, int3
    (`_granules_dense`). 1 / 0, -1 on error. */
 static int dense_scan(Codes *c, PyObject *starts, PyObject *values, long long lo, long long hi, int mode,
                       const long long *allowed, Py_ssize_t n_allowed) {
-    int err = 0;
-    Py_ssize_t k = bisect(starts, hi, 0, &err);
-    Py_ssize_t j = err ? 0 : bisect(starts, lo, 1, &err) - 1;
-    if (err)
+    Py_ssize_t j, k;
+    if (runs_slice(starts, values, lo, hi, &j, &k) < 0)
         return -1;
     Py_ssize_t n = PyList_GET_SIZE(starts);
-    if (j < 0 || k > PyList_GET_SIZE(values)) {
-        PyErr_SetString(PyExc_ValueError, "command: runs out of range");
-        return -1;
-    }
     int out = 1;
     int32_t last_ok = 0, wbuf[N_WIDE];
     const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
@@ -1182,6 +1333,14 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
         out = -1;
         goto end;
     }
+    if (mode == G_SET) {
+        out = defer(m, fp, lo, hi, value) < 0 ? -1 : 1;
+        goto end;
+    }
+    if (flush(m) < 0) {  /* (the codes as they are now) */
+        out = -1;
+        goto end;
+    }
     if (mode == G_ZERO) {
         int f = hull_full(m, &c, lo, hi);
         if (f != 0) {
@@ -1189,7 +1348,7 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
             goto end;
         }
     }
-    if (run == span && mode != G_SET && mode != G_WRITERS) {
+    if (run == span && mode != G_WRITERS) {
         out = dense_scan(&c, starts, values, lo, hi, mode, allowed, n_allowed);
         goto end;
     }
@@ -1201,7 +1360,6 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
         if (dims[d] <= 0)
             goto end;  /* no granule at all */
     const long long per = run / g;
-    const int32_t v32 = (int32_t)value;
     int32_t last_ok = 0, wbuf[N_WIDE];
     const int32_t *wide = mode == G_EXPECTED ? widen(allowed, n_allowed, wbuf) : NULL;
     long long sbuf[128], *sorted = NULL;
@@ -1214,10 +1372,7 @@ static int granules(Mem *m, PyObject *fp, int mode, long long value, const long 
         for (int d = 0; d < nd; d++)
             at += idx[d] * steps[d];
         int32_t *p = c.code + at / g;
-        if (mode == G_SET) {
-            for (long long q = 0; q < per; q++)
-                p[q] = v32;
-        } else if (mode == G_EXPECTED) {
+        if (mode == G_EXPECTED) {
             if (!all_expected(p, per, sorted, n_allowed, wide, &last_ok)) {
                 out = 0;
                 break;
@@ -1409,6 +1564,7 @@ static int granules_fine(Mem *m, PyObject *fp, const long long *seen, Py_ssize_t
 typedef struct {
     Py_ssize_t i, k;
     int known, read_ok;
+    const struct Exp *cover;  /* an expectation `covered_since` settled it with, or NULL */
     Mem *m;  /* the memory read */
     PyObject *values;  /* its runs' codes (borrowed from m) */
 } ReadRuns;
@@ -1463,16 +1619,44 @@ typedef struct {
     long long base, span, lo, hi;  /* the footprint's first byte and span; its granule hull */
     long long nv;  /* n's value if `small` (`small_count`) */
     int dense, small;
+    PyObject *o_base, *o_end;  /* base and base + span as ints (owned: what the logs of a run put in) */
+    PyObject *o_lo, *o_hi;  /* lo and hi as ints (owned: what the writer runs put in) */
 } Acc;
 
-typedef struct {
+typedef struct Exp {
     PyObject *x;  /* (i, host, writers) */
     Py_ssize_t i, n_writers;
     int host;
     long long *writers;  /* their command numbers (into `Checks.pool`) */
+    int covered;  /* whether the writers' writes cover every granule of the read (-1: not looked at yet) */
 } Exp;
 
-typedef struct {
+/* A read `a` of memory `m` whose granules `covered_since` found all last written by the
+   commands `x` expects (so none is 0): `granules_fine`'s test (none by a thread after the
+   epoch `seen` has of it) from those commands' codes alone, when all pass it. 1 fine, 0 not
+   settled so (look at the granules), -1 on error. */
+static int cover_fine(Mem *m, const Acc *a, const Exp *x, PyObject *code_of, const long long *seen,
+                      Py_ssize_t n_seen) {
+    long long limit[1 << TID_BITS];
+    int u = writers_unseen(m, seen, n_seen, a->base, a->base + a->span, limit);
+    if (u <= 0)
+        return u < 0 ? -1 : 1;
+    for (Py_ssize_t q = 0; q < x->n_writers; q++) {
+        long long w = x->writers[q];
+        if (w < 0)
+            continue;  /* (the host: its codes were all written over) */
+        if (w >= PyList_GET_SIZE(code_of))
+            return 0;
+        long long c = PyLong_AsLongLong(PyList_GET_ITEM(code_of, w));
+        if (c == -1 && PyErr_Occurred())
+            return -1;
+        if (c <= 0 || c >= limit[c & ((1 << TID_BITS) - 1)])
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct Checks {
     Py_ssize_t n_reads, n_writes, n_expect;
     Acc *acc;  /* the reads, then the writes */
     Exp *exp;
@@ -1481,6 +1665,13 @@ typedef struct {
 
 static void checks_free(Checks *k) {
     if (k != NULL) {
+        if (k->acc != NULL)
+            for (Py_ssize_t i = 0; i < k->n_reads + k->n_writes; i++) {
+                Py_CLEAR(k->acc[i].o_base);
+                Py_CLEAR(k->acc[i].o_end);
+                Py_CLEAR(k->acc[i].o_lo);
+                Py_CLEAR(k->acc[i].o_hi);
+            }
         PyMem_Free(k->acc);
         PyMem_Free(k->exp);
         PyMem_Free(k->pool);
@@ -1513,7 +1704,13 @@ static int acc_of(PyObject *a, Acc *out) {
     out->lo = item_ll(hull, 0);
     out->hi = item_ll(hull, 1);
     out->dense = PyObject_IsTrue(PyTuple_GET_ITEM(hull, 2));
-    return PyErr_Occurred() || out->dense < 0 ? -1 : 0;
+    if (PyErr_Occurred() || out->dense < 0)
+        return -1;
+    out->o_base = PyLong_FromLongLong(out->base);
+    out->o_end = PyLong_FromLongLong(out->base + out->span);
+    out->o_lo = PyLong_FromLongLong(out->lo);
+    out->o_hi = PyLong_FromLongLong(out->hi);
+    return out->o_base == NULL || out->o_end == NULL || out->o_lo == NULL || out->o_hi == NULL ? -1 : 0;
 }
 
 /* A task's reads and writes lists and expect tuple as `Checks` (0; -1 with the error). */
@@ -1535,7 +1732,7 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
         }
         n_pool += PyTuple_GET_SIZE(PyTuple_GET_ITEM(x, 2));
     }
-    k->acc = PyMem_Malloc((size_t)(k->n_reads + k->n_writes + 1) * sizeof(Acc));
+    k->acc = PyMem_Calloc((size_t)(k->n_reads + k->n_writes + 1), sizeof(Acc));  /* (no ints yet) */
     k->exp = PyMem_Malloc((size_t)(k->n_expect + 1) * sizeof(Exp));
     k->pool = PyMem_Malloc((size_t)(n_pool + 1) * sizeof(long long));
     if (k->acc == NULL || k->exp == NULL || k->pool == NULL) {
@@ -1558,6 +1755,7 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
         x->host = PyObject_IsTrue(PyTuple_GET_ITEM(x->x, 1));
         x->n_writers = PyTuple_GET_SIZE(wlist);
         x->writers = at;
+        x->covered = -1;
         for (Py_ssize_t q = 0; q < x->n_writers; q++)
             *at++ = PyLong_AsLongLong(PyTuple_GET_ITEM(wlist, q));
         if (PyErr_Occurred() || x->host < 0) {
@@ -1573,7 +1771,261 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
     return 0;
 }
 
-static PyObject *command_of(PyObject *task, long long tid, long long number, const Checks *k,
+/* The rows of footprint `f` that touch [lo, hi), as (first byte, end) pairs in order, added to
+   `rows` (`n` pairs; grown as needed, `cap`). */
+typedef struct {
+    long long lo, hi, run, *rows;
+    Py_ssize_t n, cap;
+} Near;
+
+static int near_row(void *near, long long at) {
+    Near *r = near;
+    if (at >= r->hi || at + r->run <= r->lo)
+        return 0;
+    if (r->n == r->cap) {
+        Py_ssize_t more = r->cap ? 2 * r->cap : 256;
+        long long *grown = PyMem_Realloc(r->rows, (size_t)(2 * more) * sizeof(long long));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        r->rows = grown;
+        r->cap = more;
+    }
+    r->rows[2 * r->n] = at;
+    r->rows[2 * r->n + 1] = at + r->run;
+    r->n++;
+    return 0;
+}
+
+/* The period of footprint `f`'s rows: its innermost stride if every stride is a multiple of
+   it and its rows fit in it (each row then starts at its base plus a multiple of it); else 0. */
+static long long period_of(const Foot *f) {
+    if (f->nd == 0)
+        return 0;
+    long long s = f->steps[f->nd - 1];
+    if (s <= 0 || f->run > s)
+        return 0;
+    for (int d = 0; d < f->nd; d++)
+        if (f->steps[d] % s != 0)
+            return 0;
+    return s;
+}
+
+/* Whether footprints `a` and `b` share no byte, from their periods alone (equal periods, and
+   their rows' offsets in it apart); 0 when that does not tell. */
+static int apart(const Foot *a, const Foot *b) {
+    long long s = period_of(a);
+    if (s == 0 || period_of(b) != s)
+        return 0;
+    long long d = ((b->base - a->base) % s + s) % s;  /* b's rows start d after a's, in the period */
+    return a->run <= d && d + b->run <= s;
+}
+
+/* Whether footprints `a` and `b` have the same grid (shape and strides: `b` is `a` moved
+   and its rows' length changed). */
+static int same_grid(const Foot *a, const Foot *b) {
+    if (a->nd != b->nd)
+        return 0;
+    for (int d = 0; d < a->nd; d++)
+        if (a->dims[d] != b->dims[d] || a->steps[d] != b->steps[d])
+            return 0;
+    return 1;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    const long long *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Whether the writes of the commands `x` expects (`by_number`: their checks) to the memory of
+   read `a` cover every byte of it (so every granule: all accesses to a memory are aligned to
+   its granule). 1 / 0 (also for an empty read), -1 on error. */
+static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, const Exp *x, const Acc *a) {
+    Foot r;
+    if (foot_of(a->fp, &r) < 0)
+        return -1;
+    if (r.span <= 0 || r.run <= 0)
+        return 0;
+    for (int d = 0; d < r.nd; d++)
+        if (r.dims[d] <= 0)
+            return 0;
+    {  /* the writes on the read's grid: each of its rows covered by their rows of the same index */
+        long long stack[2 * 16], *iv = stack;
+        Py_ssize_t n_iv = 0, cap = 16;
+        int out = 0;
+        for (Py_ssize_t q = 0; q < x->n_writers && out == 0; q++) {
+            long long w = x->writers[q];
+            const Checks *k = w >= 0 && w < n_numbers ? by_number[w] : NULL;
+            for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
+                const Acc *o = &k->acc[k->n_reads + j];
+                Foot f;
+                if (o->mem != a->mem)
+                    continue;
+                if (foot_of(o->fp, &f) < 0) {
+                    out = -1;
+                    break;
+                }
+                if (!same_grid(&r, &f) || f.run <= 0)
+                    continue;
+                if (n_iv == cap) {
+                    long long *more = PyMem_Malloc((size_t)(4 * cap) * sizeof(long long));
+                    if (more == NULL) {
+                        PyErr_NoMemory();
+                        out = -1;
+                        break;
+                    }
+                    memcpy(more, iv, (size_t)(2 * n_iv) * sizeof(long long));
+                    if (iv != stack)
+                        PyMem_Free(iv);
+                    iv = more;
+                    cap *= 2;
+                }
+                iv[2 * n_iv] = f.base;
+                iv[2 * n_iv + 1] = f.base + f.run;
+                n_iv++;
+            }
+        }
+        if (out == 0) {
+            qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
+            long long at = r.base;  /* [r.base, at) covered so far */
+            for (Py_ssize_t q = 0; q < n_iv && at < r.base + r.run; q++)
+                if (iv[2 * q] <= at && iv[2 * q + 1] > at)
+                    at = iv[2 * q + 1];
+            out = at >= r.base + r.run;
+        }
+        if (iv != stack)
+            PyMem_Free(iv);
+        if (out != 0)
+            return out;
+    }
+    /* else their rows near the read, merged, against each of its rows */
+    const long long lo = r.base, hi = r.base + r.span;
+    Near theirs = {lo, hi, 0, NULL, 0, 0}, mine = {lo, hi, r.run, NULL, 0, 0};
+    int out = 1;
+    for (Py_ssize_t q = 0; q < x->n_writers && out == 1; q++) {
+        long long w = x->writers[q];
+        const Checks *k = w >= 0 && w < n_numbers ? by_number[w] : NULL;
+        for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
+            const Acc *o = &k->acc[k->n_reads + j];
+            Foot f;
+            if (o->mem != a->mem || o->base >= hi || o->base + o->span <= lo)
+                continue;
+            if (foot_of(o->fp, &f) < 0) {
+                out = -1;
+                break;
+            }
+            theirs.run = f.run;
+            if (for_rows(&f, near_row, &theirs) < 0) {
+                out = -1;
+                break;
+            }
+        }
+    }
+    if (out == 1 && for_rows(&r, near_row, &mine) < 0)
+        out = -1;
+    long long *iv = theirs.rows;
+    Py_ssize_t n_iv = theirs.n;
+    if (out == 1) {
+        qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
+        Py_ssize_t m = 0;  /* merged in place: disjoint, in order */
+        for (Py_ssize_t e = 0; e < n_iv; e++) {
+            if (m > 0 && iv[2 * e] <= iv[2 * m - 1]) {
+                if (iv[2 * e + 1] > iv[2 * m - 1])
+                    iv[2 * m - 1] = iv[2 * e + 1];
+            } else {
+                iv[2 * m] = iv[2 * e];
+                iv[2 * m + 1] = iv[2 * e + 1];
+                m++;
+            }
+        }
+        for (Py_ssize_t e = 0; e < mine.n && out == 1; e++) {  /* the last merged one starting at or before it */
+            Py_ssize_t a0 = 0, a1 = m;
+            while (a0 < a1) {
+                Py_ssize_t mid = (a0 + a1) / 2;
+                if (iv[2 * mid] <= mine.rows[2 * e])
+                    a0 = mid + 1;
+                else
+                    a1 = mid;
+            }
+            out = a0 > 0 && iv[2 * (a0 - 1) + 1] >= mine.rows[2 * e + 1];
+        }
+        if (mine.n == 0)
+            out = 0;
+    }
+    PyMem_Free(theirs.rows);
+    PyMem_Free(mine.rows);
+    return out;
+}
+
+/* Whether read `a` of memory `m` is settled as expected (every granule 0 or by one of the
+   writers `x` expects) without a look at its codes, in a run (`ms->seq`): every expected
+   command started and its writes recorded (the host aside; at least one command), their
+   writes cover every granule of the read (`writers_cover`, found once per plan), and no
+   other command wrote bytes of the read's span since the first of them started. Then each
+   granule was last written by one of them: its code is that writer's. 1 / 0, -1 on error. */
+static int covered_since(Mems *ms, Mem *m, const Acc *a, Exp *x) {
+    if (ms->seq == NULL || x->covered == 0)
+        return 0;
+    long long first = LLONG_MAX;
+    for (Py_ssize_t q = 0; q < x->n_writers; q++) {
+        long long w = x->writers[q];
+        if (w < 0)
+            continue;  /* the host */
+        if (w >= ms->n_seq || ms->seq[w] < 0)
+            return 0;
+        if (ms->seq[w] < first)
+            first = ms->seq[w];
+    }
+    if (first == LLONG_MAX)
+        return 0;
+    const long long lo = a->base, hi = a->base + a->span;
+    Foot r;
+    int have_r = 0;
+    for (Py_ssize_t j = m->n_wrote - 1; j >= 0 && m->wrote[j].seq > first; j--) {
+        const Wrote *w = &m->wrote[j];
+        if (w->lo >= hi || w->hi <= lo)
+            continue;
+        int expected = 0;
+        for (Py_ssize_t q = 0; q < x->n_writers && !expected; q++)
+            expected = x->writers[q] == w->number;
+        if (expected)
+            continue;
+        if (!have_r && foot_of(a->fp, &r) < 0)
+            return -1;
+        have_r = 1;
+        Foot f;
+        if (foot_of(w->fp, &f) < 0)
+            return -1;
+        if (!apart(&r, &f))
+            return 0;  /* another command may have written some of its granules since */
+    }
+    if (x->covered < 0) {
+        int cov = writers_cover(ms->by_number, ms->n_seq, x, a);
+        if (cov < 0)
+            return -1;
+        x->covered = cov;
+    }
+    return x->covered;
+}
+
+/* A write of this run logged in its memory (`Mem.wrote`). */
+static int log_write(Mem *m, long long seq, long long lo, long long hi, long long number, PyObject *fp) {
+    if (m->n_wrote == m->cap_wrote) {
+        Py_ssize_t cap = m->cap_wrote ? 2 * m->cap_wrote : 64;
+        Wrote *more = PyMem_Realloc(m->wrote, (size_t)cap * sizeof(Wrote));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        m->wrote = more;
+        m->cap_wrote = cap;
+    }
+    m->wrote[m->n_wrote++] = (Wrote){seq, lo, hi, number, fp};
+    return 0;
+}
+
+static PyObject *command_of(PyObject *task, long long tid, long long number, Checks *k,
                             const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
                             Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems);
 
@@ -1630,7 +2082,7 @@ static PyObject *command(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 /* The checks of `task` (its thread `tid`, number, reads, writes and expectations given) by
    the thread whose clock is `clock` (`n_seen` threads). */
-static PyObject *command_of(PyObject *task, long long tid, long long number, const Checks *k,
+static PyObject *command_of(PyObject *task, long long tid, long long number, Checks *k,
                             const int64_t *clock, Py_ssize_t n_seen, PyObject *code_of,
                             Counts *bytes_read, Counts *bytes_written, PyObject *hooks, Mems *mems) {
     PyObject *h_prov = PyTuple_GET_ITEM(hooks, 0), *h_read = PyTuple_GET_ITEM(hooks, 1),
@@ -1644,7 +2096,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         seen[t] = clock[t];
     PyObject *seen_list = NULL;  /* the clock as a list, made for the first hook that takes it */
 
-    PyObject *codes = NULL, *result = NULL;
+    PyObject *codes = NULL, *result = NULL, *o_epoch = NULL, *o_code = NULL;
     ReadRuns *rr = NULL;
     Py_ssize_t n_reads = 0;
     if (tid < 0 || tid >= n_seen) {
@@ -1658,8 +2110,18 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
             return NULL;
         }
         PyObject *c = PyLong_FromLongLong(code);
-        if (c == NULL || PyList_SetItem(code_of, number, c) < 0)
+        if (c == NULL)
             return NULL;
+        Py_INCREF(c);
+        o_code = c;  /* (the int the writer runs put in) */
+        if (PyList_SetItem(code_of, number, c) < 0) {
+            Py_DECREF(o_code);
+            return NULL;
+        }
+    }
+    if ((o_epoch = PyLong_FromLongLong(epoch)) == NULL) {  /* (the one int of it every log entry shares) */
+        Py_DECREF(o_code);
+        return NULL;
     }
     n_reads = k->n_reads;
     rr = PyMem_Calloc(n_reads ? n_reads : 1, sizeof(ReadRuns));
@@ -1684,7 +2146,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
     }
     /* 3. the provenance expectations */
     for (Py_ssize_t e = 0; e < k->n_expect; e++) {
-        const Exp *x = &k->exp[e];
+        Exp *x = &k->exp[e];
         Py_ssize_t i = x->i;
         const Acc *a = &k->acc[i];
         PyObject *fp = a->fp;
@@ -1745,9 +2207,10 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
                     fine = -1;
             } else if (fine == 1)
                 fine = 0;
-            if (fine == 0) {  /* else every granule 0 or by an expected writer (`_granules_expected`) */
+            if (fine == 0 && (fine = covered_since(mems, rr[i].m, a, x)) == 1)  /* (`covered_since`) */
+                rr[i].cover = x;
+            if (fine == 0)  /* else every granule 0 or by an expected writer (`_granules_expected`) */
                 fine = expected_cached(rr[i].m, fp, a->lo, a->hi, allowed, n_allowed);
-            }
             if (allowed != stack)
                 PyMem_Free(allowed);
             if (fine < 0)
@@ -1774,10 +2237,12 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         PyObject *fp = a->fp;
         Mem *m = rr[i].m;
         int fine = rr[i].read_ok;
+        if (!fine && rr[i].cover != NULL && (fine = cover_fine(m, a, rr[i].cover, code_of, seen, n_seen)) < 0)
+            goto done;
         if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {
-            if (log_read(m, fp, a->base, a->base + a->span, tid, epoch, h_prune) < 0)
+            if (log_read(m, fp, a->base, a->base + a->span, tid, a->o_base, a->o_end, o_epoch, h_prune) < 0)
                 goto done;
         } else {
             PyObject *runs = runs_list(&rr[i]);
@@ -1799,7 +2264,9 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         if (count_of(bytes_read, m->level, a->n, a->small, a->nv) < 0)
             goto done;
     }
-    /* 5. the writes, in order */
+    /* 5. the writes, in order (in a run: each logged, `Mem.wrote`) */
+    const long long order = mems->seq != NULL ? mems->next++ : -1;
+    int hooked = 0;  /* some write went to the hook */
     for (Py_ssize_t j = 0; j < k->n_writes; j++) {
         const Acc *a = &k->acc[k->n_reads + j];
         PyObject *fp = a->fp;
@@ -1808,6 +2275,8 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
             goto done;
         long long lo = a->lo, hi = a->hi, start = a->base, stop = a->base + a->span;
         int dense = a->dense;
+        if (order >= 0 && log_write(m, order, start, stop, number, fp) < 0)
+            goto done;
         PyObject *starts = m->starts, *values = m->values, *wr = m->writers, *log = m->reads;
         int ok = 0;
         int writers = PyObject_IsTrue(wr);
@@ -1831,16 +2300,16 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         if (ok) {
             if (!dense && granules(m, fp, G_SET, code, NULL, 0) < 0)
                 goto done;  /* its hull's codes are kept per granule from now on */
-            if (mark(m, lo, hi, code, !dense) < 0)
+            if (mark(m, lo, hi, code, !dense, a->o_lo, a->o_hi, o_code) < 0)
                 goto done;
             if (!PyDict_Check(wr)) {
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writers must be a dict");
                 goto done;
             }
-            if (note(wr, tid, epoch, start, stop) < 0)
+            if (note(wr, tid, start, stop, o_epoch, a->o_base, a->o_end) < 0)
                 goto done;
             PyObject *wlog = m->writes;
-            PyObject *item = Py_BuildValue("(LLL)", epoch, start, stop);
+            PyObject *item = PyTuple_Pack(3, o_epoch, a->o_base, a->o_end);
             int bad = item == NULL || !PyDict_Check(wlog) || append_to(wlog, tid, item) < 0;
             if (bad && !PyErr_Occurred())
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
@@ -1851,6 +2320,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
                 goto done;
             mems_forget_logs(mems);
+            hooked = 1;
             PyObject *r = call_hook(h_write, "(OnO)", task, j, seen_list);
             if (r == NULL)
                 goto done;
@@ -1859,12 +2329,16 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, con
         if (count_of(bytes_written, m->level, a->n, a->small, a->nv) < 0)
             goto done;
     }
+    if (order >= 0 && !hooked && number < mems->n_seq)
+        mems->seq[number] = order;
     result = Py_None;
     Py_INCREF(result);
 done:
     PyMem_Free(rr);
     Py_XDECREF(seen_list);
     Py_XDECREF(codes);
+    Py_XDECREF(o_epoch);
+    Py_XDECREF(o_code);
     return result;
 }
 
@@ -1922,10 +2396,10 @@ static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     for (Py_ssize_t i = 0; any && i < PyList_GET_SIZE(rows); i++) {
         PyObject *r = PyList_GET_ITEM(rows, i);
         if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 4) {
-            PyErr_SetString(PyExc_TypeError, "prune: a row is (lo, hi, thread, epoch)");
+            PyErr_SetString(PyExc_TypeError, "prune: a row is (epoch, lo, hi, thread)");
             goto done;
         }
-        long long lo = item_ll(r, 0), hi = item_ll(r, 1), tid = item_ll(r, 2), epoch = item_ll(r, 3);
+        long long epoch = item_ll(r, 0), lo = item_ll(r, 1), hi = item_ll(r, 2), tid = item_ll(r, 3);
         if (PyErr_Occurred())
             goto done;
         if (tid < 0 || tid >= nt) {
@@ -2038,6 +2512,8 @@ typedef struct {
     PyObject *kind_ids, *kinds;  /* the distinct DMA kinds: kind -> number, and the list of them */
     PyObject *memo;  /* (kind number, count) pairs, as bytes -> their rates (doubles, as bytes) */
     Py_ssize_t *first;  /* per thread: its first task number; first[n_threads] = n_tasks */
+    Checks **by_number;  /* per command number: its task's checks (NULL: none) */
+    Py_ssize_t n_numbers;
 } Plan;
 
 static void plan_free(PyObject *capsule) {
@@ -2057,6 +2533,7 @@ static void plan_free(PyObject *capsule) {
     }
     PyMem_Free(p->tasks);
     PyMem_Free(p->first);
+    PyMem_Free(p->by_number);
     Py_XDECREF(p->kind_ids);
     Py_XDECREF(p->kinds);
     Py_XDECREF(p->memo);
@@ -2245,6 +2722,23 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
                 goto fail;
             }
     }
+    for (Py_ssize_t i = 0; i < p->n_tasks; i++)  /* the checks by command number */
+        if (p->tasks[i].expect != NULL && p->tasks[i].number >= p->n_numbers)
+            p->n_numbers = p->tasks[i].number + 1;
+    if ((p->by_number = PyMem_Calloc((size_t)p->n_numbers + 1, sizeof(Checks *))) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < p->n_tasks; i++) {
+        CTask *c = &p->tasks[i];
+        if (c->expect != NULL) {
+            if (p->by_number[c->number] != NULL) {
+                PyErr_SetString(PyExc_ValueError, "plan: two tasks of one command number");
+                goto fail;
+            }
+            p->by_number[c->number] = &c->checks;
+        }
+    }
     return capsule;
 fail:
     Py_DECREF(capsule);
@@ -2427,7 +2921,10 @@ static int apply(Loop *L, CTask *c) {
         if (c->reads != NULL)
             r = command_of(c->task, c->tid, c->number, &c->checks, L->vc + (Py_ssize_t)c->tid * L->nt,
                            L->nt, L->code_of, &L->counts_read, &L->counts_written, L->hooks, &L->mems);
-        else {  /* (a task without its lists: `command` reads them, and reports what is wrong) */
+        else {  /* (a task without its lists: `command` reads them, and reports what is wrong; its
+                   writes are not in the run's log, so nothing is settled from the log from now on) */
+            PyMem_Free(L->mems.seq);
+            L->mems.seq = NULL;
             PyObject *args[6] = {c->task, PyList_GET_ITEM(L->rows, c->tid), L->code_of, L->bytes_read,
                                  L->bytes_written, L->hooks};
             r = counts_flush(&L->counts_read) < 0 || counts_flush(&L->counts_written) < 0 ? NULL
@@ -2832,7 +3329,14 @@ static PyObject *simulate(PyObject *self, PyObject *const *args, Py_ssize_t narg
     L.kind_count = PyMem_Calloc((size_t)p->n_kinds + 1, sizeof(long long));
     L.kind_order = PyMem_Calloc((size_t)(2 * p->n_kinds) + 1, sizeof(int));
     L.kind_pos = PyMem_Calloc((size_t)p->n_kinds + 1, sizeof(int));
-    if (L.macs == NULL || L.counts_dict == NULL || !L.pos || !L.busy || !L.is_blocked || !L.blocked
+    if (L.hooks != Py_None && (L.mems.seq = PyMem_Malloc((size_t)p->n_numbers * sizeof(long long) + 1)) != NULL) {
+        for (Py_ssize_t i = 0; i < p->n_numbers; i++)
+            L.mems.seq[i] = -1;
+        L.mems.n_seq = p->n_numbers;
+        L.mems.by_number = p->by_number;
+    }
+    if ((L.hooks != Py_None && L.mems.seq == NULL)
+        || L.macs == NULL || L.counts_dict == NULL || !L.pos || !L.busy || !L.is_blocked || !L.blocked
         || !L.start || !L.waiting || !L.sem_count || !L.kind_count || !L.kind_order || !L.kind_pos) {
         PyErr_NoMemory();
         goto done;
@@ -2959,6 +3463,7 @@ done:
     Py_XDECREF(L.macs);
     Py_XDECREF(L.counts_dict);
     mems_free(&L.mems);
+    PyMem_Free(L.mems.seq);
     PyBuffer_Release(&bvc);
     PyBuffer_Release(&bsem);
     PyBuffer_Release(&bact);

@@ -8,7 +8,7 @@ Hazards are found with vector clocks. Every engine of every core is a thread; a 
 accesses carry the epoch of its thread. Per byte, the tracker keeps who wrote it last as a
 code `epoch << TID_BITS | thread` (0: never written; thread 0 is the host), as runs of
 equal codes and, under strided writes, per granule (`Memory`); reads are logged per memory
-as (thread, epoch, bytes) records. A read of a byte whose writer does not happen-before the
+as (epoch, bytes, thread) records. A read of a byte whose writer does not happen-before the
 reader, a write over such a byte, or a write over bytes read by a command that does not
 happen-before the writer is an unsynchronised access (`race`); a read of a byte never
 written is `uninitialized_read`. Ordering comes from the FIFO order of each engine and from
@@ -141,7 +141,10 @@ class Memory:
         self._modes = (track, numerics)
         # without numerics (a timing-only run) there are no bytes, only the hazard codes
         self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
-        self.code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
+        # strided writes whose codes the C loop has not put into `code` yet, in order: (lo, hi,
+        # code, footprint or None for all of granules [lo, hi)); `code` applies them first
+        self.pending: list[tuple[int, int, int, Footprint | None]] = []
+        self._code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
         # per block of BLOCK granules: known to be all written (codes never return to 0)
         # (a bytearray: a slice's `0 in` test is much cheaper than numpy's .all())
         self.full = bytearray(-(-self.code.size // self.BLOCK)) if track else None
@@ -169,6 +172,23 @@ class Memory:
         self.__init__(self.name, self.level, self.extent, track, self.granule, numerics)  # type: ignore[misc]
         data.fill(0)
         self.data = data
+
+    @property
+    def code(self) -> np.ndarray | None:
+        """The writer code per granule (those of the pending writes applied first)."""
+        if self.pending:
+            self._flush()
+        return self._code
+
+    def _flush(self) -> None:
+        assert self._code is not None
+        g, code = self.granule, self._code
+        for lo, hi, c, fp in self.pending:
+            if fp is None:
+                code[lo:hi] = c
+            else:
+                fp.view(code, g)[...] = c
+        self.pending.clear()  # (in place: the C loop holds the list)
 
     def record_write(self, fp: Footprint, hull: tuple[int, int, bool], code: int, tid: int,
                      epoch: int) -> None:
@@ -288,7 +308,7 @@ class Memory:
 
 
 class _ReadLog:
-    """Reads of one memory: (lo, hi, thread, epoch) rows (a Python list: one append per read;
+    """Reads of one memory: (epoch, lo, hi, thread) rows (a Python list: one append per read;
     `cols` gives them as arrays when a write or a pruning needs them) + footprints, and per
     reading thread [its latest epoch, hull lo, hull hi) over its logged reads (a write
     looks at the log only if some thread's summary says it may conflict)."""
@@ -298,9 +318,10 @@ class _ReadLog:
         self.where: list[Footprint] = []
         self.pruned_at = 64
         self.readers: dict[int, list[int]] = {}
-        # per reading thread, (epoch, lo, hi) of each of its reads in order, never pruned:
-        # which of its reads a writer has not seen may touch a write (`_wrote_since`)
-        self.by: dict[int, list[tuple[int, int, int]]] = {}
+        # per reading thread, the rows of its reads in order (the same tuples: epoch, lo, hi
+        # first, as in a write log), never pruned: which of its reads a writer has not seen
+        # may touch a write (`_wrote_since`)
+        self.by: dict[int, list[tuple[int, int, int, int]]] = {}
 
     @property
     def n(self) -> int:
@@ -310,11 +331,12 @@ class _ReadLog:
     @property
     def cols(self) -> np.ndarray:
         """The rows as a (4, n) int64 array: lo, hi, thread, epoch."""
-        return np.array(self.rows, dtype=np.int64).reshape(-1, 4).T
+        return np.array(self.rows, dtype=np.int64).reshape(-1, 4)[:, [1, 2, 3, 0]].T
 
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
         lo, hi = fp.base, fp.base + fp.span
-        self.rows.append((lo, hi, tid, epoch))
+        row = (epoch, lo, hi, tid)
+        self.rows.append(row)
         self.where.append(fp)
         summary = self.readers.get(tid)  # (`_note`, inlined: once per read)
         if summary is None:
@@ -327,16 +349,16 @@ class _ReadLog:
                 summary[2] = hi
         mine = self.by.get(tid)
         if mine is None:
-            self.by[tid] = [(epoch, lo, hi)]
+            self.by[tid] = [row]
         else:
-            mine.append((epoch, lo, hi))
+            mine.append(row)
 
     def keep(self, mask: list[bool]) -> None:
         """Keep the reads where `mask` is true (and their threads' summaries)."""
         self.rows = [r for r, k in zip(self.rows, mask) if k]
         self.where = [w for w, k in zip(self.where, mask) if k]
         readers: dict[int, list[int]] = {}
-        for lo, hi, tid, epoch in self.rows:
+        for epoch, lo, hi, tid in self.rows:
             _note_max(readers, tid, epoch, lo, hi)
         self.readers = {t: readers[t] for t in sorted(readers)}
 
@@ -369,13 +391,14 @@ def _note_max(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: 
         mine[2] = hi
 
 
-def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int,
+def _wrote_since(log: list[tuple[int, ...]], seen: int, lo: int, hi: int,
                  limit: int = 32) -> bool:
     """Whether a thread's writes (or reads) after epoch `seen` (its `log` of (epoch, lo,
-    hi), epochs non-decreasing) may touch [lo, hi): False only if none of their hulls
-    does. Beyond `limit` such accesses it says True (the caller then looks closer)."""
+    hi) or, for reads, read log rows (epoch, lo, hi, thread); epochs non-decreasing) may
+    touch [lo, hi): False only if none of their hulls does. Beyond `limit` such accesses
+    it says True (the caller then looks closer)."""
     for i in range(len(log) - 1, max(len(log) - 1 - limit, -1), -1):
-        epoch, wlo, whi = log[i]
+        epoch, wlo, whi = log[i][:3]
         if epoch <= seen:
             return False
         if wlo < hi and whi > lo:
@@ -521,7 +544,7 @@ class HazardTracker:
         found = native.read_overlapping(log, fp, tid, clock)
         if found is not None:
             i, addr = found
-            code = (log.rows[i][3] << self.TID_BITS) | log.rows[i][2]
+            code = (log.rows[i][0] << self.TID_BITS) | log.rows[i][3]
             raise HazardError(
                 "race", f"{self.describe(core, index)} writes {mem.name}+{addr:#x}, read by "
                 f"{self._other(code)} with no synchronisation ordering them",

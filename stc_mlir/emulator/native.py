@@ -81,10 +81,10 @@ settled: Callable[..., tuple[list[int] | None, bool, bool]] = _loop.settled if N
 """See `python_settled`."""
 
 
-def _wrote_since(log: list[tuple[int, int, int]], seen: int, lo: int, hi: int, limit: int = 32) -> bool:
+def _wrote_since(log: list[tuple[int, ...]], seen: int, lo: int, hi: int, limit: int = 32) -> bool:
     """`memory._wrote_since` (repeated here: memory imports this module)."""
     for i in range(len(log) - 1, max(len(log) - 1 - limit, -1), -1):
-        epoch, wlo, whi = log[i]
+        epoch, wlo, whi = log[i][:3]
         if epoch <= seen:
             return False
         if wlo < hi and whi > lo:
@@ -290,7 +290,7 @@ def python_prune(log: Any, vc: np.ndarray, active: np.ndarray) -> None:
     live = np.flatnonzero(active)
     if live.size:
         known = vc[live].min(axis=0).tolist()
-        log.keep([epoch > known[tid] for _, _, tid, epoch in log.rows])
+        log.keep([epoch > known[tid] for epoch, _, _, tid in log.rows])
     else:
         log.keep([False] * log.n)
     log.pruned_at = max(64, log.n)

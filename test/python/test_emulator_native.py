@@ -134,7 +134,8 @@ def _state(mems, code_of, counts, calls):
     for m in mems:
         log = m.reads
         out.append((m.starts, m.values, m.token, m.writers, m.writes, m.code.tolist(), bytes(m.full), m.passed, log.rows,
-                    log.where, log.n, log.readers, log.by))
+                    log.where, log.n, log.readers, log.by,
+                    [any(r is s for s in log.by[r[3]]) for r in log.rows]))  # (a thread's list holds the rows)
     return repr(out)
 
 

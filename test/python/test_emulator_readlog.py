@@ -13,7 +13,7 @@ from stc_mlir.emulator.memory import Footprint, HazardTracker, Memory, _ReadLog
 
 def _summaries(reads: list[tuple[int, int, int, int]]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
-    for lo, hi, tid, epoch in reads:
+    for epoch, lo, hi, tid in reads:
         mine = out.setdefault(tid, [epoch, lo, hi])
         mine[:] = [max(mine[0], epoch), min(mine[1], lo), max(mine[2], hi)]
     return out
@@ -32,7 +32,7 @@ def test_rows_summaries_and_keep_match_plain_lists():
             base, span = rng.randint(0, 1000), rng.randint(1, 100)
             fp = Footprint(base, (), (), span, span)
             log.add(fp, tid, epochs[tid])
-            truth.append((base, base + span, tid, epochs[tid]))
+            truth.append((epochs[tid], base, base + span, tid))
             fps.append(fp)
             if rng.random() < 0.1:  # keep a random subset, as a pruning does
                 mask = [rng.random() < 0.6 for _ in truth]
@@ -46,9 +46,10 @@ def test_rows_summaries_and_keep_match_plain_lists():
             assert log.readers == _summaries(truth)
             cols = log.cols
             assert cols.shape == (4, len(truth)) and cols.dtype == np.int64
-            assert cols.T.tolist() == [list(r) for r in truth]
-        # the per-thread history a writer scans is never pruned
+            assert cols.T.tolist() == [[lo, hi, tid, epoch] for epoch, lo, hi, tid in truth]
+        # the per-thread history a writer scans is never pruned, and holds the rows themselves
         assert sum(len(v) for v in log.by.values()) >= log.n
+        assert all(any(r is s for s in log.by[r[3]]) for r in log.rows)
 
 
 def test_pruning_forgets_only_reads_every_live_thread_has_seen():
@@ -61,14 +62,14 @@ def test_pruning_forgets_only_reads_every_live_thread_has_seen():
             tid, epoch = rng.randint(1, tracker.n - 1), rng.randint(1, 9)
             base = rng.randint(0, 4000)
             mem.reads.add(Footprint(base, (), (), 8, 8), tid, epoch)
-            reads.append((base, base + 8, tid, epoch))
+            reads.append((epoch, base, base + 8, tid))
         tracker.vc[:] = np.array([[rng.randint(0, 9) for _ in range(tracker.n)] for _ in range(tracker.n)])
         tracker.active[:] = [rng.random() < 0.7 for _ in range(tracker.n)]
         live = np.flatnonzero(tracker.active)
         tracker._prune(mem)
         if live.size:
             seen = tracker.vc[live].min(axis=0)
-            kept = [r for r in reads if r[3] > seen[r[2]]]
+            kept = [r for r in reads if r[0] > seen[r[3]]]
         else:
             kept = []
         assert mem.reads.rows == kept

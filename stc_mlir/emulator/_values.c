@@ -990,11 +990,10 @@ static int overlap(PyObject *hulls, const Span *spans, int n) {
     return 0;
 }
 
-/* Values.conflicts(reads, writes) with a task's hulls (simulator._touches): the pending
-   commands (values.pending: (job, reads, writes) each) that write bytes of reads or writes,
-   or read bytes of writes; with `after` NULL each is dropped from the list and waited for
-   (Values._wait: Values.conflicting), else appended to `after` */
-static int conflicts(PyObject *values, const Span *r, int nr, const Span *w, int nw, PyObject *after) {
+/* Values.conflicting(reads, writes) with a task's hulls (simulator._touches): wait
+   (Values._wait) for the pending commands (values.pending: (job, reads, writes) each) that
+   write bytes of reads or writes, or read bytes of writes, and drop them from the list */
+static int conflicting(PyObject *values, const Span *r, int nr, const Span *w, int nw) {
     PyObject *pending = PyObject_GetAttr(values, s_pending);
     if (pending == NULL) {
         return -1;
@@ -1024,13 +1023,6 @@ static int conflicts(PyObject *values, const Span *r, int nr, const Span *w, int
             i++;
             continue;
         }
-        if (after != NULL) {
-            if (PyList_Append(after, PyTuple_GET_ITEM(entry, 0)) < 0) {
-                goto fail;
-            }
-            i++;
-            continue;
-        }
         PyObject *job = Py_NewRef(PyTuple_GET_ITEM(entry, 0));
         if (PySequence_DelItem(pending, i) < 0) {
             Py_DECREF(job);
@@ -1050,24 +1042,20 @@ fail:
     return -1;
 }
 
-/* `conflicts` for the task: its hulls (as simulator._touches makes them) from task.copy
-   if not None, else from task.views */
-static int task_conflicts(PyObject *values, PyObject *task, PyObject *copy, PyObject *after) {
+/* with `values` (helper threads), Values.conflicting for the task: its hulls (as
+   simulator._touches makes them) from task.copy if not None, else from task.views */
+static int wait_conflicting(PyObject *values, PyObject *task, PyObject *copy) {
     Span r[MAX_SPANS], w[MAX_SPANS];
     int nr = 0, nw = 0, ok = -1;
     PyObject *pending = PyObject_GetAttr(values, s_pending), *views = NULL;
     if (pending == NULL) {
         return -1;
     }
-    if (PyList_Check(pending) && PyList_GET_SIZE(pending) == 0) { /* (nothing pending) */
+    if (PyList_Check(pending) && PyList_GET_SIZE(pending) == 0) { /* (most starts on one thread) */
         Py_DECREF(pending);
         return 0;
     }
     Py_DECREF(pending);
-    /* the GIL let go: a helper that asked for it gets it (the event loop, in C, would
-       otherwise hold it until a command's Python code checks for a switch) */
-    Py_BEGIN_ALLOW_THREADS
-    Py_END_ALLOW_THREADS
     if (copy != Py_None) { /* (copy's checked by the caller) */
         Py_ssize_t lo = item(copy, 1), hi = item(copy, 2), at = item(copy, 5);
         if (BAD(lo) || BAD(hi) || BAD(at)) {
@@ -1075,7 +1063,7 @@ static int task_conflicts(PyObject *values, PyObject *task, PyObject *copy, PyOb
         }
         r[0] = (Span){PyTuple_GET_ITEM(copy, 6), at, at + hi - lo};
         w[0] = (Span){PyTuple_GET_ITEM(copy, 3), lo, hi};
-        return conflicts(values, r, 1, w, 1, after);
+        return conflicting(values, r, 1, w, 1);
     }
     if ((views = PyObject_GetAttr(task, s_views)) == NULL) {
         return -1;
@@ -1097,16 +1085,16 @@ static int task_conflicts(PyObject *values, PyObject *task, PyObject *copy, PyOb
             goto done;
         }
     }
-    ok = conflicts(values, r, nr, w, nw, after); /* (views holds the keys) */
+    ok = conflicting(values, r, nr, w, nw); /* (views holds the keys) */
 done:
     Py_DECREF(views);
     return ok;
 }
 
-/* the hook's call: with `values` (helper threads), a product of offload_macs or more is
-   handed over, offload(task, the pending commands it conflicts with); any other command
-   waits for those (Values.conflicting), then task.copy None -> compute(task), else (dst
-   Memory, lo, hi, dst key, src Memory, src lo, src key): the copy */
+/* the hook's call: with `values` (helper threads), the values of the pending commands it
+   conflicts with first (`Values.conflicting`); then task.copy None -> compute(task), or
+   offload(task) with `values` for a product of offload_macs or more; else (dst Memory, lo,
+   hi, dst key, src Memory, src lo, src key): the copy */
 static PyObject *hook_call(PyObject *state, PyObject *task) {
     PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2);
     PyObject *copy = PyObject_GetAttr(task, s_copy);
@@ -1118,29 +1106,23 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
         PyErr_SetString(PyExc_TypeError, "a task's copy: (memory, lo, hi, key, memory, lo, key)");
         return NULL;
     }
-    if (copy == Py_None && values != Py_None) {
-        Py_ssize_t macs, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 4));
-        if (BAD(least) || int_attr(task, s_macs, &macs) < 0) {
-            Py_DECREF(copy);
-            return NULL;
-        }
-        if (macs >= least) {
-            Py_DECREF(copy);
-            PyObject *after = PyList_New(0), *r = NULL;
-            if (after != NULL && task_conflicts(values, task, Py_None, after) == 0) {
-                r = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(state, 3), task, after, NULL);
-            }
-            Py_XDECREF(after);
-            return r;
-        }
-    }
-    if (values != Py_None && task_conflicts(values, task, copy, NULL) < 0) {
+    if (values != Py_None && wait_conflicting(values, task, copy) < 0) {
         Py_DECREF(copy);
         return NULL;
     }
-    if (copy == Py_None) {
+    if (copy == Py_None) { /* (with values, a product of offload_macs or more: offload(task)) */
         Py_DECREF(copy);
-        return PyObject_CallOneArg(PyTuple_GET_ITEM(state, 1), task);
+        PyObject *to = PyTuple_GET_ITEM(state, 1);
+        if (values != Py_None) {
+            Py_ssize_t macs, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 4));
+            if (BAD(least) || int_attr(task, s_macs, &macs) < 0) {
+                return NULL;
+            }
+            if (macs >= least) {
+                to = PyTuple_GET_ITEM(state, 3);
+            }
+        }
+        return PyObject_CallOneArg(to, task);
     }
     PyObject *dst = PyObject_GetAttr(PyTuple_GET_ITEM(copy, 0), s_data);
     PyObject *src = dst == NULL ? NULL : PyObject_GetAttr(PyTuple_GET_ITEM(copy, 4), s_data);
@@ -1203,11 +1185,10 @@ static PyMethodDef methods[] = {
      "lo, hi) under one hold of the cache's lock."},
     {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
      "hook(cache, compute, values, offload, offload_macs) -> f: f(task) does "
-     "with values not None and for a task that is not a copy and of offload_macs or more, offload(task, the "
-     "pending jobs it conflicts with: Values.conflicts with its byte hulls, simulator._touches); else, with "
-     "values not None, Values.conflicting for it, then a dense DMA's copy (task.copy: (dst Memory, "
+     "values.conflicting(reads, writes) with the task's byte hulls (simulator._touches) if values is not None, "
+     "then a dense DMA's copy (task.copy: (dst Memory, "
      "lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, or for any other task "
-     "compute(task)."},
+     "offload(task) if values is not None and task.macs >= offload_macs, else compute(task)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,25 +5,23 @@ two commands that touch the same bytes (one of them writing) by happens-before, 
 first one completed (in simulated time) before the second one started: the second one
 waits for a semaphore the first one's completion signalled, or follows it in a unit queue
 or across a fence. The emulator applies a command's data effect when it starts, in the
-order of the event loop, so the first one was computed or handed over before the second
-one starts. Two commands *conflict* when one writes bytes the other reads or writes (byte
-hulls per memory, `Simulator._touches`; a hull is a superset of the bytes: more conflicts,
-never fewer). So when a command starts, it is enough that its values are computed after
-those of the pending commands it conflicts with, whatever their simulated times: a large
-product is handed over with them (`start(..., after)`: its job waits for theirs; each of
-them was queued before it, so some thread has taken it: no deadlock), any other command
-waits for them where it starts (`conflicting`), a dense DMA's copy included. The commands
-computing meanwhile touch none of its bytes but to read them too (each command computes as
-it does alone, single-threaded BLAS included: the same bits). The derived-value cache
-(`TileCache`) takes a lock and keeps nothing it made from bytes written meanwhile (see
-there).
+order of the event loop, so the first one's values were handed over (or computed) before
+the second one starts. When a command starts, waiting for the values of every pending
+command that *conflicts* with it (`Values.conflicting`: its writes overlap the starting
+command's reads or writes, or its reads overlap the starting command's writes, in byte
+hulls per memory, `Simulator._touches`) therefore waits for all those it depends on; the
+commands still computing touch none of its bytes but to read them both, whether or not
+they run at the same simulated time (each command computes as it does alone,
+single-threaded BLAS included: the same bits). A dense DMA's copy, done where it starts,
+is a command like any other. The derived-value cache (`TileCache`) takes a lock and keeps
+nothing it made from bytes written meanwhile (see there). The simulator hands over only
+large products (a small command is computed where it starts, after the same wait).
 
 Pending commands are dropped once done when the next one is handed over (an error raised
 then), and the end of the run waits for all (`finish`). The event loop's thread also
-computes while it waits (queued jobs, in order); `threads` - 1 helper threads take the
-rest. numpy's BLAS and the `_f16` kernels release the GIL; the event loop, in C, lets go of
-it at each command start while commands are pending (`_values.hook`), else a helper would
-wait for it until the loop next runs Python code.
+computes while it waits (the pending commands are mutually independent: any of them may
+run anywhere, in any order); `threads` - 1 helper threads take the rest. numpy's BLAS and
+the `_f16` kernels release the GIL.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ import _thread
 import queue
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 SWITCH_INTERVAL = 0.0002
 """The interpreter's thread switch interval during a parallel run (seconds; default 0.005):
@@ -41,32 +39,22 @@ of the GIL at most this long."""
 
 
 class _Job:
-    __slots__ = ("work", "after", "done", "error")
+    __slots__ = ("work", "done", "error")
 
-    def __init__(self, work: Callable[[], None], after: Sequence[_Job]) -> None:
+    def __init__(self, work: Callable[[], None]) -> None:
         self.work = work
-        self.after = after  # the pending commands it conflicts with (handed over before it)
-        self.done = _thread.allocate_lock()  # held until done
+        self.done = _thread.allocate_lock()
         self.done.acquire()
         self.error: BaseException | None = None
 
     def __call__(self) -> None:
         try:
-            for job in self.after:  # (each taken from the queue before this one: no deadlock)
-                _finished(job)
             self.work()
         except BaseException as err:  # raised where it is waited for
             self.error = err
         finally:
-            self.work = self.after = None  # (its views and closures go now)
+            self.work = None  # (its views and closures go now)
             self.done.release()
-
-
-def _finished(job: _Job) -> None:
-    """Block until `job` is done."""
-    if job.done.locked():
-        job.done.acquire()
-        job.done.release()
 
 
 class Values:
@@ -95,11 +83,11 @@ class Values:
 
     def _settle(self, job: _Job) -> None:
         """Until `job` is done, compute pending ones here (the first of them may be it)."""
-        while job.done.locked():
+        while not job.done.acquire(False):
             try:
                 other = self.jobs.get_nowait()
             except queue.Empty:
-                _finished(job)
+                job.done.acquire()
                 return
             other()
 
@@ -108,25 +96,22 @@ class Values:
         if job.error is not None:
             raise job.error
 
-    def conflicts(self, reads: tuple, writes: tuple) -> list[_Job]:
-        """The pending commands that write bytes of `reads` or `writes` or read bytes of
-        `writes`, in start order (what `_values.hook` finds in C)."""
-        return [job for job, their_reads, their_writes in self.pending
-                if _overlap(their_writes, reads) or _overlap(their_writes, writes) or _overlap(their_reads, writes)]
-
     def conflicting(self, reads: tuple, writes: tuple) -> None:
-        """Wait for the values of the pending commands that conflict with a command
-        computed here (`conflicts`), and drop them."""
-        jobs = self.conflicts(reads, writes)
-        if jobs:
-            self.pending[:] = [entry for entry in self.pending if entry[0] not in jobs]
-            for job in jobs:
+        """Wait for the values of the pending commands that write bytes of `reads` or
+        `writes` or read bytes of `writes` (what `_values.hook` does in C)."""
+        pending = self.pending
+        i = 0
+        while i < len(pending):
+            job, their_reads, their_writes = pending[i]
+            if _overlap(their_writes, reads) or _overlap(their_writes, writes) or _overlap(their_reads, writes):
+                del pending[i]
                 self._wait(job)
+            else:
+                i += 1
 
-    def start(self, reads: tuple, writes: tuple, work: Callable[[], None], after: Sequence[_Job]) -> None:
-        """Compute `work` (the values of a command reading and writing those byte hulls,
-        which conflicts with the pending commands `after`) on some thread, after those;
-        first drop the pending commands done."""
+    def start(self, reads: tuple, writes: tuple, work: Callable[[], None]) -> None:
+        """Compute `work` (the values of a command reading and writing those byte hulls)
+        on some thread (after `conflicting`); first drop the pending commands done."""
         pending = self.pending
         if pending:
             done = [entry for entry in pending if not entry[0].done.locked()]
@@ -134,7 +119,7 @@ class Values:
                 pending[:] = [entry for entry in pending if entry[0].done.locked()]
                 for job, _, _ in done:
                     self._wait(job)  # (done: raises its error, if any)
-        job = _Job(work, after)
+        job = _Job(work)
         pending.append((job, reads, writes))
         self.jobs.put(job)
 

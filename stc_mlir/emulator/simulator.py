@@ -17,7 +17,7 @@ import math
 import operator
 import os
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -720,32 +720,38 @@ class Simulator:
 
     def _values_hook(self) -> Callable[[_Task], None]:
         """What the C event loop calls for each command started (a run with numerics):
-        `_compute` in C (`_values.hook`: the conflicts, the dense DMAs' copies and the
-        choice of `_offload` there, the rest by `compute`); `_compute` itself without the
-        C module."""
+        `_compute` in C (`_values.hook`: `Values.conflicting`, the dense DMAs' copies and
+        the choice of `_hand` there, the rest by `compute` or `_offload`); `_compute`
+        itself without the C module."""
         if not self.cache.native:
             return self._compute
         return tile_cache._values.hook(self.cache, self.compute, self.values, self._offload, OFFLOAD_MACS)
 
     def _compute(self, task: _Task) -> None:
         """The command's values (a run with numerics), after its checks: with helper
-        threads (`_parallel`), a large product's handed over, to be computed after the
-        pending commands it conflicts with; any other's here, once those are
-        (`parallel`)."""
+        threads (`_parallel`), after those of the pending commands it conflicts with
+        (`parallel`), a large product's on a helper, the rest here."""
         values = self.values
-        if values is not None:
-            reads, writes = _touches(task)
-            if task.copy is None and task.macs >= OFFLOAD_MACS:
-                self._offload(task, values.conflicts(reads, writes))
-                return
-            values.conflicting(reads, writes)
-        self._values(task)
+        if values is None:
+            self._values(task)
+            return
+        values.conflicting(*_touches(task))
+        self._hand(task)
 
-    def _offload(self, task: _Task, after: Sequence[Any]) -> None:
-        """A large product's values on a helper thread, after the pending commands `after`
-        (`_compute`)."""
+    def _hand(self, task: _Task) -> None:
+        """`_compute`'s last step (with helper threads, after `Values.conflicting`)."""
         assert self.values is not None
-        self.values.start(*_touches(task), partial(self.compute, task), after)
+        if task.copy is not None:  # (as `_values_hook` does it)
+            self._values(task)
+        elif task.macs < OFFLOAD_MACS:
+            self.compute(task)
+        else:
+            self._offload(task)
+
+    def _offload(self, task: _Task) -> None:
+        """A large product's values on a helper thread (`_hand`)."""
+        assert self.values is not None
+        self.values.start(*_touches(task), partial(self.compute, task))
 
     def _values(self, task: _Task) -> None:
         """The command's values, computed into its output tiles: a dense copy's here, any

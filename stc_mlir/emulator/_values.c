@@ -13,8 +13,7 @@
    loop calls for each command started): a dense DMA (`_Task.copy` set) is copied and
    booked here, any other command is computed by `computer`'s callable (its `derived`
    and the bookkeeping of what it writes here too, `execute` in Python), or handed to a
-   helper thread by the Python `offload`; with helper threads, first waited for: the
-   pending commands it conflicts with (`Values.conflicting`). */
+   helper thread by the Python `offload`. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,7 +21,7 @@
 #include <string.h>
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
-    *s_release, *s_copy, *s_pending, *s_wait, *s_data, *s_budget, *s_per_memory, *s_flags,
+    *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data, *s_budget, *s_per_memory, *s_flags,
     *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what, *s_macs, *s_strided;
 
 #define BAD(x) ((x) == -1 && PyErr_Occurred())
@@ -937,192 +936,100 @@ static PyObject *py_computer(PyObject *self, PyObject *const *args, Py_ssize_t n
     return f;
 }
 
-/* A byte hull (memory key, lo, hi): what Values.conflicting compares (the key borrowed) */
-typedef struct {
-    PyObject *key;
-    Py_ssize_t lo, hi;
-} Span;
-
-#define MAX_SPANS 16 /* a task's reads or writes beyond: it conflicts with every pending one */
-
-/* spans[*n] = the (key, lo, hi) tuple `t` (-1: error; *n past MAX_SPANS: not stored) */
-static int span_add(PyObject *t, Span *spans, int *n) {
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 3) {
-        PyErr_SetString(PyExc_TypeError, "a byte hull is not (memory key, lo, hi, ...)");
-        return -1;
-    }
-    if (*n < MAX_SPANS) {
-        Span *s = &spans[*n];
-        s->key = PyTuple_GET_ITEM(t, 0);
-        if (BAD(s->lo = item(t, 1)) || BAD(s->hi = item(t, 2))) {
-            return -1;
-        }
-    }
-    (*n)++;
-    return 0;
-}
-
-/* whether a hull of the tuple `hulls` ((key, lo, hi) each) shares a byte with one of
-   spans[n] (n past MAX_SPANS: yes); -1: error */
-static int overlap(PyObject *hulls, const Span *spans, int n) {
-    if (n > MAX_SPANS) {
-        return 1;
-    }
-    if (!PyTuple_Check(hulls)) {
-        PyErr_SetString(PyExc_TypeError, "byte hulls are not a tuple");
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(hulls); i++) {
-        Span h;
-        int one = 0;
-        if (span_add(PyTuple_GET_ITEM(hulls, i), &h, &one) < 0) {
-            return -1;
-        }
-        for (int j = 0; j < n; j++) {
-            if (h.lo < spans[j].hi && spans[j].lo < h.hi) {
-                int same = PyObject_RichCompareBool(h.key, spans[j].key, Py_EQ);
-                if (same != 0) {
-                    return same;
-                }
-            }
-        }
-    }
-    return 0;
-}
-
-/* Values.conflicting(reads, writes) with a task's hulls (simulator._touches): wait
-   (Values._wait) for the pending commands (values.pending: (job, reads, writes) each) that
-   write bytes of reads or writes, or read bytes of writes, and drop them from the list */
-static int conflicting(PyObject *values, const Span *r, int nr, const Span *w, int nw) {
-    PyObject *pending = PyObject_GetAttr(values, s_pending);
+/* Values.completed(timeline): wait (Values._wait) for the values of the commands whose
+   slices (core, unit, index, ...) the timeline got since the last call */
+static int completed(PyObject *values, PyObject *timeline) {
+    PyObject *pending = PyObject_GetAttr(values, s_pending), *seen = NULL;
     if (pending == NULL) {
         return -1;
     }
-    if (!PyList_Check(pending)) {
-        PyErr_SetString(PyExc_TypeError, "Values.pending is not a list");
+    Py_ssize_t n = PyList_GET_SIZE(timeline), i = 0;
+    if (!PyDict_Check(pending)) {
+        PyErr_SetString(PyExc_TypeError, "Values.pending is not a dict");
         goto fail;
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pending);) {
-        PyObject *entry = PyList_GET_ITEM(pending, i);
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3) {
-            PyErr_SetString(PyExc_TypeError, "a pending command is not (job, reads, writes)");
+    if (PyDict_GET_SIZE(pending) > 0) {
+        if ((seen = PyObject_GetAttr(values, s_seen)) == NULL || BAD(i = PyLong_AsSsize_t(seen))) {
             goto fail;
         }
-        PyObject *reads = PyTuple_GET_ITEM(entry, 1), *writes = PyTuple_GET_ITEM(entry, 2);
-        int c = overlap(writes, r, nr);
-        if (c == 0) {
-            c = overlap(writes, w, nw);
+        for (; i < n; i++) {
+            PyObject *slice = PyList_GET_ITEM(timeline, i);
+            if (!PyTuple_Check(slice) || PyTuple_GET_SIZE(slice) < 3) {
+                PyErr_SetString(PyExc_TypeError, "a timeline slice is not (core, unit, index, ...)");
+                goto fail;
+            }
+            PyObject *key = PyTuple_Pack(2, PyTuple_GET_ITEM(slice, 0), PyTuple_GET_ITEM(slice, 2)), *job;
+            if (key == NULL) {
+                goto fail;
+            }
+            job = PyDict_GetItemWithError(pending, key); /* (pending.pop(key, None)) */
+            Py_XINCREF(job);
+            if (job != NULL && PyDict_DelItem(pending, key) < 0) {
+                Py_CLEAR(job);
+            }
+            Py_DECREF(key);
+            if (PyErr_Occurred()) {
+                Py_XDECREF(job);
+                goto fail;
+            }
+            if (job != NULL) {
+                PyObject *r = PyObject_CallMethodOneArg(values, s_wait, job);
+                Py_DECREF(job);
+                if (r == NULL) {
+                    goto fail;
+                }
+                Py_DECREF(r);
+            }
         }
-        if (c == 0) {
-            c = overlap(reads, w, nw);
-        }
-        if (c < 0) {
-            goto fail;
-        }
-        if (c == 0) {
-            i++;
-            continue;
-        }
-        PyObject *job = Py_NewRef(PyTuple_GET_ITEM(entry, 0));
-        if (PySequence_DelItem(pending, i) < 0) {
-            Py_DECREF(job);
-            goto fail;
-        }
-        PyObject *res = PyObject_CallMethodOneArg(values, s_wait, job);
-        Py_DECREF(job);
-        if (res == NULL) {
-            goto fail;
-        }
-        Py_DECREF(res);
     }
+    Py_XDECREF(seen);
     Py_DECREF(pending);
-    return 0;
+    PyObject *at = PyLong_FromSsize_t(n);
+    int r = at == NULL ? -1 : PyObject_SetAttr(values, s_seen, at);
+    Py_XDECREF(at);
+    return r;
 fail:
+    Py_XDECREF(seen);
     Py_DECREF(pending);
     return -1;
 }
 
-/* with `values` (helper threads), Values.conflicting for the task: its hulls (as
-   simulator._touches makes them) from task.copy if not None, else from task.views */
-static int wait_conflicting(PyObject *values, PyObject *task, PyObject *copy) {
-    Span r[MAX_SPANS], w[MAX_SPANS];
-    int nr = 0, nw = 0, ok = -1;
-    PyObject *pending = PyObject_GetAttr(values, s_pending), *views = NULL;
-    if (pending == NULL) {
-        return -1;
-    }
-    if (PyList_Check(pending) && PyList_GET_SIZE(pending) == 0) { /* (most starts on one thread) */
-        Py_DECREF(pending);
-        return 0;
-    }
-    Py_DECREF(pending);
-    if (copy != Py_None) { /* (copy's checked by the caller) */
-        Py_ssize_t lo = item(copy, 1), hi = item(copy, 2), at = item(copy, 5);
-        if (BAD(lo) || BAD(hi) || BAD(at)) {
-            return -1;
-        }
-        r[0] = (Span){PyTuple_GET_ITEM(copy, 6), at, at + hi - lo};
-        w[0] = (Span){PyTuple_GET_ITEM(copy, 3), lo, hi};
-        return conflicting(values, r, 1, w, 1);
-    }
-    if ((views = PyObject_GetAttr(task, s_views)) == NULL) {
-        return -1;
-    }
-    if (!PyTuple_Check(views) || PyTuple_GET_SIZE(views) != 4 || !PyDict_Check(PyTuple_GET_ITEM(views, 2))
-        || !PyTuple_Check(PyTuple_GET_ITEM(views, 3))) {
-        PyErr_SetString(PyExc_TypeError, "a task's views: (ins, outs, places dict, spans tuple)");
-        goto done;
-    }
-    PyObject *places = PyTuple_GET_ITEM(views, 2), *spans = PyTuple_GET_ITEM(views, 3), *k, *v;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(places, &pos, &k, &v)) {
-        if (span_add(v, r, &nr) < 0) {
-            goto done;
-        }
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(spans); i++) {
-        if (span_add(PyTuple_GET_ITEM(spans, i), w, &nw) < 0) {
-            goto done;
-        }
-    }
-    ok = conflicting(values, r, nr, w, nw); /* (views holds the keys) */
-done:
-    Py_DECREF(views);
-    return ok;
-}
-
-/* the hook's call: with `values` (helper threads), the values of the pending commands it
-   conflicts with first (`Values.conflicting`); then task.copy None -> compute(task), or
+/* the hook's call: with `values` (helper threads), the values of the commands completed
+   since the last start first (`Values.completed`); then task.copy None -> compute(task), or
    offload(task) with `values` for a product of offload_macs or more; else (dst Memory, lo,
    hi, dst key, src Memory, src lo, src key): the copy */
 static PyObject *hook_call(PyObject *state, PyObject *task) {
-    PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2);
+    PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
+             *timeline = PyTuple_GET_ITEM(state, 3);
+    if (!PyList_Check(timeline)) {
+        PyErr_SetString(PyExc_TypeError, "the timeline is not a list");
+        return NULL;
+    }
+    if (values != Py_None && completed(values, timeline) < 0) {
+        return NULL;
+    }
     PyObject *copy = PyObject_GetAttr(task, s_copy);
     if (copy == NULL) {
-        return NULL;
-    }
-    if (copy != Py_None && (!PyTuple_Check(copy) || PyTuple_GET_SIZE(copy) != 7)) {
-        Py_DECREF(copy);
-        PyErr_SetString(PyExc_TypeError, "a task's copy: (memory, lo, hi, key, memory, lo, key)");
-        return NULL;
-    }
-    if (values != Py_None && wait_conflicting(values, task, copy) < 0) {
-        Py_DECREF(copy);
         return NULL;
     }
     if (copy == Py_None) { /* (with values, a product of offload_macs or more: offload(task)) */
         Py_DECREF(copy);
         PyObject *to = PyTuple_GET_ITEM(state, 1);
         if (values != Py_None) {
-            Py_ssize_t macs, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 4));
+            Py_ssize_t macs, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 5));
             if (BAD(least) || int_attr(task, s_macs, &macs) < 0) {
                 return NULL;
             }
             if (macs >= least) {
-                to = PyTuple_GET_ITEM(state, 3);
+                to = PyTuple_GET_ITEM(state, 4);
             }
         }
         return PyObject_CallOneArg(to, task);
+    }
+    if (!PyTuple_Check(copy) || PyTuple_GET_SIZE(copy) != 7) {
+        Py_DECREF(copy);
+        PyErr_SetString(PyExc_TypeError, "a task's copy: (memory, lo, hi, key, memory, lo, key)");
+        return NULL;
     }
     PyObject *dst = PyObject_GetAttr(PyTuple_GET_ITEM(copy, 0), s_data);
     PyObject *src = dst == NULL ? NULL : PyObject_GetAttr(PyTuple_GET_ITEM(copy, 4), s_data);
@@ -1144,17 +1051,17 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
 
 static PyMethodDef hook_def = {"hook", (PyCFunction)hook_call, METH_O, "the values hook of a run (see _values.hook)"};
 
-/* hook(cache, compute, values, offload, offload_macs) -> a callable of one task */
+/* hook(cache, compute, values, timeline, offload, offload_macs) -> a callable of one task */
 static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5 || !PyLong_Check(args[4])) {
-        PyErr_SetString(PyExc_TypeError, "hook(cache, compute, values, offload, offload_macs int)");
+    if (nargs != 6 || !PyLong_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "hook(cache, compute, values, timeline, offload, offload_macs int)");
         return NULL;
     }
-    PyObject *state = PyTuple_New(5);
+    PyObject *state = PyTuple_New(6);
     if (state == NULL) {
         return NULL;
     }
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         PyTuple_SET_ITEM(state, i, Py_NewRef(args[i]));
     }
     PyObject *f = PyCFunction_New(&hook_def, state);
@@ -1184,9 +1091,8 @@ static PyMethodDef methods[] = {
      "for an IndexError it raises (which must raise), then TileCache.written for each span (memory, "
      "lo, hi) under one hold of the cache's lock."},
     {"hook", (PyCFunction)(void (*)(void))py_hook, METH_FASTCALL,
-     "hook(cache, compute, values, offload, offload_macs) -> f: f(task) does "
-     "values.conflicting(reads, writes) with the task's byte hulls (simulator._touches) if values is not None, "
-     "then a dense DMA's copy (task.copy: (dst Memory, "
+     "hook(cache, compute, values, timeline, offload, offload_macs) -> f: f(task) does "
+     "values.completed(timeline) if values is not None, then a dense DMA's copy (task.copy: (dst Memory, "
      "lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, or for any other task "
      "offload(task) if values is not None and task.macs >= offload_macs, else compute(task)."},
     {NULL, NULL, 0, NULL},
@@ -1210,6 +1116,7 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_release, "release");
     NAME(s_copy, "copy");
     NAME(s_pending, "pending");
+    NAME(s_seen, "seen");
     NAME(s_wait, "_wait");
     NAME(s_data, "data");
     NAME(s_budget, "budget");
@@ -1229,7 +1136,7 @@ PyMODINIT_FUNC PyInit__values(void) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 6) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }

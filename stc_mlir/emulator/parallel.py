@@ -4,24 +4,20 @@ Why the values do not change: a run with hazard checks that raises no hazard ord
 two commands that touch the same bytes (one of them writing) by happens-before, so the
 first one completed (in simulated time) before the second one started: the second one
 waits for a semaphore the first one's completion signalled, or follows it in a unit queue
-or across a fence. The emulator applies a command's data effect when it starts, in the
-order of the event loop, so the first one's values were handed over (or computed) before
-the second one starts. When a command starts, waiting for the values of every pending
-command that *conflicts* with it (`Values.conflicting`: its writes overlap the starting
-command's reads or writes, or its reads overlap the starting command's writes, in byte
-hulls per memory, `Simulator._touches`) therefore waits for all those it depends on; the
-commands still computing touch none of its bytes but to read them both, whether or not
-they run at the same simulated time (each command computes as it does alone,
-single-threaded BLAS included: the same bits). A dense DMA's copy, done where it starts,
-is a command like any other. The derived-value cache (`TileCache`) takes a lock and keeps
-nothing it made from bytes written meanwhile (see there). The simulator hands over only
-large products (a small command is computed where it starts, after the same wait).
+or across a fence. The emulator applies a command's data effect when it starts, and the
+timeline gets a command's slice when it completes, in the order of the event loop. So
+when a command starts, waiting for the values of every command whose slice the timeline
+has got since (`Values.start`) waits for all those it depends on; the commands still
+computing are ones running at the same simulated time, which touch none of its bytes
+(each command computes as it does alone, single-threaded BLAS included: the same bits).
+The derived-value cache (`TileCache`) takes a lock and keeps nothing it made from bytes
+written meanwhile (see there). The simulator hands over only large products (a small
+command is computed where it starts, which is as safe: the commands still computing
+touch none of its bytes).
 
-Pending commands are dropped once done when the next one is handed over (an error raised
-then), and the end of the run waits for all (`finish`). The event loop's thread also
-computes while it waits (the pending commands are mutually independent: any of them may
-run anywhere, in any order); `threads` - 1 helper threads take the rest. numpy's BLAS and
-the `_f16` kernels release the GIL.
+The event loop's thread also computes while it waits (the pending commands are mutually
+independent: any of them may run anywhere, in any order); `threads` - 1 helper threads
+take the rest. numpy's BLAS and the `_f16` kernels release the GIL.
 """
 
 from __future__ import annotations
@@ -31,6 +27,7 @@ import queue
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 SWITCH_INTERVAL = 0.0002
 """The interpreter's thread switch interval during a parallel run (seconds; default 0.005):
@@ -59,16 +56,13 @@ class _Job:
 
 class Values:
     """The commands' values on `threads` threads (this one and `threads` - 1 helpers)
-    during one run: when a command starts, `conflicting(reads, writes)` then (its values
-    handed over) `start(reads, writes, work)`, where `reads` and `writes` are its byte
-    hulls, (memory key, lo, hi) each; `finish()` at the end, then (also after an error)
-    `close()`."""
+    during one run: when a command starts, `completed(timeline)` then (its values handed
+    over) `start(key, work)`; `finish()` at the end, then (also after an error) `close()`."""
 
     def __init__(self, threads: int) -> None:
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        # (job, reads, writes) of the commands handed over, in start order (the C hook,
-        # `_values.hook`, reads and shortens this very list)
-        self.pending: list[tuple[_Job, tuple, tuple]] = []
+        self.pending: dict[Any, _Job] = {}  # (core, index) -> its values, in start order
+        self.seen = 0  # timeline slices looked at
         self.interval = sys.getswitchinterval()
         sys.setswitchinterval(min(self.interval, SWITCH_INTERVAL))
         self.helpers = [threading.Thread(target=self._help, name=f"stc-values-{i}", daemon=True)
@@ -96,54 +90,38 @@ class Values:
         if job.error is not None:
             raise job.error
 
-    def conflicting(self, reads: tuple, writes: tuple) -> None:
-        """Wait for the values of the pending commands that write bytes of `reads` or
-        `writes` or read bytes of `writes` (what `_values.hook` does in C)."""
+    def completed(self, timeline: list) -> None:
+        """Wait for the values of the commands whose slices `timeline` got since the last
+        call (a slice is (core, unit, index, ...))."""
         pending = self.pending
-        i = 0
-        while i < len(pending):
-            job, their_reads, their_writes = pending[i]
-            if _overlap(their_writes, reads) or _overlap(their_writes, writes) or _overlap(their_reads, writes):
-                del pending[i]
+        n = len(timeline)
+        for i in range(self.seen, n) if pending else ():
+            s = timeline[i]
+            job = pending.pop((s[0], s[2]), None)
+            if job is not None:
                 self._wait(job)
-            else:
-                i += 1
+        self.seen = n
 
-    def start(self, reads: tuple, writes: tuple, work: Callable[[], None]) -> None:
-        """Compute `work` (the values of a command reading and writing those byte hulls)
-        on some thread (after `conflicting`); first drop the pending commands done."""
-        pending = self.pending
-        if pending:
-            done = [entry for entry in pending if not entry[0].done.locked()]
-            if done:
-                pending[:] = [entry for entry in pending if entry[0].done.locked()]
-                for job, _, _ in done:
-                    self._wait(job)  # (done: raises its error, if any)
-        job = _Job(work)
-        pending.append((job, reads, writes))
+    def start(self, key: Any, work: Callable[[], None]) -> None:
+        """Compute `work` (the values of command `key`) on some thread (after `completed`)."""
+        job = self.pending[key] = _Job(work)
         self.jobs.put(job)
 
     def finish(self) -> None:
         """Wait for every value (the first error raised)."""
-        pending, self.pending = self.pending, []
-        for job, _, _ in pending:
+        pending, self.pending = self.pending, {}
+        for job in pending.values():
             self._wait(job)
 
     def close(self) -> None:
         """Wait for every value (errors dropped: one is being raised), stop the helpers."""
         try:
-            for job, _, _ in self.pending:
+            for job in self.pending.values():
                 self._settle(job)
-            self.pending = []
+            self.pending = {}
         finally:
             for _ in self.helpers:
                 self.jobs.put(None)
             for t in self.helpers:
                 t.join()
             sys.setswitchinterval(self.interval)
-
-
-def _overlap(spans: tuple, others: tuple) -> bool:
-    """Whether two collections of byte hulls, (memory key, lo, hi) each, share a byte."""
-    return any(lo < other_hi and other_lo < hi and key == other_key
-               for key, lo, hi in spans for other_key, other_lo, other_hi in others)

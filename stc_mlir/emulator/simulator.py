@@ -720,26 +720,27 @@ class Simulator:
 
     def _values_hook(self) -> Callable[[_Task], None]:
         """What the C event loop calls for each command started (a run with numerics):
-        `_compute` in C (`_values.hook`: `Values.conflicting`, the dense DMAs' copies and
-        the choice of `_hand` there, the rest by `compute` or `_offload`); `_compute`
-        itself without the C module."""
+        `_compute` in C (`_values.hook`: `Values.completed`, the dense DMAs' copies and the
+        choice of `_hand` there, the rest by `compute` or `_offload`); `_compute` itself
+        without the C module."""
         if not self.cache.native:
             return self._compute
-        return tile_cache._values.hook(self.cache, self.compute, self.values, self._offload, OFFLOAD_MACS)
+        return tile_cache._values.hook(self.cache, self.compute, self.values, self.report.timeline,
+                                       self._offload, OFFLOAD_MACS)
 
     def _compute(self, task: _Task) -> None:
         """The command's values (a run with numerics), after its checks: with helper
-        threads (`_parallel`), after those of the pending commands it conflicts with
+        threads (`_parallel`), after those of the commands completed since the last start
         (`parallel`), a large product's on a helper, the rest here."""
         values = self.values
         if values is None:
             self._values(task)
             return
-        values.conflicting(*_touches(task))
+        values.completed(self.report.timeline)
         self._hand(task)
 
     def _hand(self, task: _Task) -> None:
-        """`_compute`'s last step (with helper threads, after `Values.conflicting`)."""
+        """`_compute`'s last step (with helper threads, after `Values.completed`)."""
         assert self.values is not None
         if task.copy is not None:  # (as `_values_hook` does it)
             self._values(task)
@@ -751,7 +752,7 @@ class Simulator:
     def _offload(self, task: _Task) -> None:
         """A large product's values on a helper thread (`_hand`)."""
         assert self.values is not None
-        self.values.start(*_touches(task), partial(self.compute, task))
+        self.values.start((task.core, task.index), partial(self.compute, task))
 
     def _values(self, task: _Task) -> None:
         """The command's values, computed into its output tiles: a dense copy's here, any
@@ -863,17 +864,6 @@ class Simulator:
         assert first is not None
         raise HazardError("deadlock", f"no command can start after cycle {self.report.cycles}: "
                           + "; ".join(lines), first.core, first.index)
-
-
-def _touches(task: _Task) -> tuple[tuple, tuple]:
-    """The byte hulls a command with values reads and writes, (memory key, lo, hi) each
-    (what `Values.conflicting` compares; `_values.hook` reads them from the task in C)."""
-    if task.copy is not None:
-        _, lo, hi, key, _, at, source = task.copy
-        return ((source, at, at + hi - lo),), ((key, lo, hi),)
-    assert task.views is not None
-    _, _, places, spans = task.views
-    return tuple(place[:3] for place in places.values()), spans
 
 
 def _computed(cache: TileCache, where: Callable[[int, int], str], task: _Task) -> None:

@@ -2,13 +2,12 @@
 the same report as on one thread, the same hazards, and the helpers do compute."""
 
 import threading
-import time
 
 import numpy as np
 import pytest
 
 from stc_mlir import models
-from stc_mlir.emulator import HazardError, prepare, program_from_module, run, simulator, tile, tile_cache
+from stc_mlir.emulator import HazardError, prepare, program_from_module, run, simulator, tile
 from stc_mlir.emulator.builder import ProgramBuilder
 from stc_mlir.emulator.examples import conv_by_rows
 from stc_mlir.emulator.tile_cache import TileCache
@@ -31,9 +30,9 @@ def every_command_handed_over(monkeypatch):
     handed = []
     start = simulator.Values.start
 
-    def recorded(self, reads, writes, work):
-        handed.append((reads, writes))
-        start(self, reads, writes, work)
+    def recorded(self, key, work):
+        handed.append(key)
+        start(self, key, work)
 
     monkeypatch.setattr(simulator.Values, "start", recorded)
     return handed
@@ -114,81 +113,3 @@ def test_a_value_made_from_a_copy_is_not_kept_once_the_alias_went():
     first = cache.get(dst, 0, 64, key, made_while_the_source_is_written)
     assert cache.nbytes == 0 and not any(cache.memories.values())
     assert cache.get(dst, 0, 64, key, lambda: np.ones(4, np.float32)) is not first  # made again
-
-
-def _product_then_independent_and_dependent():
-    """c = a m on a helper; then, after it in simulated time (its signals), a unary that
-    touches none of its bytes, a DMA reading its output and one writing its input."""
-    b = ProgramBuilder("product_then_independent_and_dependent")
-    a, m, a2 = b.input("a", (64, 64)), b.input("m", (64, 64)), b.input("a2", (64, 64))
-    x, y, c, a_out = b.input("x", (256,)), b.output("y", (256,)), b.output("c", (64, 64)), b.output("a_out", (64, 64))
-    la, lm, lc = (tile(b.buffer(n, "l1", 64 * 64 * 2, core=0), (64, 64)) for n in ("la", "lm", "lc"))
-    t = tile(b.buffer("t", "l1", 512, core=0), (256,))
-    loaded, s, r = b.semaphore("loaded"), b.semaphore("s"), b.semaphore("r")
-    u, v = b.semaphore("u"), b.semaphore("v")
-    d1, d2, d3 = b.semaphore("d1"), b.semaphore("d2"), b.semaphore("d3")
-    b.add(0, "dma", signals=[loaded], src=a, dst=la)
-    b.add(0, "dma", signals=[loaded], src=m, dst=lm)
-    b.add(0, "dma", signals=[s], src=x, dst=t)
-    b.add(0, "matmul", waits=[loaded, loaded], signals=[d1, d2, d3], lhs=la, rhs=lm, output=lc)
-    b.add(0, "unary", waits=[d1, s], signals=[u, v], input=t, output=t, kind="neg")  # independent
-    b.add(0, "dma", waits=[d2, u], src=lc, dst=c)  # reads what the product writes
-    b.add(0, "dma", waits=[d3], signals=[r], src=a2, dst=la)  # writes what the product reads
-    b.add(0, "dma", waits=[r], src=la, dst=a_out)
-    b.add(0, "dma", waits=[v], src=t, dst=y)
-    return b.build()
-
-
-@pytest.fixture(params=["c", "python"])
-def gated_product(request, monkeypatch):
-    """The product's values handed over wait (on their helper) for the unary's values to be
-    computed, at most 2 s, then 0.2 s more; whether the unary came first. Through the C
-    hook or the Python `_compute`."""
-    if request.param == "python":
-        monkeypatch.setattr(tile_cache, "NATIVE", False)
-    gate, seen, handed = threading.Event(), [], []
-    start, execute = simulator.Values.start, simulator.execute
-
-    def gated(self, reads, writes, work):
-        def later():
-            seen.append(gate.wait(2))
-            time.sleep(0.2)
-            work()
-        handed.append(writes)
-        start(self, reads, writes, later)
-
-    def opening(cmd, *args):
-        execute(cmd, *args)
-        if cmd.op == "unary":
-            gate.set()
-
-    monkeypatch.setattr(simulator.Values, "start", gated)
-    monkeypatch.setattr(simulator, "execute", opening)
-    return seen, handed
-
-
-def _product_inputs():
-    return {"a": f16(64, 64), "m": f16(64, 64), "a2": f16(64, 64), "x": f16(256)}
-
-
-def test_a_command_conflicting_with_a_pending_product_waits_for_it(gated_product):
-    """The DMA that reads the product's output and the one that overwrites its input both
-    wait for its values (a pending command is waited for by conflict, not by completion)."""
-    inputs = _product_inputs()
-    program = _product_then_independent_and_dependent()
-    one, report = run(program, inputs, threads=1)
-    two, again = run(program, inputs, threads=2)
-    assert len(gated_product[1]) == 1  # (the product, on a helper)
-    assert _bits(two) == _bits(one)
-    assert again.as_dict() == report.as_dict()
-    np.testing.assert_array_equal(two["a_out"], inputs["a2"])
-    np.testing.assert_allclose(two["c"], inputs["a"].astype(np.float32) @ inputs["m"].astype(np.float32),
-                               rtol=2e-2, atol=2e-1)
-
-
-def test_a_command_that_conflicts_with_no_pending_one_does_not_wait(gated_product):
-    """The unary starts after the product completed (in simulated time) but touches none
-    of its bytes: it is computed while the product's values are still pending (their
-    helper waits for it)."""
-    run(_product_then_independent_and_dependent(), _product_inputs(), threads=2)
-    assert gated_product[0] == [True]

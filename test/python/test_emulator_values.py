@@ -7,8 +7,6 @@ import pytest
 
 from stc_mlir.emulator import prepare, run, simulator, tile, tile_cache
 from stc_mlir.emulator.builder import ProgramBuilder
-from stc_mlir.emulator.memory import Memory
-from stc_mlir.emulator.parallel import Values
 from stc_mlir.target import load
 
 RNG = np.random.default_rng(5)
@@ -76,77 +74,41 @@ def test_the_commands_go_to_python_only_without_the_c_hook(monkeypatch):
     assert report.as_dict() == again.as_dict()
 
 
-class _Recorded(Values):
-    """Values that record the jobs waited for (the jobs are names here)."""
-
-    def __init__(self, pending):
-        super().__init__(1)
-        self.pending = list(pending)
-        self.waited = []
-
-    def _wait(self, job):
-        self.waited.append(job)
-
-
-# pending commands (job, reads, writes): the memory keys equal, not the same objects
-_PENDING = [("writes-what-it-reads", ((("l1", 0), 0, 64),), ((("l1", int("0")), 0, 64),)),
-            ("reads-what-it-writes", ((("l1", 0), 96, 128),), ((("l1", 0), 900, 1000),)),
-            ("writes-other-memory", ((("l1", 0), 0, 64),), ((("l1", 1), 0, 64),)),
-            ("reads-what-it-reads", ((("l1", 0), 0, 32), (("wb", 0), 0, 8)), ((("l2", None), 100, 164),)),
-            ("writes-next-to-it", (), ((("l1", 0), 64, 96), (("l1", 0), 110, 200))),
-            ("writes-what-it-writes", (), ((("l1", 0), 105, 106),))]
-_WAITED = ["writes-what-it-reads", "reads-what-it-writes", "writes-what-it-writes"]
-
-
-def test_values_wait_for_the_pending_commands_that_conflict_and_only_those():
-    """A pending command is waited for if it writes bytes the starting command reads or
-    writes, or reads bytes it writes; not for reads of the same bytes, other memories or
-    adjacent bytes."""
-    values = _Recorded(_PENDING)
-    try:
-        values.conflicting(((("l1", 0), 16, 48),), ((("l1", 0), 100, 110), (("l2", None), 0, 1)))
-    finally:
-        values.pending = []
-        values.close()
-    assert values.waited == _WAITED
-    assert [job for job, _, _ in values.pending] == []
-
-
 @pytest.mark.skipif(not tile_cache.NATIVE, reason="the C module is not built here")
-def test_the_c_hook_waits_for_the_conflicting_commands_as_values_conflicting_does():
-    """Before each command (with helper threads), the hook waits for the pending commands
-    it conflicts with (the byte hulls of its views' places and spans, or of its copy) and
-    drops them from the list, and only those."""
+def test_the_c_hook_waits_for_what_completed_as_values_completed_does():
+    """Before each command (with helper threads), the hook waits for the values of the
+    commands whose slices the timeline got since its last call, and only those."""
+    from stc_mlir.emulator.report import Slice
+
+    class FakeValues:
+        def __init__(self):
+            self.pending = {(0, 1): "job01", (1, 0): "job10", (2, 5): "job25"}
+            self.seen = 1
+            self.waited = []
+
+        def _wait(self, job):
+            self.waited.append(job)
 
     class Task:
         copy = None
 
-        def __init__(self, macs=0, places=(), spans=(), copy=None):
+        def __init__(self, macs=0):
             self.macs = macs
-            self.copy = copy
-            self.views = ({}, {}, {f"in{i}": (*p, "tile") for i, p in enumerate(places)}, tuple(spans))
 
-    values, handed, offloaded = _Recorded(_PENDING), [], []
-    try:
-        hook = tile_cache._values.hook(tile_cache.TileCache(), handed.append, values, offloaded.append, 100)
-        task = Task(places=[(("l1", 0), 16, 48)], spans=[(("l1", 0), 100, 110), (("l2", None), 0, 1)])
-        hook(task)
-        assert values.waited == _WAITED and handed == [task]
-        assert [job for job, _, _ in values.pending] == ["writes-other-memory", "reads-what-it-reads",
-                                                         "writes-next-to-it"]
-        large = Task(100, places=[(("l1", 1), 64, 65)])  # (a product of offload_macs or more: to a helper)
-        hook(large)
-        assert offloaded == [large] and len(handed) == 1 and len(values.waited) == 3
-        # a dense copy (from l1[2] 32.. to wb 0..8): it writes bytes a pending command reads
-        dst, src = Memory("wb", "wb", 64, False, 1, True), Memory("l1", "l1", 64, False, 1, True)
-        hook(Task(copy=(dst, 0, 8, ("wb", 0), src, 32, ("l1", 2))))
-        assert values.waited == [*_WAITED, "reads-what-it-reads"]
-        hook(Task(copy=(dst, 8, 16, ("wb", 0), src, 0, ("l1", 1))))  # reads what one writes
-        assert values.waited == [*_WAITED, "reads-what-it-reads", "writes-other-memory"]
-        assert [job for job, _, _ in values.pending] == ["writes-next-to-it"]
-    finally:
-        values.pending = []
-        values.close()
+    values, timeline, handed, offloaded = FakeValues(), [], [], []
+    hook = tile_cache._values.hook(tile_cache.TileCache(), handed.append, values, timeline, offloaded.append, 100)
+    timeline += [Slice(0, "vector", 1, "x", 0.0, 1.0), Slice(1, "dma", 0, "y", 0.0, 2.0),
+                 Slice(0, "matrix", 2, "z", 0.0, 3.0)]
+    task = Task()
+    hook(task)
+    assert values.waited == ["job10"] and values.seen == 3  # (slice 0 was seen before)
+    assert values.pending == {(0, 1): "job01", (2, 5): "job25"} and handed == [task]
+    timeline.append(Slice(2, "matrix", 5, "w", 1.0, 4.0))
+    hook(task)
+    assert values.waited == ["job10", "job25"] and values.seen == 4 and len(handed) == 2
+    large = Task(100)  # (a product of offload_macs or more: to a helper)
+    hook(large)
+    assert offloaded == [large] and len(handed) == 2
 
 
 def _product_twice_around_a_write():

@@ -915,22 +915,21 @@ THREADS_VARIABLE = "STC_EMULATOR_THREADS"
 
 def numerics_threads(threads: int | None = None) -> int:
     """The threads computing the commands' values in an emulation (`parallel`): `threads`,
-    else $STC_EMULATOR_THREADS, else 1.
+    else $STC_EMULATOR_THREADS, else two (one where the process may use a single CPU).
 
     Each of them calls a single-threaded BLAS: the emulator computes many small matrix
     products, for which BLAS threads waiting for a busy core cost more than they gain
     (ResNet-50 b16 took 133 s instead of 15 s on a loaded 2-core machine with the
     library's default), and a BLAS thread count changes the bits of a product; the
-    threads here compute whole commands, each as it would alone (the same bits). One is
-    the default: a second thread did not pay on ResNet-50, BERT-base or MobileNetV2, not
-    even with a conv's or matmul's whole command computed without the GIL (the next
-    matrix command waits for each one's values, so a helper overlaps only the loop's work
-    between two of them, about what its hand-overs cost; docs/performance.md, eleventh
-    session), and on a machine with no core to spare it loses."""
+    threads here compute whole commands, each as it would alone (the same bits). Two is
+    the default: on a quiet 2-core machine a second thread takes a prepared run of
+    ResNet-50 b16 from 1.61 to 1.18 s, BERT-base b8 from 2.52 to 2.20 s, MobileNetV2 b16
+    from 0.38 to 0.35 s; on a machine with no core to spare it loses ~10%
+    (docs/performance.md, eleventh session, branch emu-threads)."""
     if threads is None:
         text = os.environ.get(THREADS_VARIABLE)
         if text is None:
-            return 1
+            return min(2, _cpus())
         try:
             threads = int(text)
         except ValueError:
@@ -938,6 +937,14 @@ def numerics_threads(threads: int | None = None) -> int:
     if threads < 1:
         raise EmulatorError(f"the emulator needs at least one thread, got {threads}")
     return threads
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on every platform)
+        return os.cpu_count() or 1
 
 
 def run(

@@ -84,12 +84,14 @@ def test_a_tile_rewritten_in_place_is_read_again_fresh():
     np.testing.assert_array_equal(out["y"], kernels.binary("add", e, e).astype(np.float16))
 
 
-def test_numerics_threads_are_one_unless_chosen(monkeypatch):
+def test_numerics_threads_are_two_unless_chosen_or_one_cpu(monkeypatch):
     monkeypatch.delenv(THREADS_VARIABLE, raising=False)
-    monkeypatch.setattr("os.getloadavg", lambda: (0.4, 0.0, 0.0))  # (a core idle or not)
-    assert numerics_threads() == 1 and numerics_threads(3) == 3
-    monkeypatch.setenv(THREADS_VARIABLE, "2")
-    assert numerics_threads() == 2
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert numerics_threads() == 2 and numerics_threads(3) == 3 and numerics_threads(1) == 1
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {5})
+    assert numerics_threads() == 1
+    monkeypatch.setenv(THREADS_VARIABLE, "3")
+    assert numerics_threads() == 3
     monkeypatch.setenv(THREADS_VARIABLE, "many")
     with pytest.raises(EmulatorError, match="STC_EMULATOR_THREADS='many'"):
         numerics_threads()

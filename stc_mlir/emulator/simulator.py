@@ -923,9 +923,9 @@ def numerics_threads(threads: int | None = None) -> int:
     library's default), and a BLAS thread count changes the bits of a product; the
     threads here compute whole commands, each as it would alone (the same bits). Two is
     the default: on a quiet 2-core machine a second thread takes a prepared run of
-    ResNet-50 b16 from 1.61 to 1.18 s, BERT-base b8 from 2.52 to 2.20 s, MobileNetV2 b16
-    from 0.38 to 0.35 s; on a machine with no core to spare it loses ~10%
-    (docs/performance.md, eleventh session, branch emu-threads)."""
+    ResNet-50 b16 from 1.61 to 1.18 s (-18 to -27% in every sitting); BERT-base b8 and
+    MobileNetV2 b16 gain up to 13% or break even; on a machine with no core to spare it
+    loses ~10% (docs/performance.md, eleventh session, branch emu-threads)."""
     if threads is None:
         text = os.environ.get(THREADS_VARIABLE)
         if text is None:

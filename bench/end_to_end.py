@@ -9,7 +9,7 @@ values) next to onnxruntime's on the same batch in the same run (so the ratios m
 something on a noisy machine), emulated cycles against the roofline, DDR bytes against the
 minimum, peak L1 / LLB, MAC utilisation, and the cosine similarity with onnxruntime (worst
 output). The emulator computes values on `--threads` threads, each with single-threaded BLAS
-(default $STC_EMULATOR_THREADS, else 2, 1 on one CPU); the rest of the run is
+(default $STC_EMULATOR_THREADS, else 2 if a core is idle, else 1); the rest of the run is
 single-threaded BLAS (export OPENBLAS_NUM_THREADS to change it), whose kernels the first
 line names (a machine that pins OPENBLAS_CORETYPE runs older ones: unset it, and
 OPENBLAS_L2_SIZE, in the command to measure against a current numpy);
@@ -115,7 +115,7 @@ def main() -> None:
     p.add_argument("--models", default=",".join(CONFIGS))
     p.add_argument("--json", help="also write the rows as JSON")
     p.add_argument("--threads", type=int, help="threads computing the emulator's values (default $STC_EMULATOR_THREADS, "
-                   "else 2, 1 on one CPU)")
+                   "else 2 if a core is idle, else 1)")
     args = p.parse_args()
     rows = []
     header = (f"{'model':12} {'schedule':18} {'batch':>5} {'compile s':>9} {'emulate s':>9} {'timing s':>8} "

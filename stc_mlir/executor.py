@@ -93,7 +93,7 @@ class Executor:
         """Run the program on the inputs set; returns its outputs in order. `trace` writes a
         Chrome trace of the run to that path; `threads` is the number of threads computing
         values, each with single-threaded BLAS, the outputs the same bits (default
-        $STC_EMULATOR_THREADS, else 2 (1 on one CPU): see
+        $STC_EMULATOR_THREADS, else 2 if a core is idle, else 1: see
         `stc_mlir.emulator.simulator.numerics_threads`)."""
         from stc_mlir.emulator import run
 

@@ -915,21 +915,24 @@ THREADS_VARIABLE = "STC_EMULATOR_THREADS"
 
 def numerics_threads(threads: int | None = None) -> int:
     """The threads computing the commands' values in an emulation (`parallel`): `threads`,
-    else $STC_EMULATOR_THREADS, else two (one where the process may use a single CPU).
+    else $STC_EMULATOR_THREADS, else 2 if a core is idle (the load average of the last
+    minute leaves one of this process's CPUs free), else 1.
 
     Each of them calls a single-threaded BLAS: the emulator computes many small matrix
     products, for which BLAS threads waiting for a busy core cost more than they gain
     (ResNet-50 b16 took 133 s instead of 15 s on a loaded 2-core machine with the
     library's default), and a BLAS thread count changes the bits of a product; the
-    threads here compute whole commands, each as it would alone (the same bits). Two is
-    the default: on a quiet 2-core machine a second thread takes a prepared run of
-    ResNet-50 b16 from 1.61 to 1.18 s (-18 to -27% in every sitting); BERT-base b8 and
-    MobileNetV2 b16 gain up to 13% or break even; on a machine with no core to spare it
-    loses ~10% (docs/performance.md, eleventh session, branch emu-threads)."""
+    threads here compute whole commands, each as it would alone (the same bits). On a
+    quiet 2-core machine a second thread takes a prepared run of ResNet-50 b16 from 1.61
+    to 1.18 s (-18 to -27% in every sitting); BERT-base b8 and MobileNetV2 b16 gain up to
+    13% or break even; on a machine with no core to spare it loses ~10%
+    (docs/performance.md, eleventh session, branch emu-threads): hence the load test."""
     if threads is None:
         text = os.environ.get(THREADS_VARIABLE)
         if text is None:
-            return min(2, _cpus())
+            cpus = _cpus()
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else cpus
+            return 2 if cpus >= 2 and load <= cpus - 1 else 1
         try:
             threads = int(text)
         except ValueError:

@@ -45,7 +45,7 @@ MODULE:FUNCTION (also FILE.py:FUNCTION), called as function(mod, batch=N).
 Exit status: 0, or 1 on an error (a one-line diagnostic) or when --check finds an output
 below the cosine similarity threshold (0.999). Progress goes to stderr, the report to stdout.
 The emulation computes values on --threads threads, each with single-threaded BLAS (the
-same output bits; default $STC_EMULATOR_THREADS, else 2, 1 on one CPU); the rest
+same output bits; default $STC_EMULATOR_THREADS, else 2 if a core is idle, else 1); the rest
 of stc-run runs BLAS single-threaded unless OPENBLAS_NUM_THREADS (OMP_, MKL_) is set.
 """
 
@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="emulate without computing values: the same report (cycles, bytes, hazards), faster")
     p.add_argument("--threads", type=int, metavar="N",
                    help="threads computing the emulation's values, each with single-threaded BLAS "
-                        "(the same bits; default $STC_EMULATOR_THREADS, else 2, 1 on one CPU)")
+                        "(the same bits; default $STC_EMULATOR_THREADS, else 2 if a core is idle, else 1)")
     p.add_argument("--report-json", metavar="FILE",
                    help="write the emulator's report as JSON (with a row per schedule item and per graph op)")
     p.add_argument("--report-csv", metavar="FILE",

@@ -84,10 +84,14 @@ def test_a_tile_rewritten_in_place_is_read_again_fresh():
     np.testing.assert_array_equal(out["y"], kernels.binary("add", e, e).astype(np.float16))
 
 
-def test_numerics_threads_are_two_unless_chosen_or_one_cpu(monkeypatch):
+def test_numerics_threads_are_two_if_a_cpu_is_idle_unless_chosen(monkeypatch):
     monkeypatch.delenv(THREADS_VARIABLE, raising=False)
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr("os.getloadavg", lambda: (2.9, 0.0, 0.0))
     assert numerics_threads() == 2 and numerics_threads(3) == 3 and numerics_threads(1) == 1
+    monkeypatch.setattr("os.getloadavg", lambda: (3.2, 0.0, 0.0))  # (no CPU idle)
+    assert numerics_threads() == 1
+    monkeypatch.setattr("os.getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {5})
     assert numerics_threads() == 1
     monkeypatch.setenv(THREADS_VARIABLE, "3")

@@ -32,7 +32,7 @@ def _program(writes: list[tuple[int, int]], read: tuple[int, int], expects: list
     `read` of every row (after the last write signals, if `wait`), expecting the writes
     numbered `expects`, and a DMA stores it."""
     b = ProgramBuilder("covered")
-    x = b.input("x", (ROWS, WIDTH))
+    b.input("x", (ROWS, WIDTH))
     y = b.output("y", (ROWS, read[1]))
     buf = b.buffer("t", "l1", ROWS * WIDTH * 2, core=0)
     out = tile(b.buffer("o", "l1", ROWS * read[1] * 2, core=0), (ROWS, read[1]))

@@ -743,6 +743,284 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return run_batched("matmul", &ops, act, m, k, p, batch, a_batch, b_batch, 1, 1);
 }
 
+/* ---- a depthwise conv's product straight from its input, numpy's sgemv mirrored ----
+
+   Per channel, a depthwise conv's product is np.matmul(w (1 x k), windows (k x p)), which
+   numpy hands to its sgemv (`slice_product`, m == 1): OpenBLAS's sgemv_n kernel of p rows
+   and k columns, alpha 1, into y = +0 (beta 0). `gemv_rows` does that product with the
+   kernel's float operations in its order, lane by lane (kernel/x86_64/sgemv_n_4.c with
+   sgemv_n_microk_haswell-4.c and, for SkylakeX, sgemv_n_microk_skylakex-8.c, OpenBLAS
+   0.3.2x-0.3.3x), so `depthwise_direct` needs neither the windows array nor a BLAS call per
+   channel. Which rows a kernel computes how:
+   - SkylakeX, k <= 48, k != 4, p <= 16384 (sgemv_kernel_n_128): every row one FMA chain
+     over the k columns from +0, then y + acc.
+   - otherwise (Haswell; SkylakeX's other shapes) the rows of the last p % 4 (the scalar
+     tail, FMA-contracted): the same chain; the others in blocks of 4096 rows, each block's
+     first (NB & 4) + (NB & 8) rows ("head") as two accumulators of the even and of the odd
+     columns of each 8 (or 4) column group, added, then added to y; the rest ("body") one
+     FMA chain per group, added to y; after the groups of 8 and of 4, a pair of columns
+     and a single column: Haswell multiplies, then adds each (SSE), SkylakeX chains them
+     from +0 with FMAs and adds the sum (sgemv_kernel_n_64).
+   Threads would split the rows otherwise: products of k * p >= GEMV_SINGLE (OpenBLAS's
+   single-thread bound with GEMM_MULTITHREAD_THRESHOLD 1, the smallest) are left to the
+   BLAS. `halves` checks both mirrors against np.matmul at import and sets the one that
+   agrees (`set_gemv`); none: the windows and numpy's sgemv as before. */
+
+enum { GEMV_NONE, GEMV_HASWELL, GEMV_SKYLAKEX };
+enum { ROWS_CHAIN, ROWS_HEAD, ROWS_BODY, ROWS_TAIL };
+#define GEMV_MAX_K 49       /* the widest product mirrored (a 7x7 kernel), as checked at import */
+#define GEMV_SINGLE 115200  /* k * p below which OpenBLAS's sgemv runs on one thread */
+#define GEMV_LANES 8        /* what gemv_rows may read and write past a run's end */
+
+static int gemv_kind = GEMV_NONE;
+
+/* whether the mirror `kind` takes a product of k columns and p rows (k == 1 is numpy's loop,
+   not sgemv; the kernels' tails of fewer than 4 rows, with lda < 4, group columns otherwise) */
+static int gemv_takes(int kind, Py_ssize_t k, Py_ssize_t p) {
+    return kind != GEMV_NONE && k >= 2 && k <= GEMV_MAX_K && p >= 4 && k * p < GEMV_SINGLE;
+}
+
+/* How row i of a product of k columns and p rows is computed; *end: where that run ends. */
+static int gemv_row_kind(int kind, Py_ssize_t k, Py_ssize_t p, Py_ssize_t i, Py_ssize_t *end) {
+    Py_ssize_t tail = p & -4;
+    if ((kind == GEMV_SKYLAKEX && k <= 48 && k != 4 && p <= 16384) || i >= tail) {
+        *end = p;
+        return kind == GEMV_HASWELL ? ROWS_TAIL : ROWS_CHAIN;
+    }
+    Py_ssize_t last = tail / 4096 * 4096, nb = tail - last, head = last + (nb & 4) + (nb & 8);
+    if (i >= last && i < head) {
+        *end = head;
+        return ROWS_HEAD;
+    }
+    *end = i < last ? last : tail;
+    return ROWS_BODY;
+}
+
+#if HAVE_F16C_PATH
+#define FMA_AVX2 __attribute__((target("avx2,fma")))
+
+/* a value the compiler cannot see into: a product kept apart from the sum after it (no FMA) */
+FMA_AVX2 static inline __m256 opaque(__m256 v) {
+    __asm__("" : "+x"(v));
+    return v;
+}
+
+/* one group of `width` columns from j of 8 rows at `at`, added to y: head (two
+   accumulators, even and odd columns) or body (one chain) */
+FMA_AVX2 static inline __m256 gemv_group(int head, const float *const *col, const float *x,
+                                         Py_ssize_t j, int width, Py_ssize_t at, __m256 y) {
+    __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+    if (head) {
+        for (int c = 0; c < width; c += 2) {
+            even = _mm256_fmadd_ps(_mm256_loadu_ps(col[j + c] + at), _mm256_broadcast_ss(x + j + c), even);
+            odd = _mm256_fmadd_ps(_mm256_loadu_ps(col[j + c + 1] + at), _mm256_broadcast_ss(x + j + c + 1), odd);
+        }
+        return _mm256_add_ps(_mm256_add_ps(odd, even), y);
+    }
+    for (int c = 0; c < width; c++) {
+        even = _mm256_fmadd_ps(_mm256_loadu_ps(col[j + c] + at), _mm256_broadcast_ss(x + j + c), even);
+    }
+    return _mm256_add_ps(y, even);
+}
+
+/* y[t] for t in [0, len) (and up to GEMV_LANES - 1 more, read and written past the run) =
+   row at + t of the product of columns col[j] (element at + t of each) by x, all rows
+   computed as `rows` (gemv_row_kind) says, the kernel `kind`'s */
+FMA_AVX2 static void gemv_lanes(int kind, int rows, const float *const *col, const float *x,
+                                Py_ssize_t k, Py_ssize_t at, Py_ssize_t len, float *y) {
+    const __m256 zero = _mm256_setzero_ps();
+    for (Py_ssize_t t = 0; t < len; t += GEMV_LANES, at += GEMV_LANES) {
+        __m256 v = zero;
+        if (rows == ROWS_CHAIN) {
+            for (Py_ssize_t j = 0; j < k; j++) {
+                v = _mm256_fmadd_ps(_mm256_loadu_ps(col[j] + at), _mm256_broadcast_ss(x + j), v);
+            }
+            v = _mm256_add_ps(v, zero);
+        } else if (rows == ROWS_TAIL) {
+            for (Py_ssize_t j = 0; j < k; j++) {
+                v = _mm256_add_ps(v, opaque(_mm256_mul_ps(_mm256_loadu_ps(col[j] + at), _mm256_broadcast_ss(x + j))));
+            }
+            v = _mm256_add_ps(v, zero);
+        } else {
+            Py_ssize_t j = 0;
+            for (; j + 8 <= k; j += 8) {
+                v = gemv_group(rows == ROWS_HEAD, col, x, j, 8, at, v);
+            }
+            if (k & 4) {
+                v = gemv_group(rows == ROWS_HEAD, col, x, j, 4, at, v);
+                j += 4;
+            }
+            for (int width = 2; width >= 1; width--) {  /* a pair of columns, then one */
+                if (!(k & width)) {
+                    continue;
+                }
+                if (kind == GEMV_HASWELL) {
+                    for (int c = 0; c < width; c++) {
+                        v = _mm256_add_ps(v, opaque(_mm256_mul_ps(_mm256_loadu_ps(col[j + c] + at),
+                                                                  _mm256_broadcast_ss(x + j + c))));
+                    }
+                } else {
+                    __m256 acc = zero;
+                    for (int c = 0; c < width; c++) {
+                        acc = _mm256_fmadd_ps(_mm256_loadu_ps(col[j + c] + at), _mm256_broadcast_ss(x + j + c), acc);
+                    }
+                    v = _mm256_add_ps(v, acc);
+                }
+                j += width;
+            }
+        }
+        _mm256_storeu_ps(y + t, v);
+    }
+}
+
+/* y[t] = row i + t of a product of k columns and p rows (col[j][t]: its column j's), t in
+   [0, len), by the kernel `kind`, the rows' runs as gemv_row_kind says; reads and writes
+   as gemv_lanes */
+FMA_AVX2 static void gemv_rows(int kind, const float *const *col, const float *x, Py_ssize_t k,
+                               Py_ssize_t p, Py_ssize_t i, Py_ssize_t len, float *y) {
+    for (Py_ssize_t t = 0; t < len;) {
+        Py_ssize_t end;
+        int rows = gemv_row_kind(kind, k, p, i + t, &end);
+        Py_ssize_t run = end - i - t < len - t ? end - i - t : len - t;
+        gemv_lanes(kind, rows, col, x, k, t, run, y + t);
+        t += run;
+    }
+}
+
+/* The zero-padded plane of one (image, channel) of x (h x w fp32), split by column phase for
+   a stride sw: plane[(phase * hp + r) * u + v] = x[r - pt][phase + v * sw - pl], +0.0 outside
+   x (the windows' zeros), r < hp, v < u. */
+static void padded_phases(const float *x, float *plane, Py_ssize_t h, Py_ssize_t w, Py_ssize_t hp,
+                          Py_ssize_t u, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl) {
+    for (Py_ssize_t phase = 0; phase < sw; phase++) {
+        Py_ssize_t first = phase - pl, qlo, qhi;
+        window_span(first, sw, w, u, &qlo, &qhi);
+        for (Py_ssize_t r = 0; r < hp; r++) {
+            window_row(plane + (phase * hp + r) * u, x, r - pt, h, w, first, sw, qlo, qhi, u);
+        }
+    }
+}
+
+/* A depthwise conv's product from fp32 x (n, c, h, w) and weights (c, kh * kw), channel by
+   channel: each image's plane padded (`padded_phases`, into `plane`: sw * hp * u +
+   GEMV_LANES floats), each output row's columns (its windows' rows, views of the plane) by
+   gemv_rows into acc (n * ho * wo + GEMV_LANES floats), then the channel's epilogue
+   (epilogue_halves: bias, residual, act, store into out); 0 on a NaN (out partly written). */
+FMA_AVX2 static int depthwise_direct(const float *x, const float *weights, const float *bias,
+                                     const layout *res, int act, const layout *out, Py_ssize_t n,
+                                     Py_ssize_t c, Py_ssize_t h, Py_ssize_t w, Py_ssize_t kh,
+                                     Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh,
+                                     Py_ssize_t dw, Py_ssize_t ho, Py_ssize_t wo, Py_ssize_t pt,
+                                     Py_ssize_t pl, Py_ssize_t hp, Py_ssize_t u, float *plane, float *acc) {
+    Py_ssize_t k = kh * kw, plane_n = ho * wo, p = n * plane_n, tap[GEMV_MAX_K];
+    const float *col[GEMV_MAX_K];
+    for (Py_ssize_t j = 0; j < k; j++) {  /* where tap j of output row 0 starts in the plane */
+        Py_ssize_t across = j % kw * dw;  /* (its column in the padded plane) */
+        tap[j] = (across % sw * hp + j / kw * dh) * u + across / sw;
+    }
+    for (Py_ssize_t ch = 0; ch < c; ch++) {
+        for (Py_ssize_t ni = 0; ni < n; ni++) {
+            padded_phases(x + (ni * c + ch) * h * w, plane, h, w, hp, u, sw, pt, pl);
+            for (Py_ssize_t r = 0; r < ho; r++) {
+                for (Py_ssize_t j = 0; j < k; j++) {
+                    col[j] = plane + tap[j] + r * sh * u;
+                }
+                Py_ssize_t i = ni * plane_n + r * wo;
+                gemv_rows(gemv_kind, col, weights + ch * k, k, p, i, wo, acc + i);
+            }
+        }
+        for (Py_ssize_t ni = 0; ni < n; ni++) {
+            if (!epilogue_halves(acc + ni * plane_n, bias ? bias + ch : NULL, 1, plane_n, res, act, out,
+                                 plane_n, 0, (ni * c + ch) * plane_n)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static int cpu_has_fma(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+static int cpu_has_fma(void) { return 0; }
+#endif
+
+/* set_gemv(kind): which mirror of OpenBLAS's sgemv_n the depthwise convs use (1 Haswell,
+   2 SkylakeX; 0 none: numpy's sgemv on the windows); False (none set) for a kind this CPU
+   cannot run. */
+static PyObject *set_gemv(PyObject *self, PyObject *args) {
+    (void)self;
+    int kind;
+    if (!PyArg_ParseTuple(args, "i", &kind)) {
+        return NULL;
+    }
+    if (kind < GEMV_NONE || kind > GEMV_SKYLAKEX) {
+        PyErr_Format(PyExc_ValueError, "set_gemv: kind %d (0-2)", kind);
+        return NULL;
+    }
+    gemv_kind = kind == GEMV_NONE || cpu_has_fma() ? kind : GEMV_NONE;
+    return PyBool_FromLong(gemv_kind == kind);
+}
+
+/* gemv(kind, a, x, y): y (p) = x (k) @ a (k, p), all fp32 C-contiguous, by the mirror `kind`
+   of OpenBLAS's sgemv_n (numpy's np.matmul of those, if it is that kernel): for the check at
+   import; a product the mirror does not take (gemv_takes) is a ValueError. */
+static PyObject *gemv(PyObject *self, PyObject *args) {
+    (void)self;
+    int kind;
+    PyObject *objs[3];
+    if (!PyArg_ParseTuple(args, "iOOO", &kind, objs, objs + 1, objs + 2)) {
+        return NULL;
+    }
+    if (kind < GEMV_HASWELL || kind > GEMV_SKYLAKEX || !cpu_has_fma()) {
+        PyErr_Format(PyExc_ValueError, "gemv: kind %d (1-2; needs AVX2 and FMA)", kind);
+        return NULL;
+    }
+    Py_buffer v[3];
+    for (int i = 0; i < 3; i++) {
+        if (PyObject_GetBuffer(objs[i], &v[i], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 2 ? PyBUF_WRITABLE : 0)) < 0) {
+            while (i--) {
+                PyBuffer_Release(&v[i]);
+            }
+            return NULL;
+        }
+    }
+    Py_ssize_t k = v[1].len / 4, p = v[2].len / 4;
+    int ok = format_is(&v[0], 'f') && format_is(&v[1], 'f') && format_is(&v[2], 'f') && v[0].len == k * p * 4
+             && gemv_takes(kind, k, p);
+    float *buf = ok ? PyMem_RawMalloc((size_t)(k * p + p + 2 * GEMV_LANES) * sizeof(float)) : NULL;
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "gemv: fp32 buffers of %zd, %zd and %zd bytes: not a product "
+                     "the mirror takes", v[0].len, v[1].len, v[2].len);
+    } else if (buf == NULL) {
+        PyErr_NoMemory();
+        ok = 0;
+    }
+#if HAVE_F16C_PATH
+    if (ok) {
+        const float *col[GEMV_MAX_K];
+        float *y = buf + k * p + GEMV_LANES;
+        memcpy(buf, v[0].buf, (size_t)(k * p) * sizeof(float));
+        memset(buf + k * p, 0, GEMV_LANES * sizeof(float));
+        for (Py_ssize_t j = 0; j < k; j++) {
+            col[j] = buf + j * p;
+        }
+        gemv_rows(kind, col, (const float *)v[1].buf, k, p, 0, p, y);
+        memcpy(v[2].buf, y, (size_t)p * sizeof(float));
+    }
+#endif
+    PyMem_RawFree(buf);
+    for (int i = 0; i < 3; i++) {
+        PyBuffer_Release(&v[i]);
+    }
+    if (!ok) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl)
    -> bool: a depthwise conv of fp32 x (n, c, h, w) with w (c, 1, kh, kw): its windows
    (c, kh * kw, n * ho * wo) (conv_windows), the product np.matmul(w (c, 1, kh * kw),
@@ -768,6 +1046,26 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
     }
     int done = 0;
 #if HAVE_F16C_PATH
+    const float *bias = ops.held[3] ? (const float *)ops.view[3].buf : NULL;
+    const layout *res = ops.held[4] ? &ops.res : NULL;
+    if (gemv_takes(gemv_kind, k, p)) {  /* (the usual case) straight from x, numpy's sgemv mirrored */
+        Py_ssize_t hp = (ho - 1) * sh + (kh - 1) * dh + 1, u = ((wo - 1) * sw + (kw - 1) * dw + sw) / sw;
+        float *plane = PyMem_RawMalloc((size_t)(sw * hp * u + p + 2 * GEMV_LANES) * sizeof(float));
+        if (plane == NULL) {
+            release(&ops);
+            return PyErr_NoMemory();
+        }
+        Py_BEGIN_ALLOW_THREADS
+        float *acc = plane + sw * hp * u + GEMV_LANES;
+        memset(plane + sw * hp * u, 0, GEMV_LANES * sizeof(float));
+        done = depthwise_direct((const float *)ops.view[0].buf, (const float *)ops.view[1].buf, bias,
+                                res, act, &ops.out, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl,
+                                hp, u, plane, acc);
+        Py_END_ALLOW_THREADS
+        PyMem_RawFree(plane);
+        release(&ops);
+        return PyBool_FromLong(done);
+    }
     float *win = p == 1 ? NULL : PyMem_RawMalloc((size_t)(c * k * p + out_n) * sizeof(float));
     if (win != NULL) {
         Py_BEGIN_ALLOW_THREADS
@@ -777,8 +1075,7 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
         for (Py_ssize_t ch = 0; ch < c; ch++) {
             slice_product(weights + ch * k, win + ch * k * p, acc + ch * p, 1, k, p);
         }
-        done = epilogue_halves(acc, ops.held[3] ? (const float *)ops.view[3].buf : NULL, c, ho * wo,
-                               ops.held[4] ? &ops.res : NULL, act, &ops.out, out_n, n, 0);
+        done = epilogue_halves(acc, bias, c, ho * wo, res, act, &ops.out, out_n, n, 0);
         Py_END_ALLOW_THREADS
         PyMem_RawFree(win);
     } else if (p != 1) {
@@ -961,6 +1258,12 @@ static PyMethodDef methods[] = {
     {"depthwise", (PyCFunction)(void (*)(void))depthwise, METH_FASTCALL,
      "depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl) "
      "-> bool: a depthwise conv command's windows, product, epilogue and store in one call."},
+    {"set_gemv", set_gemv, METH_VARARGS,
+     "set_gemv(kind) -> bool: the mirror of OpenBLAS's sgemv_n the depthwise convs use instead of "
+     "the windows and numpy's sgemv (1 Haswell, 2 SkylakeX, 0 none); False: not on this CPU."},
+    {"gemv", gemv, METH_VARARGS,
+     "gemv(kind, a, x, y): y = x @ a (fp32 (k,), (k, p), (p,)) by the sgemv_n mirror `kind` (the check "
+     "at import)."},
     {"matmul", (PyCFunction)(void (*)(void))matmul, METH_FASTCALL,
      "matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p) -> bool: a matmul "
      "command's product, epilogue and fp16 store in one call."},

@@ -214,6 +214,41 @@ PRODUCTS = _products()
 """Whether `conv`, `depthwise` and `matmul` compute in C (numpy's BLAS found and agreeing)."""
 
 
+def _depthwise_gemv() -> int:
+    """Which mirror of OpenBLAS's sgemv_n kernels in `_f16.c` (1 Haswell, 2 SkylakeX) gives
+    np.matmul's bits (NaN where it has NaN) for x (k) @ a (k, p), the product `depthwise`
+    makes per channel, at every size it takes (k 2..49 and p of every kind of row: heads,
+    bodies, tails, blocks of 4096, the SkylakeX bound), of normal, fp16, signed-zero,
+    subnormal, huge, infinite and NaN values; that one is set in `_f16` and `depthwise`
+    computes from x without windows. 0 (none: the windows and numpy's sgemv) otherwise."""
+    if not PRODUCTS or not hasattr(_f16, "set_gemv"):
+        return 0
+    rng = np.random.default_rng(0)
+    pool = rng.standard_normal(1 << 17, np.float32)
+    a, x = pool[:9 * 45].reshape(9, 45), pool[-9:]  # (which kernel: normal values tell)
+    y, want = np.empty(45, np.float32), np.matmul(x, a).view(np.uint32)
+    kinds = [kind for kind in (1, 2) if _f16.gemv(kind, a, x, y) is None and np.array_equal(y.view(np.uint32), want)]
+    pool[::3] = pool[::3].astype(np.float16)
+    for step, value in ((11, -0.0), (13, 0.0), (89, 3e38), (97, np.inf), (101, -np.inf), (103, np.nan), (107, 1e-41)):
+        pool[5::step] = value
+    sizes = [(k, p) for k in range(2, 50) for p in (*range(4, 36), 61, 130, 4103, 8201, 16387) if k * p < 115200]
+    with np.errstate(all="ignore"):
+        for i, (k, p) in enumerate(sizes):
+            if not kinds:
+                break
+            a, x = pool[i * 61 % 4096:][:k * p].reshape(k, p), pool[-k - i % 3 * 400:][:k]
+            want, y = np.matmul(x, a), np.empty(p, np.float32)
+            _f16.gemv(kinds[0], a, x, y)
+            nan = np.isnan(want)
+            if not (np.array_equal(nan, np.isnan(y)) and np.array_equal(y.view(np.uint32)[~nan], want.view(np.uint32)[~nan])):
+                kinds = []
+    return kinds[0] if kinds and _f16.set_gemv(kinds[0]) else 0
+
+
+DEPTHWISE_GEMV = _depthwise_gemv()
+"""The sgemv_n mirror `depthwise` runs (`_depthwise_gemv`), 0 for none."""
+
+
 def _epilogue_operands(out: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None,
                        activation: str, shape: tuple) -> bool:
     """Whether `out`, `bias` and `residual` (of `shape`, fp32 or fp16) are what the C

@@ -1123,9 +1123,53 @@ static PyObject *convert(PyObject *args, Py_ssize_t in_size, Py_ssize_t out_size
     Py_RETURN_NONE;
 }
 
+/* to_f32(src, dst) -> bool: convert's, src fp16 and C-contiguous or a view of it whose
+   elements are in runs at two strides at most (`strided_layout`), converted where they are
+   (no contiguous copy first); False (nothing done) for another view. */
 static PyObject *to_f32(PyObject *self, PyObject *args) {
     (void)self;
-    return convert(args, 2, 4);
+    PyObject *src_obj, *dst_obj;
+    Py_buffer src, dst;
+    layout l;
+    if (!PyArg_ParseTuple(args, "OO", &src_obj, &dst_obj)) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(src_obj, &src, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
+        return NULL;
+    }
+    if (PyBuffer_IsContiguous(&src, 'C')) {
+        PyBuffer_Release(&src);
+        PyObject *done = convert(args, 2, 4);
+        Py_XDECREF(done);
+        return done == NULL ? NULL : Py_NewRef(Py_True);
+    }
+    int runs = cpu_has_f16c() && format_is(&src, 'e') && src.itemsize == 2 && (uintptr_t)src.buf % 2 == 0
+               && strided_layout(&src, &l);
+    if (!runs) {
+        PyBuffer_Release(&src);
+        Py_RETURN_FALSE;
+    }
+    if (PyObject_GetBuffer(dst_obj, &dst, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&src);
+        return NULL;
+    }
+    Py_ssize_t n = src.len / 2;
+    if (dst.len != n * 4) {
+        PyErr_Format(PyExc_ValueError, "to_f32: %zd halves into %zd bytes", n, dst.len);
+        runs = 0;
+    }
+#if HAVE_F16C_PATH
+    if (runs) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t e = 0; e < n; e += l.inner) {
+            halves_to_floats((const uint16_t *)layout_at(&l, e), (float *)dst.buf + e, l.inner);
+        }
+        Py_END_ALLOW_THREADS
+    }
+#endif
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    return runs ? Py_NewRef(Py_True) : NULL;
 }
 
 static PyObject *to_f16(PyObject *self, PyObject *args) {
@@ -1268,7 +1312,8 @@ static PyMethodDef methods[] = {
      "matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p) -> bool: a matmul "
      "command's product, epilogue and fp16 store in one call."},
     {"to_f32", to_f32, METH_VARARGS,
-     "to_f32(src, dst): the fp16 elements of contiguous buffer src as fp32 into dst."},
+     "to_f32(src, dst) -> bool: the fp16 elements of src (C-contiguous, or a view in runs of rows or "
+     "planes) as fp32 into contiguous dst; False (nothing done) for another view."},
     {"to_f16", to_f16, METH_VARARGS,
      "to_f16(src, dst): the fp32 elements of contiguous buffer src as fp16 into dst "
      "(round to nearest even)."},
@@ -1287,7 +1332,7 @@ static struct PyModuleDef module = {
 /* Bumped whenever a function's arguments or meaning change: halves.py uses a build whose
    INTERFACE is its own and falls back to numpy for any other (an older build in a source
    tree would otherwise read fp16 columns as fp32). */
-#define F16_INTERFACE 4
+#define F16_INTERFACE 5
 
 PyMODINIT_FUNC PyInit__f16(void) {
     PyObject *m = PyModule_Create(&module);

@@ -41,7 +41,7 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _f16 = None
 
-INTERFACE = 4
+INTERFACE = 5
 """The `_f16.c` interface this file calls (its `F16_INTERFACE`)."""
 NATIVE = bool(_f16 is not None and _f16.available and os.environ.get("STC_F16_NATIVE", "1") != "0"
               and getattr(_f16, "INTERFACE", None) == INTERFACE)
@@ -58,7 +58,8 @@ def to_f32(x: np.ndarray) -> np.ndarray:
     if not NATIVE or x.size < SMALL:
         return np.asarray(x, np.float32)
     out = np.empty(x.shape, np.float32)
-    _f16.to_f32(np.ascontiguousarray(x), out)
+    if not _f16.to_f32(x, out):  # (a view of whole rows or planes is read where it is)
+        _f16.to_f32(np.ascontiguousarray(x), out)
     return out
 
 

@@ -761,7 +761,9 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
      FMA chain per group, added to y; after the groups of 8 and of 4, a pair of columns
      and a single column: Haswell multiplies, then adds each (SSE), SkylakeX chains them
      from +0 with FMAs and adds the sum (sgemv_kernel_n_64).
-   Threads would split the rows otherwise: products of k * p >= GEMV_SINGLE (OpenBLAS's
+   The kernels' last step, y (+0) + alpha (1) * sum, is left out: a sum that starts at +0 is
+   never -0 (round to nearest), so adding +0 changes no bit. Threads would split the rows
+   otherwise: products of k * p >= GEMV_SINGLE (OpenBLAS's
    single-thread bound with GEMM_MULTITHREAD_THRESHOLD 1, the smallest) are left to the
    BLAS. `halves` checks both mirrors against np.matmul at import and sets the one that
    agrees (`set_gemv`); none: the windows and numpy's sgemv as before. */
@@ -835,12 +837,10 @@ FMA_AVX2 static void gemv_lanes(int kind, int rows, const float *const *col, con
             for (Py_ssize_t j = 0; j < k; j++) {
                 v = _mm256_fmadd_ps(_mm256_loadu_ps(col[j] + at), _mm256_broadcast_ss(x + j), v);
             }
-            v = _mm256_add_ps(v, zero);
         } else if (rows == ROWS_TAIL) {
             for (Py_ssize_t j = 0; j < k; j++) {
                 v = _mm256_add_ps(v, opaque(_mm256_mul_ps(_mm256_loadu_ps(col[j] + at), _mm256_broadcast_ss(x + j))));
             }
-            v = _mm256_add_ps(v, zero);
         } else {
             Py_ssize_t j = 0;
             for (; j + 8 <= k; j += 8) {
@@ -1124,8 +1124,8 @@ static PyObject *convert(PyObject *args, Py_ssize_t in_size, Py_ssize_t out_size
 }
 
 /* to_f32(src, dst) -> bool: convert's, src fp16 and C-contiguous or a view of it whose
-   elements are in runs at two strides at most (`strided_layout`), converted where they are
-   (no contiguous copy first); False (nothing done) for another view. */
+   elements are in runs of 8 or more at two strides at most (`strided_layout`), converted
+   where they are (no contiguous copy first); False (nothing done) for another view. */
 static PyObject *to_f32(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *src_obj, *dst_obj;
@@ -1144,7 +1144,7 @@ static PyObject *to_f32(PyObject *self, PyObject *args) {
         return done == NULL ? NULL : Py_NewRef(Py_True);
     }
     int runs = cpu_has_f16c() && format_is(&src, 'e') && src.itemsize == 2 && (uintptr_t)src.buf % 2 == 0
-               && strided_layout(&src, &l);
+               && strided_layout(&src, &l) && l.inner >= 8;
     if (!runs) {
         PyBuffer_Release(&src);
         Py_RETURN_FALSE;
@@ -1313,7 +1313,7 @@ static PyMethodDef methods[] = {
      "command's product, epilogue and fp16 store in one call."},
     {"to_f32", to_f32, METH_VARARGS,
      "to_f32(src, dst) -> bool: the fp16 elements of src (C-contiguous, or a view in runs of rows or "
-     "planes) as fp32 into contiguous dst; False (nothing done) for another view."},
+     "planes, 8 elements or more) as fp32 into contiguous dst; False (nothing done) for another view."},
     {"to_f16", to_f16, METH_VARARGS,
      "to_f16(src, dst): the fp32 elements of contiguous buffer src as fp16 into dst "
      "(round to nearest even)."},

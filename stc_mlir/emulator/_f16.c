@@ -889,9 +889,31 @@ FMA_AVX2 static void gemv_rows(int kind, const float *const *col, const float *x
 
 /* The zero-padded plane of one (image, channel) of x (h x w fp32), split by column phase for
    a stride sw: plane[(phase * hp + r) * u + v] = x[r - pt][phase + v * sw - pl], +0.0 outside
-   x (the windows' zeros), r < hp, v < u. */
-static void padded_phases(const float *x, float *plane, Py_ssize_t h, Py_ssize_t w, Py_ssize_t hp,
-                          Py_ssize_t u, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl) {
+   x (the windows' zeros), r < hp, v < u. A stride of 2 pads each row once into `row` (2 * u
+   floats) and splits it into its even and odd columns 8 at a time. */
+FMA_AVX2 static void padded_phases(const float *x, float *plane, float *row, Py_ssize_t h, Py_ssize_t w,
+                                   Py_ssize_t hp, Py_ssize_t u, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl) {
+    if (sw == 2) {
+        Py_ssize_t qlo, qhi;
+        window_span(-pl, 1, w, 2 * u, &qlo, &qhi);
+        for (Py_ssize_t r = 0; r < hp; r++) {
+            float *even = plane + r * u, *odd = plane + (hp + r) * u;
+            window_row(row, x, r - pt, h, w, -pl, 1, qlo, qhi, 2 * u);
+            Py_ssize_t v = 0;
+            for (; v + 8 <= u; v += 8) {
+                __m256 a = _mm256_loadu_ps(row + 2 * v), b = _mm256_loadu_ps(row + 2 * v + 8);
+                __m256d e = _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+                __m256d o = _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+                _mm256_storeu_ps(even + v, _mm256_castpd_ps(_mm256_permute4x64_pd(e, _MM_SHUFFLE(3, 1, 2, 0))));
+                _mm256_storeu_ps(odd + v, _mm256_castpd_ps(_mm256_permute4x64_pd(o, _MM_SHUFFLE(3, 1, 2, 0))));
+            }
+            for (; v < u; v++) {
+                even[v] = row[2 * v];
+                odd[v] = row[2 * v + 1];
+            }
+        }
+        return;
+    }
     for (Py_ssize_t phase = 0; phase < sw; phase++) {
         Py_ssize_t first = phase - pl, qlo, qhi;
         window_span(first, sw, w, u, &qlo, &qhi);
@@ -902,8 +924,8 @@ static void padded_phases(const float *x, float *plane, Py_ssize_t h, Py_ssize_t
 }
 
 /* A depthwise conv's product from fp32 x (n, c, h, w) and weights (c, kh * kw), channel by
-   channel: each image's plane padded (`padded_phases`, into `plane`: sw * hp * u +
-   GEMV_LANES floats), each output row's columns (its windows' rows, views of the plane) by
+   channel: each image's plane padded (`padded_phases`, into `plane`: sw * hp * u + u +
+   GEMV_LANES floats, then 2 * u for a row), each output row's columns (its windows' rows, views of the plane) by
    gemv_rows into acc (n * ho * wo + GEMV_LANES floats), then the channel's epilogue
    (epilogue_halves: bias, residual, act, store into out); 0 on a NaN (out partly written). */
 FMA_AVX2 static int depthwise_direct(const float *x, const float *weights, const float *bias,
@@ -920,7 +942,8 @@ FMA_AVX2 static int depthwise_direct(const float *x, const float *weights, const
     }
     for (Py_ssize_t ch = 0; ch < c; ch++) {
         for (Py_ssize_t ni = 0; ni < n; ni++) {
-            padded_phases(x + (ni * c + ch) * h * w, plane, h, w, hp, u, sw, pt, pl);
+            padded_phases(x + (ni * c + ch) * h * w, plane, plane + sw * hp * u + u + GEMV_LANES, h, w, hp, u, sw,
+                          pt, pl);
             for (Py_ssize_t r = 0; r < ho; r++) {
                 for (Py_ssize_t j = 0; j < k; j++) {
                     col[j] = plane + tap[j] + r * sh * u;
@@ -1050,14 +1073,15 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
     const layout *res = ops.held[4] ? &ops.res : NULL;
     if (gemv_takes(gemv_kind, k, p)) {  /* (the usual case) straight from x, numpy's sgemv mirrored */
         Py_ssize_t hp = (ho - 1) * sh + (kh - 1) * dh + 1, u = ((wo - 1) * sw + (kw - 1) * dw + sw) / sw;
-        float *plane = PyMem_RawMalloc((size_t)(sw * hp * u + p + 2 * GEMV_LANES) * sizeof(float));
+        Py_ssize_t planes = sw * hp * u + u + GEMV_LANES + 2 * u;  /* (the planes, what is read past them, a row) */
+        float *plane = PyMem_RawMalloc((size_t)(planes + p + GEMV_LANES) * sizeof(float));
         if (plane == NULL) {
             release(&ops);
             return PyErr_NoMemory();
         }
         Py_BEGIN_ALLOW_THREADS
-        float *acc = plane + sw * hp * u + GEMV_LANES;
-        memset(plane + sw * hp * u, 0, GEMV_LANES * sizeof(float));
+        float *acc = plane + planes;
+        memset(plane + sw * hp * u, 0, (size_t)(u + GEMV_LANES) * sizeof(float));
         done = depthwise_direct((const float *)ops.view[0].buf, (const float *)ops.view[1].buf, bias,
                                 res, act, &ops.out, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl,
                                 hp, u, plane, acc);

@@ -177,10 +177,14 @@ def test_to_f32_of_strided_views():
     numpy's bits either way (NaN payloads included)."""
     rng = np.random.default_rng(4)
     big = rng.standard_normal((2, 6, 40, 64)).astype(np.float16)
-    big.view(np.uint16)[:, 1, 5, :6] = [0x7c01, 0xfe00, 0x7c00, 0xfc00, 0x8000, 0x0001]
-    views = [big, big[:, 1:4], big[:, :, 3:30], big[1:, 1:, 5:9], big[:, :, :, 2:50], big[:, ::2], big[..., ::2]]
+    specials = [0x7c01, 0xfe00, 0x7c00, 0xfc00, 0x8000, 0x0001]
+    big.view(np.uint16)[:, 1, 5, :6] = specials  # (in whole blocks of 8)
+    big.view(np.uint16)[:, 2, 7, 9:15] = specials  # (NaNs in the last 3 elements of runs of 11)
+    views = [big, big[:, 1:4], big[:, :, 3:30], big[1:, 1:, 5:9], big[:, :, :, 2:50], big[..., 1:12], big[:, ::2],
+             big[..., ::2]]
     for view in views:
         assert np.array_equal(halves.to_f32(view).view(np.uint32), view.astype(np.float32).view(np.uint32))
     out = np.empty(big[..., ::2].shape, np.float32)
     assert not halves._f16.to_f32(big[..., ::2], out)  # (not in runs: the caller copies it first)
     assert halves._f16.to_f32(big[:, 1:4], np.empty((2, 3, 40, 64), np.float32))
+    assert halves._f16.to_f32(big[..., 1:12], np.empty((2, 6, 40, 11), np.float32))

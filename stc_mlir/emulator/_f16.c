@@ -848,7 +848,20 @@ FMA_AVX2 static inline __m256 gemv_group(int head, const float *const *col, cons
 FMA_AVX2 static void gemv_lanes(int kind, int rows, const float *const *col, const float *x,
                                 Py_ssize_t k, Py_ssize_t at, Py_ssize_t len, float *y) {
     const __m256 zero = _mm256_setzero_ps();
-    for (Py_ssize_t t = 0; t < len; t += GEMV_LANES, at += GEMV_LANES) {
+    Py_ssize_t t = 0;
+    if (rows == ROWS_CHAIN) {  /* (two chains at a time: their latencies overlap) */
+        for (; t + GEMV_LANES < len; t += 2 * GEMV_LANES, at += 2 * GEMV_LANES) {
+            __m256 v0 = zero, v1 = zero;
+            for (Py_ssize_t j = 0; j < k; j++) {
+                const __m256 xj = _mm256_broadcast_ss(x + j);
+                v0 = _mm256_fmadd_ps(_mm256_loadu_ps(col[j] + at), xj, v0);
+                v1 = _mm256_fmadd_ps(_mm256_loadu_ps(col[j] + at + GEMV_LANES), xj, v1);
+            }
+            _mm256_storeu_ps(y + t, v0);
+            _mm256_storeu_ps(y + t + GEMV_LANES, v1);
+        }
+    }
+    for (; t < len; t += GEMV_LANES, at += GEMV_LANES) {
         __m256 v = zero;
         if (rows == ROWS_CHAIN) {
             for (Py_ssize_t j = 0; j < k; j++) {

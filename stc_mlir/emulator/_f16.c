@@ -770,20 +770,21 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
    0.3.2x-0.3.3x), so `depthwise_direct` needs neither the windows array nor a BLAS call per
    channel. Which rows a kernel computes how:
    - SkylakeX, k <= 48, k != 4, p <= 16384 (sgemv_kernel_n_128): every row one FMA chain
-     over the k columns from +0, then y + acc.
-   - otherwise (Haswell; SkylakeX's other shapes) the rows of the last p % 4 (the scalar
-     tail, FMA-contracted): the same chain; the others in blocks of 4096 rows, each block's
-     first (NB & 4) + (NB & 8) rows ("head") as two accumulators of the even and of the odd
-     columns of each 8 (or 4) column group, added, then added to y; the rest ("body") one
-     FMA chain per group, added to y; after the groups of 8 and of 4, a pair of columns
-     and a single column: Haswell multiplies, then adds each (SSE), SkylakeX chains them
-     from +0 with FMAs and adds the sum (sgemv_kernel_n_64).
+     over the k columns from +0, then y + sum.
+   - otherwise (Haswell; SkylakeX's other sizes) the last p % 4 rows (the C tail) one chain
+     over the k columns from +0: FMAs in SkylakeX's build, each product then its sum (not
+     contracted) in Haswell's; the other rows in blocks of 4096, each block's first
+     (NB & 4) + (NB & 8) rows ("head") as two FMA chains, of the even and of the odd columns
+     of each group of 8 (then 4) columns, added, then added to y; the rest ("body") one FMA
+     chain per group, added to y; after the groups of 8 and of 4, a pair of columns and a
+     single column: Haswell multiplies, then adds each (SSE), SkylakeX chains them from +0
+     with FMAs and adds the sum (sgemv_kernel_n_64).
    The kernels' last step, y (+0) + alpha (1) * sum, is left out: a sum that starts at +0 is
    never -0 (round to nearest), so adding +0 changes no bit. Threads would split the rows
-   otherwise: products of k * p >= GEMV_SINGLE (OpenBLAS's
-   single-thread bound with GEMM_MULTITHREAD_THRESHOLD 1, the smallest) are left to the
-   BLAS. `halves` checks both mirrors against np.matmul at import and sets the one that
-   agrees (`set_gemv`); none: the windows and numpy's sgemv as before. */
+   otherwise: products of k * p >= GEMV_SINGLE (OpenBLAS's single-thread bound with the
+   smallest GEMM_MULTITHREAD_THRESHOLD, 1) are left to the BLAS. `halves` checks both
+   mirrors against np.matmul at import and sets the one that agrees (`set_gemv`); none:
+   the windows and numpy's sgemv as before. */
 
 enum { GEMV_NONE, GEMV_HASWELL, GEMV_SKYLAKEX };
 enum { ROWS_CHAIN, ROWS_HEAD, ROWS_BODY, ROWS_TAIL };

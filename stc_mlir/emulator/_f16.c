@@ -507,7 +507,7 @@ static PyObject *set_blas(PyObject *self, PyObject *args) {
 typedef struct {
     Py_buffer view[5];  /* a, b, out, bias, residual */
     int held[5];
-    layout out, res;
+    layout a, out, res;  /* (a: depthwise's x, fp32 or fp16, in runs) */
 } operands;
 
 static void release(operands *ops) {
@@ -572,14 +572,16 @@ static int overlap(const layout *x, Py_ssize_t xn, const layout *y, Py_ssize_t y
 
 /* Takes a, b (fp32), out (fp16 or fp32, writable), bias (None or fp32), residual (None, fp32 or
    fp16): 1, or 0 (nothing held, no error) when one is not such a buffer, or out overlaps a,
-   b or (laid out otherwise) the residual (numpy's path then works on copies). */
-static int take(PyObject *const *objs, operands *ops) {
+   b or (laid out otherwise) the residual (numpy's path then works on copies). `a_runs`: a
+   may be fp16 too, and laid out in runs as out may (ops->a). */
+static int take(PyObject *const *objs, operands *ops, int a_runs) {
     memset(ops, 0, sizeof(*ops));
     for (int i = 0; i < 5; i++) {
         if (objs[i] == Py_None && i >= 3) {
             continue;
         }
-        int flags = PyBUF_FORMAT | (i == 2 || i == 4 ? PyBUF_STRIDES : PyBUF_C_CONTIGUOUS) | (i == 2 ? PyBUF_WRITABLE : 0);
+        int runs = i == 2 || i == 4 || (i == 0 && a_runs);
+        int flags = PyBUF_FORMAT | (runs ? PyBUF_STRIDES : PyBUF_C_CONTIGUOUS) | (i == 2 ? PyBUF_WRITABLE : 0);
         if (PyObject_GetBuffer(objs[i], &ops->view[i], flags) < 0) {
             PyErr_Clear();
             release(ops);
@@ -587,10 +589,10 @@ static int take(PyObject *const *objs, operands *ops) {
         }
         ops->held[i] = 1;
         Py_buffer *v = &ops->view[i];
-        int halves = (i == 2 || i == 4) && format_is(v, 'e') && v->itemsize == 2;
-        int ok = halves ? format_is(v, 'e') && v->itemsize == 2 : format_is(v, 'f') && v->itemsize == 4;
-        if (ok && (i == 2 || i == 4)) {
-            ok = strided_layout(v, i == 2 ? &ops->out : &ops->res);
+        int halves = runs && format_is(v, 'e') && v->itemsize == 2;
+        int ok = halves || (format_is(v, 'f') && v->itemsize == 4);
+        if (ok && runs) {
+            ok = strided_layout(v, i == 2 ? &ops->out : i == 4 ? &ops->res : &ops->a);
         }
         if (!ok || (uintptr_t)v->buf % (uintptr_t)v->itemsize) {
             release(ops);
@@ -599,8 +601,9 @@ static int take(PyObject *const *objs, operands *ops) {
     }
     Py_ssize_t n = ops->view[2].len / ops->out.itemsize;
     for (int i = 0; i < 2; i++) {
-        layout in = contiguous(ops->view[i].buf, ops->view[i].len / 4, 4);
-        if (overlap(&ops->out, n, &in, ops->view[i].len / 4)) {
+        Py_ssize_t in_n = ops->view[i].len / ops->view[i].itemsize;
+        layout in = i == 0 && a_runs ? ops->a : contiguous(ops->view[i].buf, in_n, 4);
+        if (overlap(&ops->out, n, &in, in_n)) {
             release(ops);
             return 0;
         }
@@ -625,11 +628,11 @@ static PyObject *size_error(const char *what, const operands *ops) {
     return NULL;
 }
 
-/* A command's arguments: the five operands (`take`), an activation 0-2 and `n` sizes >= 1
-   (0 allowed from `zero_from` on): 1 (the operands held), 0 (declined: an operand not of its
-   kind, no BLAS, no F16C; nothing held) or -1 (an error set, nothing held). */
+/* A command's arguments: the five operands (`take`, a_runs passed on), an activation 0-2 and
+   `n` sizes >= 1 (0 allowed from `zero_from` on): 1 (the operands held), 0 (declined: an
+   operand not of its kind, no BLAS, no F16C; nothing held) or -1 (an error set, nothing held). */
 static int begin(const char *what, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t n,
-                 Py_ssize_t zero_from, int *act, Py_ssize_t *d, operands *ops) {
+                 Py_ssize_t zero_from, int a_runs, int *act, Py_ssize_t *d, operands *ops) {
     if (nargs != 6 + n) {
         PyErr_Format(PyExc_TypeError, "%s takes %zd arguments, not %zd", what, 6 + n, nargs);
         return -1;
@@ -653,7 +656,7 @@ static int begin(const char *what, PyObject *const *args, Py_ssize_t nargs, Py_s
             return -1;
         }
     }
-    return cpu_has_f16c() && blas_sgemm != NULL && take(args, ops);
+    return cpu_has_f16c() && blas_sgemm != NULL && take(args, ops, a_runs);
 }
 
 /* what a command returns when `begin` did not give it its operands */
@@ -729,7 +732,7 @@ static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int act;
     Py_ssize_t d[5];
     operands ops;
-    int begun = begin("conv", args, nargs, 5, 5, &act, d, &ops);
+    int begun = begin("conv", args, nargs, 5, 5, 0, &act, d, &ops);
     if (begun <= 0) {
         return not_begun(begun);
     }
@@ -746,7 +749,7 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     int act;
     Py_ssize_t d[6];
     operands ops;
-    int begun = begin("matmul", args, nargs, 6, 6, &act, d, &ops);
+    int begun = begin("matmul", args, nargs, 6, 6, 0, &act, d, &ops);
     if (begun <= 0) {
         return not_begun(begun);
     }
@@ -954,17 +957,35 @@ FMA_AVX2 static void padded_phases(const float *x, float *plane, float *row, Py_
     }
 }
 
-/* A depthwise conv's product from fp32 x (n, c, h, w) and weights (c, kh * kw), channel by
-   channel: each image's plane padded (`padded_phases`, into `plane`: sw * hp * u + u +
-   GEMV_LANES floats, then 2 * u for a row), each output row's columns (its windows' rows, views of the plane) by
+/* x's elements [e, e + count) (fp32 or fp16 in runs, `layout`) as fp32 into dst, run by run
+   (fp16 converted as to_f32 converts it) */
+F16C static void x_elements(const layout *x, Py_ssize_t e, Py_ssize_t count, float *dst) {
+    for (Py_ssize_t end = e + count; e < end;) {
+        Py_ssize_t run = x->inner - e % x->inner < end - e ? x->inner - e % x->inner : end - e;
+        if (x->itemsize == 2) {
+            run_to_floats((const uint16_t *)layout_at(x, e), dst, run);
+        } else {
+            memcpy(dst, layout_at(x, e), (size_t)run * sizeof(float));
+        }
+        e += run;
+        dst += run;
+    }
+}
+
+/* A depthwise conv's product from x (n, c, h, w: fp32 or fp16, in runs of whole rows) and
+   weights (c, kh * kw), channel by
+   channel: each image's plane (where it lies if fp32 in one run, else as fp32 in `scratch`:
+   h * w floats) padded (`padded_phases`, into `plane`: sw * hp * u + u + GEMV_LANES floats,
+   then 2 * u for a row), each output row's columns (its windows' rows, views of the plane) by
    gemv_rows into acc (n * ho * wo + GEMV_LANES floats), then the channel's epilogue
    (epilogue_halves: bias, residual, act, store into out); 0 on a NaN (out partly written). */
-FMA_AVX2 static int depthwise_direct(const float *x, const float *weights, const float *bias,
+FMA_AVX2 static int depthwise_direct(const layout *x, const float *weights, const float *bias,
                                      const layout *res, int act, const layout *out, Py_ssize_t n,
                                      Py_ssize_t c, Py_ssize_t h, Py_ssize_t w, Py_ssize_t kh,
                                      Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh,
                                      Py_ssize_t dw, Py_ssize_t ho, Py_ssize_t wo, Py_ssize_t pt,
-                                     Py_ssize_t pl, Py_ssize_t hp, Py_ssize_t u, float *plane, float *acc) {
+                                     Py_ssize_t pl, Py_ssize_t hp, Py_ssize_t u, float *plane, float *acc,
+                                     float *scratch) {
     Py_ssize_t k = kh * kw, plane_n = ho * wo, p = n * plane_n, tap[GEMV_MAX_K];
     const float *col[GEMV_MAX_K];
     for (Py_ssize_t j = 0; j < k; j++) {  /* where tap j of output row 0 starts in the plane */
@@ -973,8 +994,13 @@ FMA_AVX2 static int depthwise_direct(const float *x, const float *weights, const
     }
     for (Py_ssize_t ch = 0; ch < c; ch++) {
         for (Py_ssize_t ni = 0; ni < n; ni++) {
-            padded_phases(x + (ni * c + ch) * h * w, plane, plane + sw * hp * u + u + GEMV_LANES, h, w, hp, u, sw,
-                          pt, pl);
+            Py_ssize_t first = (ni * c + ch) * h * w;
+            const float *xp = (const float *)layout_at(x, first);
+            if (x->itemsize != 4 || x->inner - first % x->inner < h * w) {
+                x_elements(x, first, h * w, scratch);
+                xp = scratch;
+            }
+            padded_phases(xp, plane, plane + sw * hp * u + u + GEMV_LANES, h, w, hp, u, sw, pt, pl);
             for (Py_ssize_t r = 0; r < ho; r++) {
                 for (Py_ssize_t j = 0; j < k; j++) {
                     col[j] = plane + tap[j] + r * sh * u;
@@ -1076,7 +1102,8 @@ static PyObject *gemv(PyObject *self, PyObject *args) {
 }
 
 /* depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl)
-   -> bool: a depthwise conv of fp32 x (n, c, h, w) with w (c, 1, kh, kw): its windows
+   -> bool: a depthwise conv of x (n, c, h, w; fp32 or fp16, a view in runs of whole rows as
+   out may be) with w (c, 1, kh, kw): its windows
    (c, kh * kw, n * ho * wo) (conv_windows), the product np.matmul(w (c, 1, kh * kw),
    windows) (c, n * ho * wo), + bias per channel, + residual (out's shape), act, into out
    (n, c, ho, wo) fp16 or fp32; False as conv. */
@@ -1085,7 +1112,7 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
     int act;
     Py_ssize_t d[14];
     operands ops;
-    int begun = begin("depthwise", args, nargs, 14, 12, &act, d, &ops);
+    int begun = begin("depthwise", args, nargs, 14, 12, 1, &act, d, &ops);
     if (begun <= 0) {
         return not_begun(begun);
     }
@@ -1099,13 +1126,17 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
         return err;
     }
     int done = 0;
+    if (ops.a.inner % w) {  /* (x's rows not whole in its runs: numpy's path) */
+        release(&ops);
+        Py_RETURN_FALSE;
+    }
 #if HAVE_F16C_PATH
     const float *bias = ops.held[3] ? (const float *)ops.view[3].buf : NULL;
     const layout *res = ops.held[4] ? &ops.res : NULL;
     if (gemv_takes(gemv_kind, k, p)) {  /* (the usual case) straight from x, numpy's sgemv mirrored */
         Py_ssize_t hp = (ho - 1) * sh + (kh - 1) * dh + 1, u = ((wo - 1) * sw + (kw - 1) * dw + sw) / sw;
         Py_ssize_t planes = sw * hp * u + u + GEMV_LANES + 2 * u;  /* (the planes, what is read past them, a row) */
-        float *plane = PyMem_RawMalloc((size_t)(planes + p + GEMV_LANES) * sizeof(float));
+        float *plane = PyMem_RawMalloc((size_t)(planes + p + GEMV_LANES + h * w) * sizeof(float));
         if (plane == NULL) {
             release(&ops);
             return PyErr_NoMemory();
@@ -1113,20 +1144,26 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
         Py_BEGIN_ALLOW_THREADS
         float *acc = plane + planes;
         memset(plane + sw * hp * u, 0, (size_t)(u + GEMV_LANES) * sizeof(float));
-        done = depthwise_direct((const float *)ops.view[0].buf, (const float *)ops.view[1].buf, bias,
-                                res, act, &ops.out, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl,
-                                hp, u, plane, acc);
+        done = depthwise_direct(&ops.a, (const float *)ops.view[1].buf, bias, res, act, &ops.out, n, c, h,
+                                w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl, hp, u, plane, acc,
+                                acc + p + GEMV_LANES);
         Py_END_ALLOW_THREADS
         PyMem_RawFree(plane);
         release(&ops);
         return PyBool_FromLong(done);
     }
-    float *win = p == 1 ? NULL : PyMem_RawMalloc((size_t)(c * k * p + out_n) * sizeof(float));
+    int x_f32 = ops.a.itemsize == 4 && ops.a.inner >= n * c * h * w;  /* (else converted into xf) */
+    float *win = p == 1 ? NULL : PyMem_RawMalloc((size_t)(c * k * p + out_n + (x_f32 ? 0 : n * c * h * w))
+                                                 * sizeof(float));
     if (win != NULL) {
         Py_BEGIN_ALLOW_THREADS
-        float *acc = win + c * k * p;
+        float *acc = win + c * k * p, *xf = acc + out_n;
         const float *weights = (const float *)ops.view[1].buf;
-        conv_windows((const float *)ops.view[0].buf, win, 0, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo);
+        if (!x_f32) {
+            x_elements(&ops.a, 0, n * c * h * w, xf);
+        }
+        conv_windows(x_f32 ? (const float *)ops.view[0].buf : xf, win, 0, n, c, h, w, kh, kw, sh, sw, pt, pl,
+                     dh, dw, ho, wo);
         for (Py_ssize_t ch = 0; ch < c; ch++) {
             slice_product(weights + ch * k, win + ch * k * p, acc + ch * p, 1, k, p);
         }

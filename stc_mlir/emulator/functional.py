@@ -72,15 +72,16 @@ def _conv_plan(key: tuple) -> tuple:
     x_shape, w_shape, strides, pads, dilations, groups, _ = key
     geometry = (strides, pads, dilations, groups)
     columns = kernels.uses_columns(w_shape, groups, strides, pads)
-    # a conv's fp16 input whose columns are built straight from its halves stays fp16,
-    # and so does its residual (read once: the epilogue converts it, C or numpy)
-    keep = (("input", "residual") if columns and halves.columns_of_halves(w_shape[2:], strides, pads)
-            else ("residual",))
+    windows = kernels.uses_windows(x_shape, w_shape, *geometry)
+    # a conv's fp16 input whose columns are built straight from its halves stays fp16, so
+    # does a depthwise conv's that `halves.depthwise` reads as it lies, and so does the
+    # residual (read once: the epilogue converts it, C or numpy)
+    keep = (("input", "residual") if (columns and halves.columns_of_halves(w_shape[2:], strides, pads))
+            or (windows and halves.DEPTHWISE_GEMV) else ("residual",))
     shape = (x_shape[0], w_shape[0],
              *(kernels.window_output_size(x_shape[2 + i], w_shape[2 + i], strides[i], pads[i],
                                           pads[2 + i], dilations[i]) for i in range(2)))
-    plan = (keep, ("columns", w_shape[2:], *geometry) if columns else None,
-            kernels.uses_windows(x_shape, w_shape, *geometry), shape)
+    plan = (keep, ("columns", w_shape[2:], *geometry) if columns else None, windows, shape)
     if len(_CONV_PLANS) > 4096:  # (many programs in one process)
         _CONV_PLANS.clear()
     _CONV_PLANS[key] = plan

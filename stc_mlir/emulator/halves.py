@@ -276,8 +276,9 @@ def conv(out: np.ndarray, w: np.ndarray, columns: np.ndarray, bias: np.ndarray |
 def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
               residual: np.ndarray | None, activation: str, strides, pads, dilations, shape: tuple) -> bool:
     """`conv` of a depthwise conv working on `depthwise_windows` (`kernels.uses_windows`),
-    of fp32 `x` (n, c, h, w) and `w` (c, 1, kh, kw), the windows built inside; `shape` is
-    its output's (n, c, ho, wo)."""
+    of `x` (n, c, h, w; fp32, or fp16 converted as `to_f32` does, a view of whole rows read
+    where it lies) and `w` (c, 1, kh, kw), the windows built inside (none with the sgemv
+    mirror, `DEPTHWISE_GEMV`); `shape` is its output's (n, c, ho, wo)."""
     n, c, h, wd = x.shape
     kh, kw = w.shape[2:]
     ho, wo = shape[2:]

@@ -88,6 +88,16 @@ def test_gemv_refuses_what_it_does_not_mirror():
         halves._f16.gemv(0, np.ones((9, 4), np.float32), np.ones(9, np.float32), np.empty(4, np.float32))
 
 
+def _in_larger(x, axis):
+    """`x` as a view of a larger buffer (a tile of a larger memory) along `axis` (None: `x`)."""
+    if axis is None:
+        return x
+    pad = [(0, 0)] * x.ndim
+    pad[axis] = (1, 2)
+    big = np.pad(x, pad, constant_values=np.float16(1234))
+    return big[tuple(slice(1, 1 + x.shape[axis]) if i == axis else slice(None) for i in range(x.ndim))]
+
+
 def _outputs(monkeypatch, cmd, ins, shape, dtype, view_axis):
     """The output bits of `cmd`: the C command (mirror on), the C command with the windows
     and numpy's sgemv (mirror off), numpy's path; the output a view of a larger buffer
@@ -134,13 +144,14 @@ def test_depthwise_commands_give_numpys_bits(monkeypatch, case, act, epilogue):
     ho = kernels.window_output_size(h, kernel[0], strides[0], pads[0], pads[2], dilations[0])
     wo = kernels.window_output_size(w, kernel[1], strides[1], pads[1], pads[3], dilations[1])
     shape = (n, c, ho, wo)
-    ins = {"input": (rng.standard_normal((n, c, h, w)) * 4).astype(np.float16),
+    x = (rng.standard_normal((n, c, h, w)) * 4).astype(np.float16)
+    x.reshape(-1)[::17] = 0.0
+    x.reshape(-1)[3::19] = -0.0
+    if epilogue == "nan input":
+        x.reshape(-1)[::23] = np.nan
+    ins = {"input": _in_larger(x, (None, 2, 1, 0)[len(epilogue) % 4]),  # (fp16, read where it lies)
            "weight": rng.standard_normal((c, 1, *kernel)).astype(np.float16),
            "bias": rng.standard_normal(c).astype(np.float16)}
-    ins["input"].reshape(-1)[::17] = 0.0
-    ins["input"].reshape(-1)[3::19] = -0.0
-    if epilogue == "nan input":
-        ins["input"].reshape(-1)[::23] = np.nan
     if "residual" in epilogue or epilogue == "fp32 out":
         residual = rng.standard_normal(shape).astype(np.float16)
         ins["residual"] = residual.astype(np.float32) if epilogue != "fp16 residual" else residual
@@ -150,6 +161,30 @@ def test_depthwise_commands_give_numpys_bits(monkeypatch, case, act, epilogue):
     mirror, windows, numpy_path = _outputs(monkeypatch, cmd, ins, shape, dtype, (None, 1, 2)[c % 3])
     assert np.array_equal(mirror, numpy_path)
     assert np.array_equal(windows, numpy_path)
+
+
+@pytest.mark.skipif(not halves.PRODUCTS, reason="no C products")
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_inputs_in_runs_of_rows_or_not(dtype):
+    """An input in runs of whole rows (a tile of channels, of rows, of columns) is read where
+    it lies, fp16 or fp32, with the mirror and with the windows; one of every other column
+    is numpy's business (False)."""
+    rng = np.random.default_rng(3)
+    big = rng.standard_normal((2, 5, 14, 20)).astype(dtype)
+    w = rng.standard_normal((5, 1, 3, 3)).astype(np.float32)
+    views = ((big[:, 1:4], True), (big[:, :3, 2:11], True), (big[:, :3, :, 2:17], True), (big[:, :3, :, ::2], False))
+    for x, computed in views:
+        want = kernels.conv2d(x.astype(np.float32), w[:3], None, (1, 1), (1, 1, 1, 1), (1, 1), 3)
+        for kind in (halves.DEPTHWISE_GEMV, 0):
+            out = np.empty(want.shape, np.float32)
+            halves._f16.set_gemv(kind)
+            try:
+                done = halves.depthwise(out, x, w[:3], None, None, "none", (1, 1), (1, 1, 1, 1), (1, 1), out.shape)
+            finally:
+                halves._f16.set_gemv(halves.DEPTHWISE_GEMV)
+            assert done is computed
+            if done:
+                assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
 
 
 @mirrored

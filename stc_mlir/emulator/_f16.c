@@ -553,14 +553,15 @@ static int strided_layout(const Py_buffer *v, layout *l) {
     return 1;
 }
 
-/* the bytes [lo, hi) a layout of n elements spans */
+/* the bytes [lo, hi) a layout of n elements spans: its runs i < ceil(n / inner) at
+   (i / n1) * s0 + (i % n1) * s1 (strides may be < 0) make a grid, whose extremes are its
+   corners' (a last row of fewer runs counted whole) */
 static void span(const layout *l, Py_ssize_t n, char **lo, char **hi) {
-    *lo = *hi = l->base;
-    for (Py_ssize_t e = 0; e < n; e += l->inner) {  /* (each run's ends; strides may be < 0) */
-        char *at = (char *)layout_at(l, e);
-        *lo = at < *lo ? at : *lo;
-        *hi = at + l->inner * l->itemsize > *hi ? at + l->inner * l->itemsize : *hi;
-    }
+    Py_ssize_t runs = (n + l->inner - 1) / l->inner;
+    Py_ssize_t rows = (runs + l->n1 - 1) / l->n1, cols = runs < l->n1 ? runs : l->n1;
+    Py_ssize_t down = rows > 0 ? (rows - 1) * l->s0 : 0, across = cols > 0 ? (cols - 1) * l->s1 : 0;
+    *lo = l->base + (down < 0 ? down : 0) + (across < 0 ? across : 0);
+    *hi = l->base + (down > 0 ? down : 0) + (across > 0 ? across : 0) + (runs ? l->inner * l->itemsize : 0);
 }
 
 static int overlap(const layout *x, Py_ssize_t xn, const layout *y, Py_ssize_t yn) {

@@ -187,6 +187,17 @@ def test_inputs_in_runs_of_rows_or_not(dtype):
                 assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
 
 
+@pytest.mark.skipif(not halves.PRODUCTS, reason="no C products")
+def test_an_output_over_its_input_is_numpys():
+    """An output tile in the same memory as the input, overlapping it (channels 2-4 over
+    channels 0-2, each a run of rows): the C command declines (numpy's path works on copies)."""
+    big = np.random.default_rng(5).standard_normal((1, 6, 12, 10)).astype(np.float32)
+    x, out = big[:, :3, 1:11], big[:, 2:5, 1:11]
+    w = np.ones((3, 1, 3, 3), np.float32)
+    assert not halves.depthwise(out, x, w, None, None, "none", (1, 1), (1, 1, 1, 1), (1, 1), out.shape)
+    assert halves.depthwise(big[:, 3:6, 1:11], x, w, None, None, "none", (1, 1), (1, 1, 1, 1), (1, 1), out.shape)
+
+
 @mirrored
 def test_the_mirror_is_what_runs(monkeypatch):
     """With the other kernel's mirror set, a depthwise command's bits change: the command

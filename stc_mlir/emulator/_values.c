@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <math.h>
 #include <string.h>
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
@@ -1069,6 +1070,140 @@ static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return f;
 }
 
+/* kernels.erf and the exact kernels.gelu (Abramowitz & Stegun 7.1.26 in float64) in two
+   passes around numpy's exp, each step the float operation of the numpy kernel's step with
+   its operands in the same order (IEEE float64 and float32 operations, no contraction into
+   FMAs: the same bits). `erf_start` fills e with -(a a) (numpy's exp makes it exp(-a a)),
+   `erf_finish` computes the rest (the polynomial again: cheaper than a third array). A
+   NaN or infinity in x (a NaN's sign bit depends on numpy's operand order, an infinity in
+   gelu makes one) is left to numpy: erf_start then says False. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+static int float_buffer(PyObject *obj, Py_buffer *v, char format, Py_ssize_t itemsize, int writable) {
+    if (PyObject_GetBuffer(obj, v, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        return -1;
+    }
+    const char *f = v->format == NULL ? "B" : v->format;
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') {
+        f++;
+    }
+    if (f[0] != format || f[1] != '\0' || v->itemsize != itemsize) {
+        PyBuffer_Release(v);
+        PyErr_SetString(PyExc_TypeError, "erf_start/erf_finish: float32 x and out, float64 e, C-contiguous");
+        return -1;
+    }
+    return 0;
+}
+
+/* the argument of the erf: x itself, or x / sqrt 2 rounded to float32 (gelu's `x / math.sqrt(2.0)`:
+   numpy 2 divides by the float32 nearest sqrt 2) */
+static inline float erf_arg(float x, int gelu) {
+    return gelu ? x / (float)1.4142135623730951 : x;
+}
+
+static inline double erf_poly(double a) {
+    double t = 0.3275911 * a;
+    t = 1.0 + t;
+    t = 1.0 / t;
+    double poly = t * 1.061405429;
+    poly = -1.453152027 + poly;
+    poly = t * poly;
+    poly = 1.421413741 + poly;
+    poly = t * poly;
+    poly = -0.284496736 + poly;
+    poly = t * poly;
+    poly = 0.254829592 + poly;
+    return t * poly;
+}
+
+static int erf_operands(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, Py_buffer *v, int *gelu) {
+    if (nargs != want) {
+        PyErr_SetString(PyExc_TypeError, "erf_start(x, e, gelu) / erf_finish(x, e, out, gelu)");
+        return -1;
+    }
+    if ((*gelu = PyObject_IsTrue(args[want - 1])) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < want - 1; i++) {
+        if (float_buffer(args[i], &v[i], i == 1 ? 'd' : 'f', i == 1 ? 8 : 4, i > 0) < 0) {
+            while (i-- > 0) {
+                PyBuffer_Release(&v[i]);
+            }
+            return -1;
+        }
+        if (v[i].len / v[i].itemsize != v[0].len / 4) {
+            PyErr_SetString(PyExc_ValueError, "erf_start/erf_finish: operands of different sizes");
+            for (; i >= 0; i--) {
+                PyBuffer_Release(&v[i]);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* erf_start(x, e, gelu) -> bool: e = -(a a), a = |erf's argument| in float64; False (e partly
+   written) for a NaN or an infinity in x */
+static PyObject *py_erf_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer v[2];
+    int gelu, finite = 1;
+    if (erf_operands(args, nargs, 3, v, &gelu) < 0) {
+        return NULL;
+    }
+    const float *x = v[0].buf;
+    double *e = v[1].buf;
+    Py_ssize_t n = v[0].len / 4;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float xi = x[i];
+        finite &= xi - xi == 0.0f;
+        double a = fabs((double)erf_arg(xi, gelu));
+        a = a * a;
+        e[i] = -a;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&v[0]);
+    PyBuffer_Release(&v[1]);
+    return PyBool_FromLong(finite);
+}
+
+/* erf_finish(x, e, out, gelu): with e = exp(-a a) (erf_start's e through np.exp), out = erf(x)
+   (kernels.erf) or gelu(x) (kernels.gelu, exact), in float32 */
+static PyObject *py_erf_finish(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer v[3];
+    int gelu;
+    if (erf_operands(args, nargs, 4, v, &gelu) < 0) {
+        return NULL;
+    }
+    const float *x = v[0].buf;
+    const double *e = v[1].buf;
+    float *out = v[2].buf;
+    Py_ssize_t n = v[0].len / 4;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float xi = x[i], h = erf_arg(xi, gelu);
+        double sign = h > 0.0f ? 1.0 : h < 0.0f ? -1.0 : 0.0; /* (np.sign; no NaN here) */
+        double r = erf_poly(fabs((double)h)) * e[i];
+        r = 1.0 - r;
+        r = sign * r;
+        float f = (float)r;
+        if (gelu) { /* 0.5 x (1 + erf): float32 steps */
+            f = 1.0f + f;
+            f = (0.5f * xi) * f;
+        }
+        out[i] = f;
+    }
+    Py_END_ALLOW_THREADS
+    for (int i = 0; i < 3; i++) {
+        PyBuffer_Release(&v[i]);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"written", (PyCFunction)(void (*)(void))py_written, METH_FASTCALL,
      "written(cache, memory, lo, hi): TileCache.written."},
@@ -1095,6 +1230,12 @@ static PyMethodDef methods[] = {
      "values.completed(timeline) if values is not None, then a dense DMA's copy (task.copy: (dst Memory, "
      "lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, or for any other task "
      "offload(task) if values is not None and task.macs >= offload_macs, else compute(task)."},
+    {"erf_start", (PyCFunction)(void (*)(void))py_erf_start, METH_FASTCALL,
+     "erf_start(x, e, gelu) -> bool: float64 e = -(a a) for a = |x| (gelu: |x / sqrt 2| in float32), "
+     "kernels.erf's steps; False for a NaN or infinity in float32 x (numpy's business)."},
+    {"erf_finish", (PyCFunction)(void (*)(void))py_erf_finish, METH_FASTCALL,
+     "erf_finish(x, e, out, gelu): with e = np.exp of erf_start's, float32 out = kernels.erf(x) "
+     "(gelu: kernels.gelu(x)), the same bits."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1136,7 +1277,7 @@ PyMODINIT_FUNC PyInit__values(void) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 6) < 0) {
         Py_DECREF(m);
         return NULL;
     }

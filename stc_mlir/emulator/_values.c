@@ -510,15 +510,28 @@ static int keep(PyObject *cache, Cache *c, PyObject *entries, PyObject *key, Py_
     }
 }
 
+/* dict look-ups with the key's hash computed once (CPython's own calls where it has them) */
+#if PY_VERSION_HEX < 0x030D0000
+#define dict_get(d, k, h) _PyDict_GetItem_KnownHash(d, k, h)
+#define dict_del(d, k, h) _PyDict_DelItem_KnownHash(d, k, h)
+#define dict_set(d, k, v, h) _PyDict_SetItem_KnownHash(d, k, v, h)
+#else
+#define dict_get(d, k, h) PyDict_GetItemWithError(d, k)
+#define dict_del(d, k, h) PyDict_DelItem(d, k)
+#define dict_set(d, k, v, h) PyDict_SetItem(d, k, v)
+#endif
+
 /* TileCache.get: the value kept for the tile at `lo` (`key`) or for the bytes it was copied
-   from, else make() (make(arg) if arg is not NULL; kept, read-only); a new reference */
+   from, else make() (make(arg) if arg is not NULL; kept, read-only); a new reference. With
+   `held` not NULL the caller holds the cache's lock (*held 1) and keeps it, unless an error
+   leaves it released (*held 0); make() still runs without it. */
 static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key,
-                     PyObject *make, PyObject *arg) {
+                     PyObject *make, PyObject *arg, int *held) {
 #define c (*cp)
     PyObject *entries = NULL, *value = NULL;
     Py_ssize_t dropped = 0;
     int aliased = 0;
-    if (lock_call(c.lock, s_acquire) < 0) {
+    if (held == NULL && lock_call(c.lock, s_acquire) < 0) {
         return NULL;
     }
     Py_INCREF(memory);
@@ -557,10 +570,11 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
     } else if (PyErr_Occurred() || (entries = PyDict_New()) == NULL || PyDict_SetItem(c.memories, memory, entries) < 0) {
         goto locked;
     }
-    PyObject *hit = PyDict_GetItemWithError(entries, key);
+    Py_hash_t hash = PyObject_Hash(key); /* (once: a key is a tuple, its hash not kept) */
+    PyObject *hit = hash == -1 ? NULL : dict_get(entries, key, hash);
     if (hit != NULL) { /* most recently used: to the end */
         Py_INCREF(hit);
-        if (PyDict_DelItem(entries, key) == 0 && PyDict_SetItem(entries, key, hit) == 0) {
+        if (dict_del(entries, key, hash) == 0 && dict_set(entries, key, hit, hash) == 0) {
             value = Py_NewRef(PyTuple_GET_ITEM(hit, 2));
         }
         Py_DECREF(hit);
@@ -568,6 +582,9 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
     }
     if (PyErr_Occurred()) {
         goto locked;
+    }
+    if (held != NULL) {
+        *held = 0;
     }
     if (lock_call(c.lock, s_release) < 0) {
         goto out;
@@ -580,6 +597,9 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
         Py_CLEAR(value);
         goto out;
     }
+    if (held != NULL) {
+        *held = 1;
+    }
     Py_ssize_t nbytes, budget, now = dropped;
     if (int_attr(value, s_nbytes, &nbytes) < 0 || int_attr(cache, s_budget, &budget) < 0
         || (aliased && int_attr(cache, s_dropped, &now) < 0)) {
@@ -588,7 +608,7 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
         Py_CLEAR(value);
     }
 locked:
-    if (unlock(&c, 0) < 0) {
+    if (held == NULL && unlock(&c, 0) < 0) {
         Py_CLEAR(value);
     }
 out:
@@ -613,7 +633,7 @@ static PyObject *py_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Cache c;
-    PyObject *value = cache_open(args[0], &c) < 0 ? NULL : get(args[0], &c, args[1], lo, hi, args[4], args[5], NULL);
+    PyObject *value = cache_open(args[0], &c) < 0 ? NULL : get(args[0], &c, args[1], lo, hi, args[4], args[5], NULL, NULL);
     cache_close(&c);
     return value;
 }
@@ -638,7 +658,7 @@ static void derived_dealloc(Derived *d) {
 }
 
 /* get for the tile in `slot` keyed (*tile key, what) */
-static PyObject *derive(Derived *d, PyObject *slot, PyObject *what, PyObject *make, PyObject *arg) {
+static PyObject *derive(Derived *d, PyObject *slot, PyObject *what, PyObject *make, PyObject *arg, int *held) {
     PyObject *place = PyDict_GetItemWithError(d->places, slot);
     if (place == NULL) {
         if (!PyErr_Occurred()) {
@@ -665,7 +685,7 @@ static PyObject *derive(Derived *d, PyObject *slot, PyObject *what, PyObject *ma
         PyTuple_SET_ITEM(key, i, Py_NewRef(PyTuple_GET_ITEM(tile, i)));
     }
     PyTuple_SET_ITEM(key, n, Py_NewRef(what));
-    PyObject *value = get(d->cache, &d->c, PyTuple_GET_ITEM(place, 0), lo, hi, key, make, arg);
+    PyObject *value = get(d->cache, &d->c, PyTuple_GET_ITEM(place, 0), lo, hi, key, make, arg, held);
     Py_DECREF(key);
     return value;
 }
@@ -675,7 +695,32 @@ static PyObject *derived_call(Derived *d, PyObject *const *args, size_t nargsf, 
         PyErr_SetString(PyExc_TypeError, "derived(slot, what, make)");
         return NULL;
     }
-    return derive(d, args[0], args[1], args[2], NULL);
+    return derive(d, args[0], args[1], args[2], NULL, NULL);
+}
+
+/* dtypes seen not to be float16 (numpy's dtypes of the builtin types are one object each): an
+   identity test instead of numpy's comparison for them */
+static PyObject *other_types[8];
+
+static int other_type(PyObject *dtype) {
+    for (int i = 0; i < 8 && other_types[i] != NULL; i++) {
+        if (other_types[i] == dtype) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void not_half(PyObject *dtype) {
+    for (int i = 0; i < 8; i++) {
+        if (other_types[i] == dtype) {
+            return;
+        }
+        if (other_types[i] == NULL) {
+            other_types[i] = Py_NewRef(dtype);
+            return;
+        }
+    }
 }
 
 /* derived.upcast(ins, keep): functional._upcast(ins, derived, keep), each fp16 view's
@@ -687,6 +732,7 @@ static PyObject *derived_upcast(Derived *d, PyObject *const *args, Py_ssize_t na
     }
     PyObject *out = PyDict_New(), *slot, *view;
     Py_ssize_t pos = 0;
+    int held = 0; /* (the cache's lock, taken at the first look-up, kept over the rest) */
     if (out == NULL) {
         return NULL;
     }
@@ -695,7 +741,10 @@ static PyObject *derived_upcast(Derived *d, PyObject *const *args, Py_ssize_t na
         if (dtype == NULL) {
             goto fail;
         }
-        int half = dtype == d->f16 ? 1 : PyObject_RichCompareBool(dtype, d->f16, Py_EQ);
+        int half = dtype == d->f16 ? 1 : other_type(dtype) ? 0 : PyObject_RichCompareBool(dtype, d->f16, Py_EQ);
+        if (half == 0) {
+            not_half(dtype);
+        }
         Py_DECREF(dtype);
         if (half > 0) {
             int kept = PySequence_Contains(args[1], slot);
@@ -704,18 +753,25 @@ static PyObject *derived_upcast(Derived *d, PyObject *const *args, Py_ssize_t na
             }
             half = !kept;
         }
-        if (half < 0) {
+        if (half < 0 || (half && !held && (held = lock_call(d->c.lock, s_acquire) == 0) == 0)) {
             goto fail;
         }
-        value = half ? derive(d, slot, s_f32_what, d->to_f32, view) : Py_NewRef(view);
+        value = half ? derive(d, slot, s_f32_what, d->to_f32, view, &held) : Py_NewRef(view);
         if (value == NULL || PyDict_SetItem(out, slot, value) < 0) {
             Py_XDECREF(value);
             goto fail;
         }
         Py_DECREF(value);
     }
+    if (held && unlock(&d->c, 0) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
     return out;
 fail:
+    if (held) {
+        unlock(&d->c, -1);
+    }
     Py_DECREF(out);
     return NULL;
 }

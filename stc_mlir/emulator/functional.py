@@ -117,7 +117,7 @@ def _conv2d(p: Mapping, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.nda
         columns = derived("input", columns_key,
                           lambda: halves.conv2d_columns(x, kernel, *geometry))
         # (the whole command in one C call, the GIL released: the usual case)
-        if halves.conv(out, w.reshape(groups, -1, columns.shape[2]), columns, bias, residual, act, shape):
+        if halves.conv(out, w, columns, bias, residual, act, shape):
             return
     elif uses_windows:
         if halves.depthwise(out, x, w, bias, residual, act, strides, pads, dilations, shape):

@@ -2,6 +2,8 @@
 `functional._erf` (erf and exact gelu in C around numpy's exp) and the per-shape plans of
 `halves.matmul`, bit for bit."""
 
+from contextlib import nullcontext
+
 import numpy as np
 import pytest
 
@@ -149,3 +151,14 @@ def test_upcast_leaves_the_cache_lock_free():
     with pytest.raises(ValueError, match="no conversion"):
         compute(Task("raise"))
     assert not cache.lock.locked()
+
+
+@pytest.mark.parametrize("shape,axes", [((5, 768), (1,)), ((2, 3, 7), (1, 2)), ((4, 1000), (1,)), ((3, 0), (1,))])
+def test_layer_norms_mean_is_np_mean(shape, axes):
+    """`kernels._mean` (numpy's sum and division without np.mean's dispatch) gives np.mean's bits."""
+    x = np.random.default_rng(11).standard_normal(shape).astype(np.float32) * 1e3
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning) if not x.size else nullcontext():
+        got = kernels._mean(x, axes, int(np.prod([shape[a] for a in axes])))
+        want = np.mean(x, axis=axes, keepdims=True)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))

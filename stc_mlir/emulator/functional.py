@@ -63,9 +63,9 @@ def _upcast(ins: Mapping[str, np.ndarray], derived: Derived, keep: tuple[str, ..
 
 def _erf(x: np.ndarray, gelu: bool) -> np.ndarray | None:
     """`kernels.erf(x)` (with `gelu`: `kernels.gelu(x)`, exact) of float32 `x`, the same bits,
-    in two C passes around numpy's exp (`_values.erf_start`, 5 numpy passes on two arrays
-    instead of ~20 on four); None when it is left to `kernels` (no C module, another type or
-    layout, a NaN or an infinity in `x`)."""
+    in two C passes around numpy's exp on one float64 array (`_values.erf_start`, instead of
+    ~20 numpy passes on four); None when it is left to `kernels` (no C module or
+    `STC_VALUES_NATIVE=0`, another type or layout, a NaN or an infinity in `x`)."""
     if not tile_cache.NATIVE or x.dtype != np.float32 or not x.flags.c_contiguous:
         return None
     e = np.empty(x.shape, np.float64)

@@ -325,6 +325,16 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.divide(e, np.sum(e, axis=axis, keepdims=True), out=e)
 
 
+def _mean(x: np.ndarray, axes: tuple[int, ...], count: int) -> np.ndarray:
+    """`np.mean(x, axis=axes, keepdims=True)` of float32 `x` over `count` elements, numpy's
+    own two steps (`numpy._core._methods._mean`: the float32 sum, then a division by the
+    count as an intp, in float64, cast back) without its dispatch; np.mean for none."""
+    if not count:
+        return np.mean(x, axis=axes, keepdims=True)  # (its warning, its NaN)
+    total = np.add.reduce(x, axis=axes, keepdims=True)
+    return np.true_divide(total, np.intp(count), out=total, casting="unsafe")
+
+
 def layer_norm(
     x: np.ndarray, scale: np.ndarray | None, bias: np.ndarray | None,
     axis: int = -1, epsilon: float = 1e-5,
@@ -333,9 +343,10 @@ def layer_norm(
     x = _f32(x)
     axis = axis % x.ndim
     axes = tuple(range(axis, x.ndim))
-    mean = np.mean(x, axis=axes, keepdims=True)
+    count = math.prod(x.shape[axis:])
+    mean = _mean(x, axes, count)
     out = np.subtract(x, mean)  # (centred, then normalised, scaled and shifted in place)
-    var = np.mean(np.multiply(out, out), axis=axes, keepdims=True)
+    var = _mean(np.multiply(out, out), axes, count)
     var += F32(epsilon)
     np.divide(out, np.sqrt(var, out=var), out=out)
     for operand, op in ((scale, np.multiply), (bias, np.add)):

@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <math.h>
 #include <string.h>
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
@@ -509,15 +510,28 @@ static int keep(PyObject *cache, Cache *c, PyObject *entries, PyObject *key, Py_
     }
 }
 
+/* dict look-ups with the key's hash computed once (CPython's own calls where it has them) */
+#if PY_VERSION_HEX < 0x030D0000
+#define dict_get(d, k, h) _PyDict_GetItem_KnownHash(d, k, h)
+#define dict_del(d, k, h) _PyDict_DelItem_KnownHash(d, k, h)
+#define dict_set(d, k, v, h) _PyDict_SetItem_KnownHash(d, k, v, h)
+#else
+#define dict_get(d, k, h) PyDict_GetItemWithError(d, k)
+#define dict_del(d, k, h) PyDict_DelItem(d, k)
+#define dict_set(d, k, v, h) PyDict_SetItem(d, k, v)
+#endif
+
 /* TileCache.get: the value kept for the tile at `lo` (`key`) or for the bytes it was copied
-   from, else make() (make(arg) if arg is not NULL; kept, read-only); a new reference */
+   from, else make() (make(arg) if arg is not NULL; kept, read-only); a new reference. With
+   `held` not NULL the caller holds the cache's lock (*held 1) and keeps it, unless an error
+   leaves it released (*held 0); make() still runs without it. */
 static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo, Py_ssize_t hi, PyObject *key,
-                     PyObject *make, PyObject *arg) {
+                     PyObject *make, PyObject *arg, int *held) {
 #define c (*cp)
     PyObject *entries = NULL, *value = NULL;
     Py_ssize_t dropped = 0;
     int aliased = 0;
-    if (lock_call(c.lock, s_acquire) < 0) {
+    if (held == NULL && lock_call(c.lock, s_acquire) < 0) {
         return NULL;
     }
     Py_INCREF(memory);
@@ -556,10 +570,11 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
     } else if (PyErr_Occurred() || (entries = PyDict_New()) == NULL || PyDict_SetItem(c.memories, memory, entries) < 0) {
         goto locked;
     }
-    PyObject *hit = PyDict_GetItemWithError(entries, key);
+    Py_hash_t hash = PyObject_Hash(key); /* (once: a key is a tuple, its hash not kept) */
+    PyObject *hit = hash == -1 ? NULL : dict_get(entries, key, hash);
     if (hit != NULL) { /* most recently used: to the end */
         Py_INCREF(hit);
-        if (PyDict_DelItem(entries, key) == 0 && PyDict_SetItem(entries, key, hit) == 0) {
+        if (dict_del(entries, key, hash) == 0 && dict_set(entries, key, hit, hash) == 0) {
             value = Py_NewRef(PyTuple_GET_ITEM(hit, 2));
         }
         Py_DECREF(hit);
@@ -567,6 +582,9 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
     }
     if (PyErr_Occurred()) {
         goto locked;
+    }
+    if (held != NULL) {
+        *held = 0;
     }
     if (lock_call(c.lock, s_release) < 0) {
         goto out;
@@ -579,6 +597,9 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
         Py_CLEAR(value);
         goto out;
     }
+    if (held != NULL) {
+        *held = 1;
+    }
     Py_ssize_t nbytes, budget, now = dropped;
     if (int_attr(value, s_nbytes, &nbytes) < 0 || int_attr(cache, s_budget, &budget) < 0
         || (aliased && int_attr(cache, s_dropped, &now) < 0)) {
@@ -587,7 +608,7 @@ static PyObject *get(PyObject *cache, Cache *cp, PyObject *memory, Py_ssize_t lo
         Py_CLEAR(value);
     }
 locked:
-    if (unlock(&c, 0) < 0) {
+    if (held == NULL && unlock(&c, 0) < 0) {
         Py_CLEAR(value);
     }
 out:
@@ -612,7 +633,7 @@ static PyObject *py_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Cache c;
-    PyObject *value = cache_open(args[0], &c) < 0 ? NULL : get(args[0], &c, args[1], lo, hi, args[4], args[5], NULL);
+    PyObject *value = cache_open(args[0], &c) < 0 ? NULL : get(args[0], &c, args[1], lo, hi, args[4], args[5], NULL, NULL);
     cache_close(&c);
     return value;
 }
@@ -637,7 +658,7 @@ static void derived_dealloc(Derived *d) {
 }
 
 /* get for the tile in `slot` keyed (*tile key, what) */
-static PyObject *derive(Derived *d, PyObject *slot, PyObject *what, PyObject *make, PyObject *arg) {
+static PyObject *derive(Derived *d, PyObject *slot, PyObject *what, PyObject *make, PyObject *arg, int *held) {
     PyObject *place = PyDict_GetItemWithError(d->places, slot);
     if (place == NULL) {
         if (!PyErr_Occurred()) {
@@ -664,7 +685,7 @@ static PyObject *derive(Derived *d, PyObject *slot, PyObject *what, PyObject *ma
         PyTuple_SET_ITEM(key, i, Py_NewRef(PyTuple_GET_ITEM(tile, i)));
     }
     PyTuple_SET_ITEM(key, n, Py_NewRef(what));
-    PyObject *value = get(d->cache, &d->c, PyTuple_GET_ITEM(place, 0), lo, hi, key, make, arg);
+    PyObject *value = get(d->cache, &d->c, PyTuple_GET_ITEM(place, 0), lo, hi, key, make, arg, held);
     Py_DECREF(key);
     return value;
 }
@@ -674,7 +695,32 @@ static PyObject *derived_call(Derived *d, PyObject *const *args, size_t nargsf, 
         PyErr_SetString(PyExc_TypeError, "derived(slot, what, make)");
         return NULL;
     }
-    return derive(d, args[0], args[1], args[2], NULL);
+    return derive(d, args[0], args[1], args[2], NULL, NULL);
+}
+
+/* dtypes seen not to be float16 (numpy's dtypes of the builtin types are one object each): an
+   identity test instead of numpy's comparison for them */
+static PyObject *other_types[8];
+
+static int other_type(PyObject *dtype) {
+    for (int i = 0; i < 8 && other_types[i] != NULL; i++) {
+        if (other_types[i] == dtype) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void not_half(PyObject *dtype) {
+    for (int i = 0; i < 8; i++) {
+        if (other_types[i] == dtype) {
+            return;
+        }
+        if (other_types[i] == NULL) {
+            other_types[i] = Py_NewRef(dtype);
+            return;
+        }
+    }
 }
 
 /* derived.upcast(ins, keep): functional._upcast(ins, derived, keep), each fp16 view's
@@ -686,6 +732,7 @@ static PyObject *derived_upcast(Derived *d, PyObject *const *args, Py_ssize_t na
     }
     PyObject *out = PyDict_New(), *slot, *view;
     Py_ssize_t pos = 0;
+    int held = 0; /* (the cache's lock, taken at the first look-up, kept over the rest) */
     if (out == NULL) {
         return NULL;
     }
@@ -694,7 +741,10 @@ static PyObject *derived_upcast(Derived *d, PyObject *const *args, Py_ssize_t na
         if (dtype == NULL) {
             goto fail;
         }
-        int half = dtype == d->f16 ? 1 : PyObject_RichCompareBool(dtype, d->f16, Py_EQ);
+        int half = dtype == d->f16 ? 1 : other_type(dtype) ? 0 : PyObject_RichCompareBool(dtype, d->f16, Py_EQ);
+        if (half == 0) {
+            not_half(dtype);
+        }
         Py_DECREF(dtype);
         if (half > 0) {
             int kept = PySequence_Contains(args[1], slot);
@@ -703,18 +753,25 @@ static PyObject *derived_upcast(Derived *d, PyObject *const *args, Py_ssize_t na
             }
             half = !kept;
         }
-        if (half < 0) {
+        if (half < 0 || (half && !held && (held = lock_call(d->c.lock, s_acquire) == 0) == 0)) {
             goto fail;
         }
-        value = half ? derive(d, slot, s_f32_what, d->to_f32, view) : Py_NewRef(view);
+        value = half ? derive(d, slot, s_f32_what, d->to_f32, view, &held) : Py_NewRef(view);
         if (value == NULL || PyDict_SetItem(out, slot, value) < 0) {
             Py_XDECREF(value);
             goto fail;
         }
         Py_DECREF(value);
     }
+    if (held && unlock(&d->c, 0) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
     return out;
 fail:
+    if (held) {
+        unlock(&d->c, -1);
+    }
     Py_DECREF(out);
     return NULL;
 }
@@ -1069,6 +1126,140 @@ static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return f;
 }
 
+/* kernels.erf and the exact kernels.gelu (Abramowitz & Stegun 7.1.26 in float64) in two
+   passes around numpy's exp, each step the float operation of the numpy kernel's step with
+   its operands in the same order (IEEE float64 and float32 operations, no contraction into
+   FMAs: the same bits). `erf_start` fills e with -(a a) (numpy's exp makes it exp(-a a)),
+   `erf_finish` computes the rest (the polynomial again: cheaper than a third array). A
+   NaN or infinity in x (a NaN's sign bit depends on numpy's operand order, an infinity in
+   gelu makes one) is left to numpy: erf_start then says False. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+static int float_buffer(PyObject *obj, Py_buffer *v, char format, Py_ssize_t itemsize, int writable) {
+    if (PyObject_GetBuffer(obj, v, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        return -1;
+    }
+    const char *f = v->format == NULL ? "B" : v->format;
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') {
+        f++;
+    }
+    if (f[0] != format || f[1] != '\0' || v->itemsize != itemsize) {
+        PyBuffer_Release(v);
+        PyErr_SetString(PyExc_TypeError, "erf_start/erf_finish: float32 x and out, float64 e, C-contiguous");
+        return -1;
+    }
+    return 0;
+}
+
+/* the argument of the erf: x itself, or x / sqrt 2 rounded to float32 (gelu's `x / math.sqrt(2.0)`:
+   numpy 2 divides by the float32 nearest sqrt 2) */
+static inline float erf_arg(float x, int gelu) {
+    return gelu ? x / (float)1.4142135623730951 : x;
+}
+
+static inline double erf_poly(double a) {
+    double t = 0.3275911 * a;
+    t = 1.0 + t;
+    t = 1.0 / t;
+    double poly = t * 1.061405429;
+    poly = -1.453152027 + poly;
+    poly = t * poly;
+    poly = 1.421413741 + poly;
+    poly = t * poly;
+    poly = -0.284496736 + poly;
+    poly = t * poly;
+    poly = 0.254829592 + poly;
+    return t * poly;
+}
+
+static int erf_operands(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, Py_buffer *v, int *gelu) {
+    if (nargs != want) {
+        PyErr_SetString(PyExc_TypeError, "erf_start(x, e, gelu) / erf_finish(x, e, out, gelu)");
+        return -1;
+    }
+    if ((*gelu = PyObject_IsTrue(args[want - 1])) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < want - 1; i++) {
+        if (float_buffer(args[i], &v[i], i == 1 ? 'd' : 'f', i == 1 ? 8 : 4, i > 0) < 0) {
+            while (i-- > 0) {
+                PyBuffer_Release(&v[i]);
+            }
+            return -1;
+        }
+        if (v[i].len / v[i].itemsize != v[0].len / 4) {
+            PyErr_SetString(PyExc_ValueError, "erf_start/erf_finish: operands of different sizes");
+            for (; i >= 0; i--) {
+                PyBuffer_Release(&v[i]);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* erf_start(x, e, gelu) -> bool: e = -(a a), a = |erf's argument| in float64; False (e partly
+   written) for a NaN or an infinity in x */
+static PyObject *py_erf_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer v[2];
+    int gelu, finite = 1;
+    if (erf_operands(args, nargs, 3, v, &gelu) < 0) {
+        return NULL;
+    }
+    const float *x = v[0].buf;
+    double *e = v[1].buf;
+    Py_ssize_t n = v[0].len / 4;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float xi = x[i];
+        finite &= xi - xi == 0.0f;
+        double a = fabs((double)erf_arg(xi, gelu));
+        a = a * a;
+        e[i] = -a;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&v[0]);
+    PyBuffer_Release(&v[1]);
+    return PyBool_FromLong(finite);
+}
+
+/* erf_finish(x, e, out, gelu): with e = exp(-a a) (erf_start's e through np.exp), out = erf(x)
+   (kernels.erf) or gelu(x) (kernels.gelu, exact), in float32 */
+static PyObject *py_erf_finish(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer v[3];
+    int gelu;
+    if (erf_operands(args, nargs, 4, v, &gelu) < 0) {
+        return NULL;
+    }
+    const float *x = v[0].buf;
+    const double *e = v[1].buf;
+    float *out = v[2].buf;
+    Py_ssize_t n = v[0].len / 4;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float xi = x[i], h = erf_arg(xi, gelu);
+        double sign = h > 0.0f ? 1.0 : h < 0.0f ? -1.0 : 0.0; /* (np.sign; no NaN here) */
+        double r = erf_poly(fabs((double)h)) * e[i];
+        r = 1.0 - r;
+        r = sign * r;
+        float f = (float)r;
+        if (gelu) { /* 0.5 x (1 + erf): float32 steps */
+            f = 1.0f + f;
+            f = (0.5f * xi) * f;
+        }
+        out[i] = f;
+    }
+    Py_END_ALLOW_THREADS
+    for (int i = 0; i < 3; i++) {
+        PyBuffer_Release(&v[i]);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"written", (PyCFunction)(void (*)(void))py_written, METH_FASTCALL,
      "written(cache, memory, lo, hi): TileCache.written."},
@@ -1095,6 +1286,12 @@ static PyMethodDef methods[] = {
      "values.completed(timeline) if values is not None, then a dense DMA's copy (task.copy: (dst Memory, "
      "lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, or for any other task "
      "offload(task) if values is not None and task.macs >= offload_macs, else compute(task)."},
+    {"erf_start", (PyCFunction)(void (*)(void))py_erf_start, METH_FASTCALL,
+     "erf_start(x, e, gelu) -> bool: float64 e = -(a a) for a = |x| (gelu: |x / sqrt 2| in float32), "
+     "kernels.erf's steps; False for a NaN or infinity in float32 x (numpy's business)."},
+    {"erf_finish", (PyCFunction)(void (*)(void))py_erf_finish, METH_FASTCALL,
+     "erf_finish(x, e, out, gelu): with e = np.exp of erf_start's, float32 out = kernels.erf(x) "
+     "(gelu: kernels.gelu(x)), the same bits."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1136,7 +1333,7 @@ PyMODINIT_FUNC PyInit__values(void) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 6) < 0) {
         Py_DECREF(m);
         return NULL;
     }

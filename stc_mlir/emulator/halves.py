@@ -250,27 +250,26 @@ DEPTHWISE_GEMV = _depthwise_gemv()
 """The sgemv_n mirror `depthwise` runs (`_depthwise_gemv`), 0 for none."""
 
 
-def _epilogue_operands(out: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None,
-                       activation: str, shape: tuple) -> bool:
-    """Whether `out`, `bias` and `residual` (of `shape`, fp32 or fp16) are what the C
-    commands take (the rest, type and layout, is checked in C)."""
-    return (out.dtype in (np.float16, np.float32) and out.size and activation in ACTIVATIONS
-            and (residual is None or residual.shape == shape))
+def _epilogue_operands(out: np.ndarray, residual: np.ndarray | None, activation: str, shape: tuple) -> bool:
+    """Whether `out` and `residual` (of `shape`) are what the C commands take (the rest, the
+    operands' types and layouts, is checked in C)."""
+    return out.size > 0 and activation in ACTIVATIONS and (residual is None or residual.shape == shape)
 
 
 def conv(out: np.ndarray, w: np.ndarray, columns: np.ndarray, bias: np.ndarray | None,
          residual: np.ndarray | None, activation: str, shape: tuple) -> bool:
     """`out` = act(np.matmul(w, columns) + bias + residual) (rounded to fp16 for an fp16
     `out`, fp32 stored as it is), `w` fp32 (groups, og, k),
-    `columns` fp32 (n, groups, k, p) (`kernels.conv2d_columns`), `bias` one fp32 per output
+    (or any shape of those elements, the convs' weights as they are), `columns` fp32
+    (n, groups, k, p) (`kernels.conv2d_columns`), `bias` one fp32 per output
     channel, `residual` of the product's `shape` (n, groups * og, ho, wo): the bits of
     `kernels.conv2d` then `store_epilogue`. False when left to the caller (no C products,
     other types or layouts, a NaN met: `out` may be partly written)."""
-    n, groups, k, p = columns.shape
-    og = w.shape[1]
-    if not PRODUCTS or not _epilogue_operands(out, bias, residual, activation, shape):
+    if not PRODUCTS or not _epilogue_operands(out, residual, activation, shape):
         return False
-    return _f16.conv(w, columns, out, bias, residual, ACTIVATIONS[activation], n, groups, og, k, p)
+    n, groups, k, p = columns.shape
+    return _f16.conv(w, columns, out, bias, residual, ACTIVATIONS[activation], n, groups,
+                     w.size // (groups * k), k, p)
 
 
 def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
@@ -282,10 +281,36 @@ def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | 
     n, c, h, wd = x.shape
     kh, kw = w.shape[2:]
     ho, wo = shape[2:]
-    if not PRODUCTS or not _epilogue_operands(out, bias, residual, activation, shape):
+    if not PRODUCTS or not _epilogue_operands(out, residual, activation, shape):
         return False
     return _f16.depthwise(x, w, out, bias, residual, ACTIVATIONS[activation], n, c, h, wd, kh, kw,
                           *strides, *dilations, ho, wo, pads[0], pads[1])
+
+
+_MATMUL_PLANS: dict[tuple, tuple | None] = {}
+"""Per matmul geometry (the shapes of `a`, `b`, bias, residual and `out`, the activation):
+`_f16.matmul`'s arguments after the operands, or None (numpy's path), the same for every
+command of that geometry."""
+
+
+def _matmul_plan(key: tuple) -> tuple | None:
+    a_shape, b_shape, bias_shape, residual_shape, out_shape, activation = key
+    if len(a_shape) < 2 or len(b_shape) < 2 or (bias_shape is not None and bias_shape[-1:] != b_shape[-1:]):
+        return None
+    batch_shape, b_batch = a_shape[:-2], b_shape[:-2]
+    a_count = b_count = math.prod(batch_shape)
+    if batch_shape != b_batch:
+        b_count = math.prod(b_batch)
+        if a_count == 1 and len(batch_shape) <= len(b_batch):
+            batch_shape = b_batch
+        elif b_count != 1 or len(b_batch) > len(batch_shape):
+            return None  # (a broadcasting of several axes: numpy's)
+    m, k = a_shape[-2:]
+    p = b_shape[-1]
+    if (b_shape[-2] != k or not k or not math.prod(out_shape) or activation not in ACTIVATIONS
+            or residual_shape not in (None, (*batch_shape, m, p))):
+        return None
+    return ACTIVATIONS[activation], max(a_count, b_count), a_count, b_count, m, k, p
 
 
 def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None,
@@ -293,20 +318,16 @@ def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | Non
     """`out` = act(np.matmul(a, b) + bias + residual) (fp16 or fp32 as `conv`), `a` and `b`
     fp32 (..., m, k) and (..., k, p), their batches equal or either of one matrix, `bias` p
     fp32 values: the bits
-    of `kernels.matmul`, `+= bias`, `kernels.epilogue` and `store`. False as `conv`."""
-    if not PRODUCTS or a.ndim < 2 or b.ndim < 2 or (bias is not None and bias.shape[-1:] != b.shape[-1:]):
+    of `kernels.matmul`, `+= bias`, `kernels.epilogue` and `store`. False as `conv` (the
+    checks of shapes once per geometry, `_MATMUL_PLANS`; types and layouts in C)."""
+    if not PRODUCTS:
         return False
-    batch_shape, b_batch = a.shape[:-2], b.shape[:-2]
-    a_count = b_count = math.prod(batch_shape)
-    if batch_shape != b_batch:
-        b_count = math.prod(b_batch)
-        if a_count == 1 and len(batch_shape) <= len(b_batch):
-            batch_shape = b_batch
-        elif b_count != 1 or len(b_batch) > len(batch_shape):
-            return False  # (a broadcasting of several axes: numpy's)
-    m, k = a.shape[-2:]
-    p = b.shape[-1]
-    if b.shape[-2] != k or not k or not _epilogue_operands(out, bias, residual, activation, (*batch_shape, m, p)):
-        return False
-    batch = max(a_count, b_count)
-    return _f16.matmul(a, b, out, bias, residual, ACTIVATIONS[activation], batch, a_count, b_count, m, k, p)
+    key = (a.shape, b.shape, None if bias is None else bias.shape,
+           None if residual is None else residual.shape, out.shape, activation)
+    try:
+        plan = _MATMUL_PLANS[key]
+    except KeyError:
+        if len(_MATMUL_PLANS) > 4096:  # (many programs in one process)
+            _MATMUL_PLANS.clear()
+        plan = _MATMUL_PLANS[key] = _matmul_plan(key)
+    return plan is not None and _f16.matmul(a, b, out, bias, residual, *plan)

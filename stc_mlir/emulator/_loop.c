@@ -178,6 +178,222 @@ static inline long long item_ll(PyObject *seq, Py_ssize_t i) {  /* tuple or list
     return PyLong_AsLongLong(v);
 }
 
+/* ---- Log: an access log kept as C numbers, `width` int64 fields per entry (a read log's rows
+   (epoch, lo, hi, thread), a thread's write log (epoch, lo, hi)): appending one makes no
+   Python object and a new run frees one block per log, not a tuple per access. Python reads it
+   as a sequence of tuples (made when read: the tracker's slow paths, hazard messages, tests);
+   `Log(width, entries=())`, `append(entry)`. Holds no objects: not tracked by the GC. */
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n, cap;
+    int width;
+    int64_t *v;
+} Log;
+
+static PyTypeObject LogType;
+
+#define LOG_MAX_WIDTH 8
+
+static Log *log_new(int width) {
+    Log *l = PyObject_New(Log, &LogType);
+    if (l != NULL) {
+        l->n = l->cap = 0;
+        l->width = width;
+        l->v = NULL;
+    }
+    return l;
+}
+
+/* One entry (`width` numbers) appended. 0; -1 on error. */
+static int log_push(Log *l, const int64_t *e) {
+    if (l->n == l->cap) {
+        Py_ssize_t cap = l->cap ? 2 * l->cap : 16;
+        int64_t *more = PyMem_Realloc(l->v, (size_t)cap * (size_t)l->width * sizeof(int64_t));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        l->v = more;
+        l->cap = cap;
+    }
+    memcpy(l->v + l->n * l->width, e, (size_t)l->width * sizeof(int64_t));
+    l->n++;
+    return 0;
+}
+
+/* `o` as a Log of at least `width` fields (borrowed), else NULL with a TypeError. */
+static Log *as_log(PyObject *o, int width) {
+    if (!Py_IS_TYPE(o, &LogType) || ((Log *)o)->width < width) {
+        PyErr_SetString(PyExc_TypeError, "command: an access log must be a _loop.Log");
+        return NULL;
+    }
+    return (Log *)o;
+}
+
+/* An entry from a Python sequence of `width` ints. 0; -1 on error. */
+static int log_push_obj(Log *l, PyObject *entry) {
+    PyObject *seq = PySequence_Fast(entry, "Log: an entry is a sequence of ints");
+    if (seq == NULL)
+        return -1;
+    int64_t e[LOG_MAX_WIDTH];
+    int rc = -1;
+    if (PySequence_Fast_GET_SIZE(seq) != l->width)
+        PyErr_Format(PyExc_ValueError, "Log: an entry has %d numbers", l->width);
+    else {
+        for (int q = 0; q < l->width; q++)
+            e[q] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, q));
+        if (!PyErr_Occurred())
+            rc = log_push(l, e);
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+static PyObject *log_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    int width;
+    PyObject *entries = NULL;
+    static char *kw[] = {"width", "entries", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "i|O:Log", kw, &width, &entries))
+        return NULL;
+    if (width < 1 || width > LOG_MAX_WIDTH) {
+        PyErr_Format(PyExc_ValueError, "Log: width %d not in 1..%d", width, LOG_MAX_WIDTH);
+        return NULL;
+    }
+    Log *l = (Log *)type->tp_alloc(type, 0);
+    if (l == NULL)
+        return NULL;
+    l->width = width;
+    if (entries != NULL) {
+        PyObject *it = PyObject_GetIter(entries), *e;
+        if (it == NULL) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        while ((e = PyIter_Next(it)) != NULL) {
+            int rc = log_push_obj(l, e);
+            Py_DECREF(e);
+            if (rc < 0)
+                break;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) {
+            Py_DECREF(l);
+            return NULL;
+        }
+    }
+    return (PyObject *)l;
+}
+
+static void log_dealloc(PyObject *self) {
+    PyMem_Free(((Log *)self)->v);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static Py_ssize_t log_len(PyObject *self) {
+    return ((Log *)self)->n;
+}
+
+static PyObject *log_item(PyObject *self, Py_ssize_t i) {  /* (a negative i made positive by Python) */
+    Log *l = (Log *)self;
+    if (i < 0 || i >= l->n) {
+        PyErr_SetString(PyExc_IndexError, "Log index out of range");
+        return NULL;
+    }
+    PyObject *t = PyTuple_New(l->width);
+    for (int q = 0; t != NULL && q < l->width; q++) {
+        PyObject *v = PyLong_FromLongLong(l->v[i * l->width + q]);
+        if (v == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, q, v);
+    }
+    return t;
+}
+
+static PyObject *log_list(PyObject *self) {  /* the entries as a list of tuples (new reference) */
+    Log *l = (Log *)self;
+    PyObject *out = PyList_New(l->n);
+    for (Py_ssize_t i = 0; out != NULL && i < l->n; i++) {
+        PyObject *t = log_item(self, i);
+        if (t == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, t);
+    }
+    return out;
+}
+
+static PyObject *log_richcompare(PyObject *self, PyObject *other, int op) {  /* as the list of its entries */
+    if ((op != Py_EQ && op != Py_NE) || !(Py_IS_TYPE(other, &LogType) || PyList_Check(other)))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *a = log_list(self), *b = Py_IS_TYPE(other, &LogType) ? log_list(other) : Py_NewRef(other);
+    PyObject *out = a != NULL && b != NULL ? PyObject_RichCompare(a, b, op) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return out;
+}
+
+static PyObject *log_repr(PyObject *self) {
+    PyObject *a = log_list(self);
+    if (a == NULL)
+        return NULL;
+    PyObject *out = PyObject_Repr(a);
+    Py_DECREF(a);
+    return out;
+}
+
+static PyObject *log_append(PyObject *self, PyObject *entry) {
+    if (log_push_obj((Log *)self, entry) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *log_reduce(PyObject *self, PyObject *unused) {  /* (copy, deepcopy, pickle) */
+    (void)unused;
+    PyObject *a = log_list(self);
+    return a == NULL ? NULL : Py_BuildValue("O(iN)", (PyObject *)Py_TYPE(self), ((Log *)self)->width, a);
+}
+
+static PyMethodDef log_methods[] = {
+    {"append", log_append, METH_O, "append(entry): one entry (width ints) at the end."},
+    {"__reduce__", log_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods log_as_sequence = {.sq_length = log_len, .sq_item = log_item};
+
+static PyTypeObject LogType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stc_mlir.emulator._loop.Log",
+    .tp_basicsize = sizeof(Log),
+    .tp_dealloc = log_dealloc,
+    .tp_repr = log_repr,
+    .tp_as_sequence = &log_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Log(width, entries=()): an access log of int64 entries of `width` fields, read as tuples.",
+    .tp_richcompare = log_richcompare,
+    .tp_methods = log_methods,
+    .tp_new = log_tp_new,
+};
+
+/* dict[tid] (a Log of `width` fields, made if new), borrowed; NULL on error. */
+static Log *log_in(PyObject *dict, long long tid, int width) {
+    PyObject *key = PyLong_FromLongLong(tid);
+    if (key == NULL)
+        return NULL;
+    PyObject *mine = PyDict_GetItemWithError(dict, key);
+    if (mine == NULL && !PyErr_Occurred()) {
+        Log *l = log_new(width);
+        if (l != NULL && PyDict_SetItem(dict, key, (PyObject *)l) == 0)
+            mine = (PyObject *)l;
+        Py_XDECREF(l);  /* (the dict holds it) */
+    }
+    Py_DECREF(key);
+    return mine == NULL ? NULL : as_log(mine, width);
+}
+
 /* What the writer runs over granules [lo, hi) say (`python_settled`): *i, *k the runs'
    slice of `values`, *known whether all are known (lo < hi, none negative), *write_ok
    and *read_ok as its two flags. Returns -1 on error. */
@@ -229,40 +445,25 @@ static int runs_over(PyObject *starts, PyObject *values, long long lo, long long
     return 0;
 }
 
-/* `memory._wrote_since`: whether a thread's accesses after epoch `seen` (its log of (epoch,
-   lo, hi) tuples, or a read log's rows (epoch, lo, hi, thread)) may touch [lo, hi) (beyond 32
+/* `memory._wrote_since`: whether a thread's accesses after epoch `seen` (its `Log` of (epoch,
+   lo, hi) entries, or of a read log's (epoch, lo, hi, thread)) may touch [lo, hi) (beyond 32
    of them: yes). -1 on error. */
 static int wrote_since(PyObject *log, long long seen, long long lo, long long hi) {
-    if (!PyList_Check(log)) {
-        PyErr_SetString(PyExc_TypeError, "command: an access log must be a list");
+    const Log *l = as_log(log, 3);
+    if (l == NULL)
         return -1;
-    }
-    const Py_ssize_t limit = 32, n = PyList_GET_SIZE(log);
+    const Py_ssize_t limit = 32, n = l->n, w = l->width;
     Py_ssize_t stop = n - 1 - limit;
     if (stop < -1)
         stop = -1;
     for (Py_ssize_t i = n - 1; i > stop; i--) {
-        PyObject *t = PyList_GET_ITEM(log, i);
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 3) {
-            PyErr_SetString(PyExc_TypeError, "command: an access log holds (epoch, lo, hi, ...)");
-            return -1;
-        }
-        long long e = item_ll(t, 0), wlo = item_ll(t, 1), whi = item_ll(t, 2);
-        if (PyErr_Occurred())
-            return -1;
-        if (e <= seen)
+        const int64_t *e = l->v + i * w;
+        if (e[0] <= seen)
             return 0;
-        if (wlo < hi && whi > lo)
+        if (e[1] < hi && e[2] > lo)
             return 1;
     }
-    if (n > limit) {
-        PyObject *t = PyList_GET_ITEM(log, n - 1 - limit);
-        long long e = item_ll(t, 0);
-        if (PyErr_Occurred())
-            return -1;
-        return e > seen;
-    }
-    return 0;
+    return n > limit && l->v[(n - 1 - limit) * w] > seen;
 }
 
 /* summary[tid] = [epoch, lo, hi] or the existing one updated (`memory._note`); `o_epoch`,
@@ -310,34 +511,6 @@ static int note(PyObject *summary, long long tid, long long lo, long long hi, Py
         PyList_SetItem(mine, 2, o_hi);
     }
     return 0;
-}
-
-/* summary[tid].append(item), the list made if new; steals nothing. */
-static int append_to(PyObject *dict, long long tid, PyObject *item) {
-    PyObject *key = PyLong_FromLongLong(tid);
-    if (key == NULL)
-        return -1;
-    PyObject *mine = PyDict_GetItemWithError(dict, key);
-    int rc;
-    if (mine == NULL) {
-        if (PyErr_Occurred()) {
-            Py_DECREF(key);
-            return -1;
-        }
-        PyObject *row = PyList_New(1);
-        if (row == NULL) {
-            Py_DECREF(key);
-            return -1;
-        }
-        Py_INCREF(item);
-        PyList_SET_ITEM(row, 0, item);
-        rc = PyDict_SetItem(dict, key, row);
-        Py_DECREF(row);
-    } else {
-        rc = PyList_Append(mine, item);
-    }
-    Py_DECREF(key);
-    return rc;
 }
 
 /* counts[level] += n */
@@ -647,11 +820,10 @@ done:
 }
 
 /* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled; `o_lo`, `o_hi`,
-   `o_epoch`: lo, hi, epoch as ints (put in the log's rows, none made per read). */
-static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, PyObject *o_lo,
-                    PyObject *o_hi, PyObject *o_epoch, PyObject *prune) {
-    PyObject *log = m->reads, *row = NULL;
-    int rc = -1;
+   `o_epoch`: lo, hi, epoch as ints (put in the reader's summary, none made per read). */
+static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, long long epoch,
+                    PyObject *o_lo, PyObject *o_hi, PyObject *o_epoch, PyObject *prune) {
+    PyObject *log = m->reads;
     if (!m->log_known) {  /* (looked up once until a pruning or a hook) */
         if ((m->log_rows = PyObject_GetAttr(log, S_rows)) == NULL
             || (m->log_where = PyObject_GetAttr(log, S_where)) == NULL
@@ -660,47 +832,34 @@ static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long 
             mem_forget_log(m);
             return -1;
         }
-        if (!PyList_Check(m->log_rows) || !PyList_Check(m->log_where) || !PyDict_Check(m->log_readers)
+        if (as_log(m->log_rows, 4) == NULL || !PyList_Check(m->log_where) || !PyDict_Check(m->log_readers)
             || !PyDict_Check(m->log_by)) {
             mem_forget_log(m);
+            PyErr_Clear();
             PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
             return -1;
         }
         m->log_known = 1;
     }
-    PyObject *rows = m->log_rows, *where = m->log_where, *readers = m->log_readers, *by = m->log_by;
-    {  /* (epoch, lo, hi, tid), in the rows and the thread's own list (no format to parse) */
-        PyObject *o_tid = PyLong_FromLongLong(tid);
-        if (o_tid != NULL && (row = PyTuple_New(4)) != NULL) {
-            PyObject *r4[4] = {o_epoch, o_lo, o_hi, o_tid};
-            for (int q = 0; q < 4; q++) {
-                Py_INCREF(r4[q]);
-                PyTuple_SET_ITEM(row, q, r4[q]);
-            }
-        }
-        Py_XDECREF(o_tid);
-        if (row == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
-            goto done;
-    }
-    long long n = PyList_GET_SIZE(rows) - 1;  /* (`n`, the rows logged, before this one) */
-    if (note(readers, tid, lo, hi, o_epoch, o_lo, o_hi) < 0)
-        goto done;
-    if (append_to(by, tid, row) < 0)
-        goto done;
+    Log *rows = (Log *)m->log_rows, *mine;
+    const int64_t row[4] = {epoch, lo, hi, tid};  /* in the rows and the thread's own log */
+    if (log_push(rows, row) < 0 || PyList_Append(m->log_where, fp) < 0)
+        return -1;
+    if (note(m->log_readers, tid, lo, hi, o_epoch, o_lo, o_hi) < 0)
+        return -1;
+    if ((mine = log_in(m->log_by, tid, 4)) == NULL || log_push(mine, row) < 0)
+        return -1;
     long long pruned_at = int_attr(log, S_pruned_at);
     if (pruned_at == -1 && PyErr_Occurred())
-        goto done;
-    if (n + 1 >= 2 * pruned_at) {
+        return -1;
+    if (rows->n >= 2 * pruned_at) {
         mem_forget_log(m);
         PyObject *r = PyObject_CallOneArg(prune, m->obj);
         if (r == NULL)
-            goto done;
+            return -1;
         Py_DECREF(r);
     }
-    rc = 0;
-done:
-    Py_XDECREF(row);
-    return rc;
+    return 0;
 }
 
 /* Whether some thread read [start, stop) of `log` after what `seen` has of it (the
@@ -858,20 +1017,17 @@ static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long 
         out = -1;
         goto end;
     }
-    if (!PyList_Check(rows) || !PyList_Check(where) || PyList_GET_SIZE(where) != PyList_GET_SIZE(rows)) {
+    const Log *l = as_log(rows, 4);
+    if (l == NULL || l->width != 4 || !PyList_Check(where) || PyList_GET_SIZE(where) != l->n) {
+        PyErr_Clear();
         PyErr_SetString(PyExc_TypeError, "command: a read log's rows and where");
         out = -1;
         goto end;
     }
     const long long end = w.base + w.span;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows) && out == 0; i++) {
-        PyObject *row = PyList_GET_ITEM(rows, i);
-        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 4) {
-            PyErr_SetString(PyExc_TypeError, "command: a read is (epoch, lo, hi, thread)");
-            out = -1;
-            break;
-        }
-        long long e = item_ll(row, 0), lo = item_ll(row, 1), hi = item_ll(row, 2), r = item_ll(row, 3);
+    for (Py_ssize_t i = 0; i < l->n && out == 0; i++) {
+        const int64_t *row = l->v + 4 * i;
+        long long e = row[0], lo = row[1], hi = row[2], r = row[3];
         if (reader_fails(r, n_seen)) {
             out = -1;
             break;
@@ -2242,7 +2398,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
         if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {
-            if (log_read(m, fp, a->base, a->base + a->span, tid, a->o_base, a->o_end, o_epoch, h_prune) < 0)
+            if (log_read(m, fp, a->base, a->base + a->span, tid, epoch, a->o_base, a->o_end, o_epoch, h_prune) < 0)
                 goto done;
         } else {
             PyObject *runs = runs_list(&rr[i]);
@@ -2308,13 +2464,13 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
             }
             if (note(wr, tid, start, stop, o_epoch, a->o_base, a->o_end) < 0)
                 goto done;
-            PyObject *wlog = m->writes;
-            PyObject *item = PyTuple_Pack(3, o_epoch, a->o_base, a->o_end);
-            int bad = item == NULL || !PyDict_Check(wlog) || append_to(wlog, tid, item) < 0;
-            if (bad && !PyErr_Occurred())
+            if (!PyDict_Check(m->writes)) {
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
-            Py_XDECREF(item);
-            if (bad)
+                goto done;
+            }
+            const int64_t entry[3] = {epoch, start, stop};
+            Log *wlog = log_in(m->writes, tid, 3);
+            if (wlog == NULL || log_push(wlog, entry) < 0)
                 goto done;
         } else {
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
@@ -2387,28 +2543,23 @@ static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     where = PyObject_GetAttr(log, S_where);
     if (rows == NULL || where == NULL)
         goto done;
-    if (!PyList_Check(rows) || !PyList_Check(where) || PyList_GET_SIZE(rows) != PyList_GET_SIZE(where)) {
-        PyErr_SetString(PyExc_TypeError, "prune: a log's rows and footprints are two lists of one length");
+    const Log *l = Py_IS_TYPE(rows, &LogType) ? (const Log *)rows : NULL;
+    if (l == NULL || l->width != 4 || !PyList_Check(where) || l->n != PyList_GET_SIZE(where)) {
+        PyErr_SetString(PyExc_TypeError, "prune: a log's rows (a Log of 4) and footprints (a list) of one length");
         goto done;
     }
-    if ((new_rows = PyList_New(0)) == NULL || (new_where = PyList_New(0)) == NULL)
+    if ((new_rows = (PyObject *)log_new(4)) == NULL || (new_where = PyList_New(0)) == NULL)
         goto done;
-    for (Py_ssize_t i = 0; any && i < PyList_GET_SIZE(rows); i++) {
-        PyObject *r = PyList_GET_ITEM(rows, i);
-        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 4) {
-            PyErr_SetString(PyExc_TypeError, "prune: a row is (epoch, lo, hi, thread)");
-            goto done;
-        }
-        long long epoch = item_ll(r, 0), lo = item_ll(r, 1), hi = item_ll(r, 2), tid = item_ll(r, 3);
-        if (PyErr_Occurred())
-            goto done;
+    for (Py_ssize_t i = 0; any && i < l->n; i++) {
+        const int64_t *r = l->v + 4 * i;
+        long long epoch = r[0], lo = r[1], hi = r[2], tid = r[3];
         if (tid < 0 || tid >= nt) {
             PyErr_SetString(PyExc_IndexError, "prune: a reader is not in the clocks");
             goto done;
         }
         if (!(epoch > known[tid]))
             continue;
-        if (PyList_Append(new_rows, r) < 0 || PyList_Append(new_where, PyList_GET_ITEM(where, i)) < 0)
+        if (log_push((Log *)new_rows, r) < 0 || PyList_Append(new_where, PyList_GET_ITEM(where, i)) < 0)
             goto done;
         if (!has[tid]) {  /* `_note_max` */
             has[tid] = 1;
@@ -2436,7 +2587,7 @@ static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         if (rc < 0)
             goto done;
     }
-    Py_ssize_t n = PyList_GET_SIZE(new_rows);
+    Py_ssize_t n = ((Log *)new_rows)->n;
     PyObject *at = PyLong_FromSsize_t(n > 64 ? n : 64);
     int rc = at && PyObject_SetAttr(log, S_rows, new_rows) == 0 && PyObject_SetAttr(log, S_where, new_where) == 0
              && PyObject_SetAttr(log, S_readers, readers) == 0 && PyObject_SetAttr(log, S_pruned_at, at) == 0;
@@ -3493,13 +3644,16 @@ static struct PyModuleDef module = {
 
 /* Bumped whenever a function's arguments or meaning change: native.py uses a build whose
    INTERFACE is its own and falls back to Python for any other. */
-#define LOOP_INTERFACE 4
+#define LOOP_INTERFACE 5
 
 PyMODINIT_FUNC PyInit__loop(void) {
     if (intern_names() < 0)
         return NULL;
+    if (PyType_Ready(&LogType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", LOOP_INTERFACE) < 0) {
+    if (m != NULL && (PyModule_AddIntConstant(m, "INTERFACE", LOOP_INTERFACE) < 0
+                      || PyModule_AddObjectRef(m, "Log", (PyObject *)&LogType) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

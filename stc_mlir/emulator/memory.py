@@ -18,7 +18,7 @@ semaphores (a wait joins the clocks of the signals it consumes).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 import functools
 import math
 from typing import Any, NamedTuple
@@ -152,9 +152,9 @@ class Memory:
         # per thread that wrote here: [epoch of its last write, hull lo, hull hi) of all its
         # writes (a few threads write each memory: a Python loop beats numpy on them)
         self.writers: dict[int, list[int]] = {}
-        # per writing thread, (epoch, lo, hi) of each write in order: which of its writes
-        # a thread has not seen may touch an access (`_wrote_since`)
-        self.writes: dict[int, list[tuple[int, int, int]]] = {}
+        # per writing thread, (epoch, lo, hi) of each write in order (a `native.Log`): which of
+        # its writes a thread has not seen may touch an access (`_wrote_since`)
+        self.writes: dict[int, Any] = {}
         self.size = self.code.size if track else 0
         self.starts: list[int] = [0]
         self.values: list[int] = [0]
@@ -202,9 +202,8 @@ class Memory:
         _note(self.writers, tid, epoch, fp.base, fp.base + fp.span)
         log = self.writes.get(tid)
         if log is None:
-            self.writes[tid] = [(epoch, fp.base, fp.base + fp.span)]
-        else:
-            log.append((epoch, fp.base, fp.base + fp.span))
+            log = self.writes[tid] = native.Log(3)
+        log.append((epoch, fp.base, fp.base + fp.span))
 
     def mark(self, lo: int, hi: int, code: int | None) -> None:
         """Granules [lo, hi) now hold `code` (None: unknown, some of them do)."""
@@ -308,20 +307,21 @@ class Memory:
 
 
 class _ReadLog:
-    """Reads of one memory: (epoch, lo, hi, thread) rows (a Python list: one append per read;
-    `cols` gives them as arrays when a write or a pruning needs them) + footprints, and per
-    reading thread [its latest epoch, hull lo, hull hi) over its logged reads (a write
-    looks at the log only if some thread's summary says it may conflict)."""
+    """Reads of one memory: (epoch, lo, hi, thread) rows (a `native.Log`: in C numbers where
+    the C module is built, no object per read; `cols` gives them as arrays when a write or a
+    pruning needs them) + footprints, and per reading thread [its latest epoch, hull lo,
+    hull hi) over its logged reads (a write looks at the log only if some thread's summary
+    says it may conflict)."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[int, int, int, int]] = []
+        self.rows: Any = native.Log(4)
         self.where: list[Footprint] = []
         self.pruned_at = 64
         self.readers: dict[int, list[int]] = {}
-        # per reading thread, the rows of its reads in order (the same tuples: epoch, lo, hi
-        # first, as in a write log), never pruned: which of its reads a writer has not seen
-        # may touch a write (`_wrote_since`)
-        self.by: dict[int, list[tuple[int, int, int, int]]] = {}
+        # per reading thread, the rows of its reads in order (epoch, lo, hi first, as in a
+        # write log; a `native.Log` each), never pruned: which of its reads a writer has not
+        # seen may touch a write (`_wrote_since`)
+        self.by: dict[int, Any] = {}
 
     @property
     def n(self) -> int:
@@ -331,7 +331,7 @@ class _ReadLog:
     @property
     def cols(self) -> np.ndarray:
         """The rows as a (4, n) int64 array: lo, hi, thread, epoch."""
-        return np.array(self.rows, dtype=np.int64).reshape(-1, 4)[:, [1, 2, 3, 0]].T
+        return np.array(list(self.rows), dtype=np.int64).reshape(-1, 4)[:, [1, 2, 3, 0]].T
 
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
         lo, hi = fp.base, fp.base + fp.span
@@ -349,13 +349,12 @@ class _ReadLog:
                 summary[2] = hi
         mine = self.by.get(tid)
         if mine is None:
-            self.by[tid] = [row]
-        else:
-            mine.append(row)
+            mine = self.by[tid] = native.Log(4)
+        mine.append(row)
 
     def keep(self, mask: list[bool]) -> None:
         """Keep the reads where `mask` is true (and their threads' summaries)."""
-        self.rows = [r for r, k in zip(self.rows, mask) if k]
+        self.rows = native.Log(4, [r for r, k in zip(self.rows, mask) if k])
         self.where = [w for w, k in zip(self.where, mask) if k]
         readers: dict[int, list[int]] = {}
         for epoch, lo, hi, tid in self.rows:
@@ -391,7 +390,7 @@ def _note_max(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: 
         mine[2] = hi
 
 
-def _wrote_since(log: list[tuple[int, ...]], seen: int, lo: int, hi: int,
+def _wrote_since(log: Sequence[tuple[int, ...]], seen: int, lo: int, hi: int,
                  limit: int = 32) -> bool:
     """Whether a thread's writes (or reads) after epoch `seen` (its `log` of (epoch, lo,
     hi) or, for reads, read log rows (epoch, lo, hi, thread); epochs non-decreasing) may

@@ -146,7 +146,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed, *S_pending;
+    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed, *S_pending, *S_pending_at;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -159,6 +159,7 @@ static int intern_names(void) {
     NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
     NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed") NAME(S_pending, "pending")
+    NAME(S_pending_at, "pending_at")
 #undef NAME
     return 0;
 }
@@ -349,6 +350,12 @@ static PyObject *log_append(PyObject *self, PyObject *entry) {
     Py_RETURN_NONE;
 }
 
+static PyObject *log_clear(PyObject *self, PyObject *unused) {
+    (void)unused;
+    ((Log *)self)->n = 0;
+    Py_RETURN_NONE;
+}
+
 static PyObject *log_reduce(PyObject *self, PyObject *unused) {  /* (copy, deepcopy, pickle) */
     (void)unused;
     PyObject *a = log_list(self);
@@ -357,6 +364,7 @@ static PyObject *log_reduce(PyObject *self, PyObject *unused) {  /* (copy, deepc
 
 static PyMethodDef log_methods[] = {
     {"append", log_append, METH_O, "append(entry): one entry (width ints) at the end."},
+    {"clear", log_clear, METH_NOARGS, "clear(): no entries (the memory kept)."},
     {"__reduce__", log_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -649,7 +657,7 @@ typedef struct {
 } Wrote;
 
 typedef struct {
-    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level, *pending;
+    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level, *pending, *pending_at;
     PyObject *log_rows, *log_where, *log_readers, *log_by;  /* the read log's, while `log_known` */
     int log_known;
     long long size;
@@ -698,6 +706,7 @@ static void mems_free(Mems *ms) {
         Py_XDECREF(m->obj); Py_XDECREF(m->starts); Py_XDECREF(m->values); Py_XDECREF(m->writers);
         Py_XDECREF(m->writes); Py_XDECREF(m->reads); Py_XDECREF(m->passed); Py_XDECREF(m->level);
         Py_XDECREF(m->pending);
+        Py_XDECREF(m->pending_at);
         if (m->codes_open)
             PyBuffer_Release(&m->codes.buf);
         if (m->full_open)
@@ -736,10 +745,12 @@ static Mem *mem_of(Mems *ms, PyObject *obj) {
     if ((m->starts = PyObject_GetAttr(obj, S_starts)) == NULL || (m->values = PyObject_GetAttr(obj, S_values)) == NULL
         || (m->writers = PyObject_GetAttr(obj, S_writers)) == NULL || (m->writes = PyObject_GetAttr(obj, S_writes)) == NULL
         || (m->reads = PyObject_GetAttr(obj, S_reads)) == NULL || (m->passed = PyObject_GetAttr(obj, S_passed)) == NULL
-        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL || (m->pending = PyObject_GetAttr(obj, S_pending)) == NULL)
+        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL || (m->pending = PyObject_GetAttr(obj, S_pending)) == NULL
+        || (m->pending_at = PyObject_GetAttr(obj, S_pending_at)) == NULL)
         return NULL;
-    if (!PyList_Check(m->pending)) {
-        PyErr_SetString(PyExc_TypeError, "command: a memory's pending codes must be a list");
+    if (!Py_IS_TYPE(m->pending, &LogType) || ((Log *)m->pending)->width != 3 || !PyList_Check(m->pending_at)
+        || PyList_GET_SIZE(m->pending_at) != ((Log *)m->pending)->n) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's pending codes must be a Log of 3 and a list");
         return NULL;
     }
     m->size = int_attr(obj, S_size);
@@ -1159,23 +1170,25 @@ static int fill_row(void *fill, long long at) {
     return 0;
 }
 
-/* `Memory._flush`: the codes of the writes still pending (`Memory.pending`: (lo, hi, code,
-   footprint or None for every granule of [lo, hi)), in order) into `code`, the list emptied
-   (in place: the memory keeps it). 0; -1 on error. */
+/* `Memory._flush`: the codes of the writes still pending (`Memory.pending`: (lo, hi, code), and
+   `pending_at`: the footprint, or None for every granule of [lo, hi), in order) into `code`,
+   both emptied (in place: the memory keeps them). 0; -1 on error. */
 static int flush(Mem *m) {
-    if (PyList_GET_SIZE(m->pending) == 0)
+    Log *pending = (Log *)m->pending;
+    if (pending->n == 0)
         return 0;
     Codes *c = codes_of(m);  /* (its first opening reads `Memory.code`, which flushes them itself) */
     if (c == NULL)
         return -1;
-    PyObject *pending = m->pending;
-    Py_ssize_t n = PyList_GET_SIZE(pending);
+    Py_ssize_t n = pending->n;
+    if (PyList_GET_SIZE(m->pending_at) != n) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's pending codes and footprints differ in length");
+        return -1;
+    }
     for (Py_ssize_t e = 0; e < n; e++) {
-        long long lo, hi, v;
-        PyObject *fp;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(pending, e), "LLLO;command: a pending write is (lo, hi, code, footprint)",
-                              &lo, &hi, &v, &fp))
-            return -1;
+        const int64_t *p = pending->v + 3 * e;
+        long long lo = p[0], hi = p[1], v = p[2];
+        PyObject *fp = PyList_GET_ITEM(m->pending_at, e);
         if (lo < 0 || hi > c->n) {
             PyErr_SetString(PyExc_ValueError, "command: a pending write out of its memory");
             return -1;
@@ -1190,40 +1203,33 @@ static int flush(Mem *m) {
             for_rows(&f, fill_row, &fill);
         }
     }
-    return PyList_SetSlice(pending, 0, n, NULL);
+    pending->n = 0;
+    return PyList_SetSlice(m->pending_at, 0, n, NULL);
 }
 
-/* (lo, hi, code, fp) onto `Memory.pending`. */
-static int pend(void *pending, long long lo, long long hi, PyObject *fp, long long code) {
-    PyObject *t = PyTuple_New(4);
-    long long v[3] = {lo, hi, code};
-    for (int q = 0; t != NULL && q < 3; q++) {
-        PyObject *o = PyLong_FromLongLong(v[q]);
-        if (o == NULL)
-            Py_CLEAR(t);
-        else
-            PyTuple_SET_ITEM(t, q, o);
+/* (lo, hi, code) onto `Memory.pending`, `fp` onto `pending_at` (`m`: the Mem). */
+static int pend(void *m, long long lo, long long hi, PyObject *fp, long long code) {
+    const int64_t e[3] = {lo, hi, code};
+    if (log_push((Log *)((Mem *)m)->pending, e) < 0)
+        return -1;
+    if (PyList_Append(((Mem *)m)->pending_at, fp) < 0) {
+        ((Log *)((Mem *)m)->pending)->n--;
+        return -1;
     }
-    if (t != NULL) {
-        Py_INCREF(fp);
-        PyTuple_SET_ITEM(t, 3, fp);
-    }
-    int rc = t == NULL ? -1 : PyList_Append((PyObject *)pending, t);
-    Py_XDECREF(t);
-    return rc;
+    return 0;
 }
 
-static int pend_fill(void *pending, long long a, long long b, long long v) {
-    return pend(pending, a, b, Py_None, v);
+static int pend_fill(void *m, long long a, long long b, long long v) {
+    return pend(m, a, b, Py_None, v);
 }
 
 /* A strided write's codes left pending (`Memory.pending`, applied by `flush` when some check or
    Python looks at the codes; most never are): first, the known runs over its hull [lo, hi) as
    `Memory._fill` would bring them into `code` (its hull's runs become unknown), then its own. */
 static int defer(Mem *m, PyObject *fp, long long lo, long long hi, long long code) {
-    if (known_runs(m->starts, m->values, lo, hi, pend_fill, m->pending) < 0)
+    if (known_runs(m->starts, m->values, lo, hi, pend_fill, m) < 0)
         return -1;
-    return pend(m->pending, lo, hi, fp, code);
+    return pend(m, lo, hi, fp, code);
 }
 
 /* Whether none of p[0..n) is 0; in blocks the compiler vectorises (no exit inside one). */

@@ -142,8 +142,10 @@ class Memory:
         # without numerics (a timing-only run) there are no bytes, only the hazard codes
         self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
         # strided writes whose codes the C loop has not put into `code` yet, in order: (lo, hi,
-        # code, footprint or None for all of granules [lo, hi)); `code` applies them first
-        self.pending: list[tuple[int, int, int, Footprint | None]] = []
+        # code) in `pending` (a `native.Log`), the footprint or None for all of granules [lo,
+        # hi) in `pending_at`; `code` applies them first
+        self.pending: Any = native.Log(3)
+        self.pending_at: list[Footprint | None] = []
         self._code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
         # per block of BLOCK granules: known to be all written (codes never return to 0)
         # (a bytearray: a slice's `0 in` test is much cheaper than numpy's .all())
@@ -183,12 +185,13 @@ class Memory:
     def _flush(self) -> None:
         assert self._code is not None
         g, code = self.granule, self._code
-        for lo, hi, c, fp in self.pending:
+        for (lo, hi, c), fp in zip(self.pending, self.pending_at):
             if fp is None:
                 code[lo:hi] = c
             else:
                 fp.view(code, g)[...] = c
-        self.pending.clear()  # (in place: the C loop holds the list)
+        self.pending.clear()  # (in place: the C loop holds them)
+        self.pending_at.clear()
 
     def record_write(self, fp: Footprint, hull: tuple[int, int, bool], code: int, tid: int,
                      epoch: int) -> None:

@@ -2946,6 +2946,8 @@ typedef struct {
     Mems mems;  /* the memories the checks looked at, read once a run */
     Time last;  /* the latest end of a slice added (`any_slice`) */
     int any_slice;
+    PyObject *t_seen[2];  /* the last two times slices were given as objects, the latest first */
+    Time t_was[2];
 } Loop;
 
 static inline int ev_less(const Event *a, const Event *b) {
@@ -3004,12 +3006,29 @@ static inline void join_rows(int64_t *d, const int64_t *s, Py_ssize_t n) {
 }
 
 /* timeline.append(Slice(core, unit, index, label, start, end, wait)) */
+/* Time `t` as a Python number for a slice: the object of one of the last two such times if
+   equal (a wait's end is its command's start; commands end together), else a new one. */
+static PyObject *slice_time(Loop *L, Time t) {
+    for (int q = 0; q < 2; q++)
+        if (L->t_seen[q] != NULL && L->t_was[q].isint == t.isint && memcmp(&L->t_was[q].v, &t.v, sizeof(double)) == 0)
+            return Py_NewRef(L->t_seen[q]);
+    PyObject *o = t_obj(t);
+    if (o != NULL) {
+        Py_XDECREF(L->t_seen[1]);
+        L->t_seen[1] = L->t_seen[0];
+        L->t_was[1] = L->t_was[0];
+        L->t_seen[0] = Py_NewRef(o);
+        L->t_was[0] = t;
+    }
+    return o;
+}
+
 static int add_slice(Loop *L, CTask *c, PyObject *unit, PyObject *label, Time start, Time end, int wait) {
     PyTypeObject *type = (PyTypeObject *)L->slice_type;
     PyObject *s = type->tp_alloc(type, 7);
     if (s == NULL)
         return -1;
-    PyObject *a = t_obj(start), *b = t_obj(end);
+    PyObject *a = slice_time(L, start), *b = a == NULL ? NULL : slice_time(L, end);
     if (a == NULL || b == NULL) {
         Py_XDECREF(a);
         Py_XDECREF(b);
@@ -3619,6 +3638,8 @@ done:
     PyMem_Free(L.kind_pos);
     Py_XDECREF(L.macs);
     Py_XDECREF(L.counts_dict);
+    Py_XDECREF(L.t_seen[0]);
+    Py_XDECREF(L.t_seen[1]);
     mems_free(&L.mems);
     PyMem_Free(L.mems.seq);
     PyBuffer_Release(&bvc);

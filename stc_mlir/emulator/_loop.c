@@ -989,86 +989,6 @@ static int for_rows(const Foot *f, int (*each)(void *, long long), void *ctx) {
     }
 }
 
-/* Over the bytes of a footprint's rows inside the window [wlo, wlo + n) (`win`, a flag per
-   byte): set them (test 0), or whether one of them is set (test 1). */
-typedef struct {
-    long long wlo, n, run;
-    unsigned char *win;
-    int test;
-} Bytes;
-
-static int bytes_row(void *bytes, long long at) {
-    const Bytes *x = bytes;
-    at -= x->wlo;
-    long long a = at < 0 ? 0 : at, b = at + x->run > x->n ? x->n : at + x->run;
-    for (long long q = a; q < b; q++) {
-        if (!x->test)
-            x->win[q] = 1;
-        else if (x->win[q])
-            return 1;
-    }
-    return 0;
-}
-
-static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *win, int test) {
-    Bytes x = {wlo, n, f->run, win, test};
-    return for_rows(f, bytes_row, &x);
-}
-
-/* `native.read_overlapping` (found or not): whether a read of `log` by a thread other
-   than `tid`, after the epoch `seen` has of it, overlaps footprint `fp` byte by byte.
-   1 / 0, -1 on error. */
-static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long long *seen, Py_ssize_t n_seen) {
-    Foot w;
-    if (foot_of(fp, &w) < 0)
-        return -1;
-    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL;
-    int out = 0;
-    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL) {
-        out = -1;
-        goto end;
-    }
-    const Log *l = as_log(rows, 4);
-    if (l == NULL || l->width != 4 || !PyList_Check(where) || PyList_GET_SIZE(where) != l->n) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "command: a read log's rows and where");
-        out = -1;
-        goto end;
-    }
-    const long long end = w.base + w.span;
-    for (Py_ssize_t i = 0; i < l->n && out == 0; i++) {
-        const int64_t *row = l->v + 4 * i;
-        long long e = row[0], lo = row[1], hi = row[2], r = row[3];
-        if (reader_fails(r, n_seen)) {
-            out = -1;
-            break;
-        }
-        if (!(lo < end && hi > w.base && r != tid && e > seen[r]))
-            continue;
-        Foot o;
-        if (foot_of(PyList_GET_ITEM(where, i), &o) < 0) {
-            out = -1;
-            break;
-        }
-        long long wlo = w.base > o.base ? w.base : o.base, whi = end < o.base + o.span ? end : o.base + o.span;
-        if (wlo >= whi)
-            continue;
-        unsigned char *win = PyMem_Calloc((size_t)(whi - wlo), 1);
-        if (win == NULL) {
-            PyErr_NoMemory();
-            out = -1;
-            break;
-        }
-        foot_bytes(&w, wlo, whi - wlo, win, 0);
-        out = foot_bytes(&o, wlo, whi - wlo, win, 1);
-        PyMem_Free(win);
-    }
-end:
-    Py_XDECREF(rows);
-    Py_XDECREF(where);
-    return out;
-}
-
 /* ---- granule codes (`Memory.code`, int32 per granule) */
 
 /* The memory's granule codes (opened the first time: `Memory.code`, int32 per granule). */
@@ -2000,6 +1920,139 @@ static int cmp_pair(const void *a, const void *b) {
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
+/* The writes of the commands an expectation names to one memory, in order (`next_write`). */
+typedef struct {
+    struct Checks *const *by_number;  /* the plan's checks per command number */
+    Py_ssize_t n_numbers, q, j;  /* at the q-th expected writer's j-th write */
+    const Exp *x;
+    PyObject *mem;
+} WritesOf;
+
+/* The next write of `it` (NULL after the last). */
+static const Acc *next_write(WritesOf *it) {
+    for (; it->q < it->x->n_writers; it->q++, it->j = 0) {
+        long long w = it->x->writers[it->q];
+        const Checks *k = w >= 0 && w < it->n_numbers ? it->by_number[w] : NULL;
+        while (k != NULL && it->j < k->n_writes) {
+            const Acc *o = &k->acc[k->n_reads + it->j++];
+            if (o->mem == it->mem)
+                return o;
+        }
+    }
+    return NULL;
+}
+
+/* Sort the `n` intervals (first, end pairs) of `iv` and merge those that touch or overlap, in
+   place: disjoint and in order after it. How many are left. */
+static Py_ssize_t merge_rows(long long *iv, Py_ssize_t n) {
+    if (n == 0)
+        return 0;
+    qsort(iv, (size_t)n, 2 * sizeof(long long), cmp_pair);
+    Py_ssize_t m = 0;
+    for (Py_ssize_t e = 0; e < n; e++) {
+        if (m > 0 && iv[2 * e] <= iv[2 * m - 1]) {
+            if (iv[2 * e + 1] > iv[2 * m - 1])
+                iv[2 * m - 1] = iv[2 * e + 1];
+        } else {
+            iv[2 * m] = iv[2 * e];
+            iv[2 * m + 1] = iv[2 * e + 1];
+            m++;
+        }
+    }
+    return m;
+}
+
+/* Whether [lo, hi) lies inside one of the `m` merged intervals `iv` (`merge_rows`). */
+static int rows_hold(const long long *iv, Py_ssize_t m, long long lo, long long hi) {
+    Py_ssize_t a0 = 0, a1 = m;  /* the last one starting at or before lo */
+    while (a0 < a1) {
+        Py_ssize_t mid = (a0 + a1) / 2;
+        if (iv[2 * mid] <= lo)
+            a0 = mid + 1;
+        else
+            a1 = mid;
+    }
+    return a0 > 0 && iv[2 * (a0 - 1) + 1] >= hi;
+}
+
+/* Whether a row [at, at + run) shares a byte with the `m` merged intervals `iv` (`merge_rows`). */
+typedef struct {
+    const long long *iv;
+    Py_ssize_t m;
+    long long run;
+} Hits;
+
+static int hits_row(void *hits, long long at) {
+    const Hits *x = hits;
+    Py_ssize_t a0 = 0, a1 = x->m;  /* the last one starting before the row's end: the one reaching furthest */
+    while (a0 < a1) {
+        Py_ssize_t mid = (a0 + a1) / 2;
+        if (x->iv[2 * mid] < at + x->run)
+            a0 = mid + 1;
+        else
+            a1 = mid;
+    }
+    return a0 > 0 && x->iv[2 * (a0 - 1) + 1] > at;
+}
+
+/* `native.read_overlapping` (found or not): whether a read of `log` by a thread other
+   than `tid`, after the epoch `seen` has of it, shares a byte with footprint `fp` (the
+   write's rows merged once, each row of such a read against them: no pass over bytes).
+   1 / 0, -1 on error. */
+static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long long *seen, Py_ssize_t n_seen) {
+    Foot w;
+    if (foot_of(fp, &w) < 0)
+        return -1;
+    const long long end = w.base + w.span;
+    Near mine = {w.base, end, w.run, NULL, 0, 0};  /* the write's rows, merged when first needed (`hits`) */
+    Hits hits = {NULL, 0, 0};
+    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL;
+    int out = 0;
+    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL) {
+        out = -1;
+        goto end;
+    }
+    const Log *l = as_log(rows, 4);
+    if (l == NULL || l->width != 4 || !PyList_Check(where) || PyList_GET_SIZE(where) != l->n) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "command: a read log's rows and where");
+        out = -1;
+        goto end;
+    }
+    for (Py_ssize_t i = 0; i < l->n && out == 0; i++) {
+        const int64_t *row = l->v + 4 * i;
+        long long e = row[0], lo = row[1], hi = row[2], r = row[3];
+        if (reader_fails(r, n_seen)) {
+            out = -1;
+            break;
+        }
+        if (!(lo < end && hi > w.base && r != tid && e > seen[r]))
+            continue;
+        Foot o;
+        if (foot_of(PyList_GET_ITEM(where, i), &o) < 0) {
+            out = -1;
+            break;
+        }
+        if (hits.iv == NULL) {
+            if (for_rows(&w, near_row, &mine) < 0) {
+                out = -1;
+                break;
+            }
+            if (mine.n == 0)
+                break;  /* (an empty write overlaps nothing) */
+            hits.iv = mine.rows;
+            hits.m = merge_rows(mine.rows, mine.n);
+        }
+        hits.run = o.run;
+        out = for_rows(&o, hits_row, &hits);
+    }
+end:
+    PyMem_Free(mine.rows);
+    Py_XDECREF(rows);
+    Py_XDECREF(where);
+    return out;
+}
+
 /* Whether the writes of the commands `x` expects (`by_number`: their checks) to the memory of
    read `a` cover every byte of it (so every granule: all accesses to a memory are aligned to
    its granule). 1 / 0 (also for an empty read), -1 on error. */
@@ -2012,109 +2065,49 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
     for (int d = 0; d < r.nd; d++)
         if (r.dims[d] <= 0)
             return 0;
-    {  /* the writes on the read's grid: each of its rows covered by their rows of the same index */
-        long long stack[2 * 16], *iv = stack;
-        Py_ssize_t n_iv = 0, cap = 16;
-        int out = 0;
-        for (Py_ssize_t q = 0; q < x->n_writers && out == 0; q++) {
-            long long w = x->writers[q];
-            const Checks *k = w >= 0 && w < n_numbers ? by_number[w] : NULL;
-            for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
-                const Acc *o = &k->acc[k->n_reads + j];
-                Foot f;
-                if (o->mem != a->mem)
-                    continue;
-                if (foot_of(o->fp, &f) < 0) {
-                    out = -1;
-                    break;
-                }
-                if (!same_grid(&r, &f) || f.run <= 0)
-                    continue;
-                if (n_iv == cap) {
-                    long long *more = PyMem_Malloc((size_t)(4 * cap) * sizeof(long long));
-                    if (more == NULL) {
-                        PyErr_NoMemory();
-                        out = -1;
-                        break;
-                    }
-                    memcpy(more, iv, (size_t)(2 * n_iv) * sizeof(long long));
-                    if (iv != stack)
-                        PyMem_Free(iv);
-                    iv = more;
-                    cap *= 2;
-                }
-                iv[2 * n_iv] = f.base;
-                iv[2 * n_iv + 1] = f.base + f.run;
-                n_iv++;
-            }
-        }
-        if (out == 0) {
-            qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
-            long long at = r.base;  /* [r.base, at) covered so far */
-            for (Py_ssize_t q = 0; q < n_iv && at < r.base + r.run; q++)
-                if (iv[2 * q] <= at && iv[2 * q + 1] > at)
-                    at = iv[2 * q + 1];
-            out = at >= r.base + r.run;
-        }
-        if (iv != stack)
-            PyMem_Free(iv);
-        if (out != 0)
-            return out;
-    }
-    /* else their rows near the read, merged, against each of its rows */
     const long long lo = r.base, hi = r.base + r.span;
-    Near theirs = {lo, hi, 0, NULL, 0, 0}, mine = {lo, hi, r.run, NULL, 0, 0};
-    int out = 1;
-    for (Py_ssize_t q = 0; q < x->n_writers && out == 1; q++) {
-        long long w = x->writers[q];
-        const Checks *k = w >= 0 && w < n_numbers ? by_number[w] : NULL;
-        for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
-            const Acc *o = &k->acc[k->n_reads + j];
-            Foot f;
-            if (o->mem != a->mem || o->base >= hi || o->base + o->span <= lo)
-                continue;
-            if (foot_of(o->fp, &f) < 0) {
-                out = -1;
-                break;
-            }
-            theirs.run = f.run;
-            if (for_rows(&f, near_row, &theirs) < 0) {
+    /* the writes on the read's grid: each of its rows covered by their rows of the same index
+       (`grid`: their first rows); else their rows near the read (`theirs`), merged, against
+       each of its rows: both from one walk over the writes */
+    Near grid = {LLONG_MIN, LLONG_MAX, 0, NULL, 0, 0}, theirs = {lo, hi, 0, NULL, 0, 0},
+         mine = {lo, hi, r.run, NULL, 0, 0};
+    WritesOf it = {by_number, n_numbers, 0, 0, x, a->mem};
+    const Acc *o;
+    int out = 0;
+    while ((o = next_write(&it)) != NULL) {
+        Foot f;
+        if (foot_of(o->fp, &f) < 0) {
+            out = -1;
+            break;
+        }
+        if (same_grid(&r, &f) && f.run > 0) {
+            grid.run = f.run;
+            if (near_row(&grid, f.base) < 0) {
                 out = -1;
                 break;
             }
         }
+        if (o->base >= hi || o->base + o->span <= lo)
+            continue;
+        theirs.run = f.run;
+        if (for_rows(&f, near_row, &theirs) < 0) {
+            out = -1;
+            break;
+        }
     }
-    if (out == 1 && for_rows(&r, near_row, &mine) < 0)
+    if (out == 0) {
+        Py_ssize_t m = merge_rows(grid.rows, grid.n);
+        out = rows_hold(grid.rows, m, r.base, r.base + r.run);
+    }
+    if (out == 0 && for_rows(&r, near_row, &mine) < 0)
         out = -1;
-    long long *iv = theirs.rows;
-    Py_ssize_t n_iv = theirs.n;
-    if (out == 1) {
-        qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
-        Py_ssize_t m = 0;  /* merged in place: disjoint, in order */
-        for (Py_ssize_t e = 0; e < n_iv; e++) {
-            if (m > 0 && iv[2 * e] <= iv[2 * m - 1]) {
-                if (iv[2 * e + 1] > iv[2 * m - 1])
-                    iv[2 * m - 1] = iv[2 * e + 1];
-            } else {
-                iv[2 * m] = iv[2 * e];
-                iv[2 * m + 1] = iv[2 * e + 1];
-                m++;
-            }
-        }
-        for (Py_ssize_t e = 0; e < mine.n && out == 1; e++) {  /* the last merged one starting at or before it */
-            Py_ssize_t a0 = 0, a1 = m;
-            while (a0 < a1) {
-                Py_ssize_t mid = (a0 + a1) / 2;
-                if (iv[2 * mid] <= mine.rows[2 * e])
-                    a0 = mid + 1;
-                else
-                    a1 = mid;
-            }
-            out = a0 > 0 && iv[2 * (a0 - 1) + 1] >= mine.rows[2 * e + 1];
-        }
-        if (mine.n == 0)
-            out = 0;
+    if (out == 0 && mine.n > 0) {
+        Py_ssize_t m = merge_rows(theirs.rows, theirs.n);
+        out = 1;
+        for (Py_ssize_t e = 0; e < mine.n && out == 1; e++)
+            out = rows_hold(theirs.rows, m, mine.rows[2 * e], mine.rows[2 * e + 1]);
     }
+    PyMem_Free(grid.rows);
     PyMem_Free(theirs.rows);
     PyMem_Free(mine.rows);
     return out;
@@ -2453,7 +2446,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
             goto done;
         if (ok) {
             int u = readers_unseen(log, seen, n_seen, tid, start, stop);
-            if (u > 0)  /* some may overlap it: looked at byte by byte */
+            if (u > 0)  /* some may overlap it: looked at row by row */
                 u = reads_overlap(log, fp, tid, seen, n_seen);
             if (u < 0)
                 goto done;

@@ -21,6 +21,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 import functools
 import math
+import mmap
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -92,6 +93,14 @@ class Footprint(NamedTuple):
         return self.base + sum(int(i) * s for i, s in zip(pos, self.strides)) + int(pos[-1]) * granule
 
 
+def _zeros(n: int) -> np.ndarray:
+    """n int32 zeros in an anonymous mapping of their own: pages of zeros the system gives
+    when first touched (a granule code array is up to hundreds of MB, of which a run touches
+    a little; `np.zeros` from the heap, where a freed array of the last run makes the
+    allocator zero it all again, cost ~15% of a prepared MobileNetV2 timing-only run)."""
+    return np.frombuffer(mmap.mmap(-1, 4 * max(n, 1)), dtype=np.int32)[:n]
+
+
 @functools.lru_cache(maxsize=65536)
 def _layout(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> tuple:
     """(shape, byte strides, run, span) of a footprint: tiles of a program repeat a few
@@ -146,10 +155,13 @@ class Memory:
         # hi) in `pending_at`; `code` applies them first
         self.pending: Any = native.Log(3)
         self.pending_at: list[Footprint | None] = []
-        self._code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
+        # the codes per granule, made when first looked at (`code`), in pages of their own
+        # (`_zeros`)
+        self._code: np.ndarray | None = None
+        self.size = -(-extent // granule) if track else 0  # granules
         # per block of BLOCK granules: known to be all written (codes never return to 0)
         # (a bytearray: a slice's `0 in` test is much cheaper than numpy's .all())
-        self.full = bytearray(-(-self.code.size // self.BLOCK)) if track else None
+        self.full = bytearray(-(-self.size // self.BLOCK)) if track else None
         self.reads = _ReadLog()
         # per thread that wrote here: [epoch of its last write, hull lo, hull hi) of all its
         # writes (a few threads write each memory: a Python loop beats numpy on them)
@@ -157,7 +169,6 @@ class Memory:
         # per writing thread, (epoch, lo, hi) of each write in order (a `native.Log`): which of
         # its writes a thread has not seen may touch an access (`_wrote_since`)
         self.writes: dict[int, Any] = {}
-        self.size = self.code.size if track else 0
         self.starts: list[int] = [0]
         self.values: list[int] = [0]
         self.token = -1  # the last unknown-run token given (-2, -3, ...: no code is below -1)
@@ -177,7 +188,12 @@ class Memory:
 
     @property
     def code(self) -> np.ndarray | None:
-        """The writer code per granule (those of the pending writes applied first)."""
+        """The writer code per granule (those of the pending writes applied first); None
+        without hazard tracking."""
+        if self._code is None:
+            if not self._modes[0]:
+                return None
+            self._code = _zeros(self.size)
         if self.pending:
             self._flush()
         return self._code
@@ -291,7 +307,7 @@ class Memory:
     def host_wrote(self, base: int, nbytes: int) -> None:
         """The host wrote [base, base + nbytes) (its hazard codes; `host_write` without the
         bytes, for a memory that keeps none)."""
-        if self.code is not None:
+        if self._modes[0]:  # (tracked: its runs; `code` is not made for this)
             g = self.granule
             lo, hi = base // g, -(-(base + nbytes) // g)
             self.mark(lo, hi, HazardTracker.HOST_CODE)  # `code` filled in when looked at

@@ -1915,11 +1915,6 @@ static int same_grid(const Foot *a, const Foot *b) {
     return 1;
 }
 
-static int cmp_pair(const void *a, const void *b) {
-    const long long *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
 /* The writes of the commands an expectation names to one memory, in order (`next_write`). */
 typedef struct {
     struct Checks *const *by_number;  /* the plan's checks per command number */
@@ -1942,12 +1937,52 @@ static const Acc *next_write(WritesOf *it) {
     return NULL;
 }
 
+/* Sort the `n` (first, end) pairs of `iv` by first: a natural merge sort (the rows of one
+   footprint come in order, so the rows of a few come as a few runs: a few passes). 0; -1 on
+   error. */
+static int sort_rows(long long *iv, Py_ssize_t n) {
+    long long *tmp = PyMem_Malloc((size_t)(2 * n + 2) * sizeof(long long)), *src = iv, *dst = tmp;
+    if (tmp == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (;;) {
+        Py_ssize_t runs = 0, i = 0, o = 0;
+        while (i < n) {  /* the next two runs [i, b) and [b, c) merged into dst */
+            Py_ssize_t b = i + 1, c;
+            while (b < n && src[2 * (b - 1)] <= src[2 * b])
+                b++;
+            for (c = b < n ? b + 1 : b; c < n && src[2 * (c - 1)] <= src[2 * c]; c++)
+                ;
+            Py_ssize_t p = i, q = b;
+            while (p < b || q < c) {
+                Py_ssize_t from = q < c && (p >= b || src[2 * q] < src[2 * p]) ? q++ : p++;
+                dst[2 * o] = src[2 * from];
+                dst[2 * o + 1] = src[2 * from + 1];
+                o++;
+            }
+            runs++;
+            i = c;
+        }
+        long long *t = src;
+        src = dst;
+        dst = t;
+        if (runs <= 1)
+            break;
+    }
+    if (src != iv)
+        memcpy(iv, src, (size_t)(2 * n) * sizeof(long long));
+    PyMem_Free(tmp);
+    return 0;
+}
+
 /* Sort the `n` intervals (first, end pairs) of `iv` and merge those that touch or overlap, in
-   place: disjoint and in order after it. How many are left. */
+   place: disjoint and in order after it. How many are left; -1 on error. */
 static Py_ssize_t merge_rows(long long *iv, Py_ssize_t n) {
     if (n == 0)
         return 0;
-    qsort(iv, (size_t)n, 2 * sizeof(long long), cmp_pair);
+    if (sort_rows(iv, n) < 0)
+        return -1;
     Py_ssize_t m = 0;
     for (Py_ssize_t e = 0; e < n; e++) {
         if (m > 0 && iv[2 * e] <= iv[2 * m - 1]) {
@@ -2041,7 +2076,10 @@ static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long 
             if (mine.n == 0)
                 break;  /* (an empty write overlaps nothing) */
             hits.iv = mine.rows;
-            hits.m = merge_rows(mine.rows, mine.n);
+            if ((hits.m = merge_rows(mine.rows, mine.n)) < 0) {
+                out = -1;
+                break;
+            }
         }
         hits.run = o.run;
         out = for_rows(&o, hits_row, &hits);
@@ -2067,47 +2105,48 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
             return 0;
     const long long lo = r.base, hi = r.base + r.span;
     /* the writes on the read's grid: each of its rows covered by their rows of the same index
-       (`grid`: their first rows); else their rows near the read (`theirs`), merged, against
-       each of its rows: both from one walk over the writes */
+       (their first rows against its first) */
     Near grid = {LLONG_MIN, LLONG_MAX, 0, NULL, 0, 0}, theirs = {lo, hi, 0, NULL, 0, 0},
          mine = {lo, hi, r.run, NULL, 0, 0};
     WritesOf it = {by_number, n_numbers, 0, 0, x, a->mem};
     const Acc *o;
+    Foot f;
     int out = 0;
-    while ((o = next_write(&it)) != NULL) {
-        Foot f;
-        if (foot_of(o->fp, &f) < 0) {
+    while (out == 0 && (o = next_write(&it)) != NULL) {
+        if (foot_of(o->fp, &f) < 0)
             out = -1;
-            break;
-        }
-        if (same_grid(&r, &f) && f.run > 0) {
+        else if (same_grid(&r, &f) && f.run > 0) {
             grid.run = f.run;
-            if (near_row(&grid, f.base) < 0) {
-                out = -1;
-                break;
-            }
-        }
-        if (o->base >= hi || o->base + o->span <= lo)
-            continue;
-        theirs.run = f.run;
-        if (for_rows(&f, near_row, &theirs) < 0) {
-            out = -1;
-            break;
+            out = near_row(&grid, f.base);
         }
     }
     if (out == 0) {
         Py_ssize_t m = merge_rows(grid.rows, grid.n);
-        out = rows_hold(grid.rows, m, r.base, r.base + r.run);
+        out = m < 0 ? -1 : rows_hold(grid.rows, m, r.base, r.base + r.run);
     }
-    if (out == 0 && for_rows(&r, near_row, &mine) < 0)
-        out = -1;
+    PyMem_Free(grid.rows);
+    if (out != 0)
+        return out;
+    /* else their rows near the read, merged, against each of its rows */
+    WritesOf again = {by_number, n_numbers, 0, 0, x, a->mem};
+    while (out == 0 && (o = next_write(&again)) != NULL) {
+        if (o->base >= hi || o->base + o->span <= lo)
+            continue;
+        if (foot_of(o->fp, &f) < 0)
+            out = -1;
+        else {
+            theirs.run = f.run;
+            out = for_rows(&f, near_row, &theirs);
+        }
+    }
+    if (out == 0)
+        out = for_rows(&r, near_row, &mine);
     if (out == 0 && mine.n > 0) {
         Py_ssize_t m = merge_rows(theirs.rows, theirs.n);
-        out = 1;
+        out = m < 0 ? -1 : 1;
         for (Py_ssize_t e = 0; e < mine.n && out == 1; e++)
             out = rows_hold(theirs.rows, m, mine.rows[2 * e], mine.rows[2 * e + 1]);
     }
-    PyMem_Free(grid.rows);
     PyMem_Free(theirs.rows);
     PyMem_Free(mine.rows);
     return out;

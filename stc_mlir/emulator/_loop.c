@@ -146,7 +146,7 @@ static PyObject *settled(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *S_reads, *S_writes, *S_expect, *S_tid, *S_number, *S_starts, *S_values,
     *S_writers, *S_level, *S_rows, *S_where, *S_pruned_at, *S_readers, *S_by, *S_size,
-    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed, *S_pending;
+    *S_token, *S_code, *S_granule, *S_macs, *S_full, *S_BLOCK, *S_passed, *S_pending, *S_pending_at;
 
 #define TID_BITS 8
 #define MAX_SEEN 256
@@ -159,6 +159,7 @@ static int intern_names(void) {
     NAME(S_pruned_at, "pruned_at") NAME(S_readers, "readers") NAME(S_by, "by")
     NAME(S_size, "size") NAME(S_token, "token") NAME(S_code, "code") NAME(S_granule, "granule") NAME(S_macs, "macs")
     NAME(S_full, "full") NAME(S_BLOCK, "BLOCK") NAME(S_passed, "passed") NAME(S_pending, "pending")
+    NAME(S_pending_at, "pending_at")
 #undef NAME
     return 0;
 }
@@ -176,6 +177,229 @@ static long long int_attr(PyObject *obj, PyObject *name) {
 static inline long long item_ll(PyObject *seq, Py_ssize_t i) {  /* tuple or list item */
     PyObject *v = PyTuple_Check(seq) ? PyTuple_GET_ITEM(seq, i) : PyList_GET_ITEM(seq, i);
     return PyLong_AsLongLong(v);
+}
+
+/* ---- Log: an access log kept as C numbers, `width` int64 fields per entry (a read log's rows
+   (epoch, lo, hi, thread), a thread's write log (epoch, lo, hi)): appending one makes no
+   Python object and a new run frees one block per log, not a tuple per access. Python reads it
+   as a sequence of tuples (made when read: the tracker's slow paths, hazard messages, tests);
+   `Log(width, entries=())`, `append(entry)`. Holds no objects: not tracked by the GC. */
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n, cap;
+    int width;
+    int64_t *v;
+} Log;
+
+static PyTypeObject LogType;
+
+#define LOG_MAX_WIDTH 8
+
+static Log *log_new(int width) {
+    Log *l = PyObject_New(Log, &LogType);
+    if (l != NULL) {
+        l->n = l->cap = 0;
+        l->width = width;
+        l->v = NULL;
+    }
+    return l;
+}
+
+/* One entry (`width` numbers) appended. 0; -1 on error. */
+static int log_push(Log *l, const int64_t *e) {
+    if (l->n == l->cap) {
+        Py_ssize_t cap = l->cap ? 2 * l->cap : 16;
+        int64_t *more = PyMem_Realloc(l->v, (size_t)cap * (size_t)l->width * sizeof(int64_t));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        l->v = more;
+        l->cap = cap;
+    }
+    memcpy(l->v + l->n * l->width, e, (size_t)l->width * sizeof(int64_t));
+    l->n++;
+    return 0;
+}
+
+/* `o` as a Log of at least `width` fields (borrowed), else NULL with a TypeError. */
+static Log *as_log(PyObject *o, int width) {
+    if (!Py_IS_TYPE(o, &LogType) || ((Log *)o)->width < width) {
+        PyErr_SetString(PyExc_TypeError, "command: an access log must be a _loop.Log");
+        return NULL;
+    }
+    return (Log *)o;
+}
+
+/* An entry from a Python sequence of `width` ints. 0; -1 on error. */
+static int log_push_obj(Log *l, PyObject *entry) {
+    PyObject *seq = PySequence_Fast(entry, "Log: an entry is a sequence of ints");
+    if (seq == NULL)
+        return -1;
+    int64_t e[LOG_MAX_WIDTH];
+    int rc = -1;
+    if (PySequence_Fast_GET_SIZE(seq) != l->width)
+        PyErr_Format(PyExc_ValueError, "Log: an entry has %d numbers", l->width);
+    else {
+        for (int q = 0; q < l->width; q++)
+            e[q] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, q));
+        if (!PyErr_Occurred())
+            rc = log_push(l, e);
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+static PyObject *log_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    int width;
+    PyObject *entries = NULL;
+    static char *kw[] = {"width", "entries", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "i|O:Log", kw, &width, &entries))
+        return NULL;
+    if (width < 1 || width > LOG_MAX_WIDTH) {
+        PyErr_Format(PyExc_ValueError, "Log: width %d not in 1..%d", width, LOG_MAX_WIDTH);
+        return NULL;
+    }
+    Log *l = (Log *)type->tp_alloc(type, 0);
+    if (l == NULL)
+        return NULL;
+    l->width = width;
+    if (entries != NULL) {
+        PyObject *it = PyObject_GetIter(entries), *e;
+        if (it == NULL) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        while ((e = PyIter_Next(it)) != NULL) {
+            int rc = log_push_obj(l, e);
+            Py_DECREF(e);
+            if (rc < 0)
+                break;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) {
+            Py_DECREF(l);
+            return NULL;
+        }
+    }
+    return (PyObject *)l;
+}
+
+static void log_dealloc(PyObject *self) {
+    PyMem_Free(((Log *)self)->v);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static Py_ssize_t log_len(PyObject *self) {
+    return ((Log *)self)->n;
+}
+
+static PyObject *log_item(PyObject *self, Py_ssize_t i) {  /* (a negative i made positive by Python) */
+    Log *l = (Log *)self;
+    if (i < 0 || i >= l->n) {
+        PyErr_SetString(PyExc_IndexError, "Log index out of range");
+        return NULL;
+    }
+    PyObject *t = PyTuple_New(l->width);
+    for (int q = 0; t != NULL && q < l->width; q++) {
+        PyObject *v = PyLong_FromLongLong(l->v[i * l->width + q]);
+        if (v == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, q, v);
+    }
+    return t;
+}
+
+static PyObject *log_list(PyObject *self) {  /* the entries as a list of tuples (new reference) */
+    Log *l = (Log *)self;
+    PyObject *out = PyList_New(l->n);
+    for (Py_ssize_t i = 0; out != NULL && i < l->n; i++) {
+        PyObject *t = log_item(self, i);
+        if (t == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, t);
+    }
+    return out;
+}
+
+static PyObject *log_richcompare(PyObject *self, PyObject *other, int op) {  /* as the list of its entries */
+    if ((op != Py_EQ && op != Py_NE) || !(Py_IS_TYPE(other, &LogType) || PyList_Check(other)))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *a = log_list(self), *b = Py_IS_TYPE(other, &LogType) ? log_list(other) : Py_NewRef(other);
+    PyObject *out = a != NULL && b != NULL ? PyObject_RichCompare(a, b, op) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return out;
+}
+
+static PyObject *log_repr(PyObject *self) {
+    PyObject *a = log_list(self);
+    if (a == NULL)
+        return NULL;
+    PyObject *out = PyObject_Repr(a);
+    Py_DECREF(a);
+    return out;
+}
+
+static PyObject *log_append(PyObject *self, PyObject *entry) {
+    if (log_push_obj((Log *)self, entry) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *log_clear(PyObject *self, PyObject *unused) {
+    (void)unused;
+    ((Log *)self)->n = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *log_reduce(PyObject *self, PyObject *unused) {  /* (copy, deepcopy, pickle) */
+    (void)unused;
+    PyObject *a = log_list(self);
+    return a == NULL ? NULL : Py_BuildValue("O(iN)", (PyObject *)Py_TYPE(self), ((Log *)self)->width, a);
+}
+
+static PyMethodDef log_methods[] = {
+    {"append", log_append, METH_O, "append(entry): one entry (width ints) at the end."},
+    {"clear", log_clear, METH_NOARGS, "clear(): no entries (the memory kept)."},
+    {"__reduce__", log_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods log_as_sequence = {.sq_length = log_len, .sq_item = log_item};
+
+static PyTypeObject LogType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stc_mlir.emulator._loop.Log",
+    .tp_basicsize = sizeof(Log),
+    .tp_dealloc = log_dealloc,
+    .tp_repr = log_repr,
+    .tp_as_sequence = &log_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Log(width, entries=()): an access log of int64 entries of `width` fields, read as tuples.",
+    .tp_richcompare = log_richcompare,
+    .tp_methods = log_methods,
+    .tp_new = log_tp_new,
+};
+
+/* dict[tid] (a Log of `width` fields, made if new), borrowed; NULL on error. */
+static Log *log_in(PyObject *dict, long long tid, int width) {
+    PyObject *key = PyLong_FromLongLong(tid);
+    if (key == NULL)
+        return NULL;
+    PyObject *mine = PyDict_GetItemWithError(dict, key);
+    if (mine == NULL && !PyErr_Occurred()) {
+        Log *l = log_new(width);
+        if (l != NULL && PyDict_SetItem(dict, key, (PyObject *)l) == 0)
+            mine = (PyObject *)l;
+        Py_XDECREF(l);  /* (the dict holds it) */
+    }
+    Py_DECREF(key);
+    return mine == NULL ? NULL : as_log(mine, width);
 }
 
 /* What the writer runs over granules [lo, hi) say (`python_settled`): *i, *k the runs'
@@ -229,40 +453,25 @@ static int runs_over(PyObject *starts, PyObject *values, long long lo, long long
     return 0;
 }
 
-/* `memory._wrote_since`: whether a thread's accesses after epoch `seen` (its log of (epoch,
-   lo, hi) tuples, or a read log's rows (epoch, lo, hi, thread)) may touch [lo, hi) (beyond 32
+/* `memory._wrote_since`: whether a thread's accesses after epoch `seen` (its `Log` of (epoch,
+   lo, hi) entries, or of a read log's (epoch, lo, hi, thread)) may touch [lo, hi) (beyond 32
    of them: yes). -1 on error. */
 static int wrote_since(PyObject *log, long long seen, long long lo, long long hi) {
-    if (!PyList_Check(log)) {
-        PyErr_SetString(PyExc_TypeError, "command: an access log must be a list");
+    const Log *l = as_log(log, 3);
+    if (l == NULL)
         return -1;
-    }
-    const Py_ssize_t limit = 32, n = PyList_GET_SIZE(log);
+    const Py_ssize_t limit = 32, n = l->n, w = l->width;
     Py_ssize_t stop = n - 1 - limit;
     if (stop < -1)
         stop = -1;
     for (Py_ssize_t i = n - 1; i > stop; i--) {
-        PyObject *t = PyList_GET_ITEM(log, i);
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 3) {
-            PyErr_SetString(PyExc_TypeError, "command: an access log holds (epoch, lo, hi, ...)");
-            return -1;
-        }
-        long long e = item_ll(t, 0), wlo = item_ll(t, 1), whi = item_ll(t, 2);
-        if (PyErr_Occurred())
-            return -1;
-        if (e <= seen)
+        const int64_t *e = l->v + i * w;
+        if (e[0] <= seen)
             return 0;
-        if (wlo < hi && whi > lo)
+        if (e[1] < hi && e[2] > lo)
             return 1;
     }
-    if (n > limit) {
-        PyObject *t = PyList_GET_ITEM(log, n - 1 - limit);
-        long long e = item_ll(t, 0);
-        if (PyErr_Occurred())
-            return -1;
-        return e > seen;
-    }
-    return 0;
+    return n > limit && l->v[(n - 1 - limit) * w] > seen;
 }
 
 /* summary[tid] = [epoch, lo, hi] or the existing one updated (`memory._note`); `o_epoch`,
@@ -310,34 +519,6 @@ static int note(PyObject *summary, long long tid, long long lo, long long hi, Py
         PyList_SetItem(mine, 2, o_hi);
     }
     return 0;
-}
-
-/* summary[tid].append(item), the list made if new; steals nothing. */
-static int append_to(PyObject *dict, long long tid, PyObject *item) {
-    PyObject *key = PyLong_FromLongLong(tid);
-    if (key == NULL)
-        return -1;
-    PyObject *mine = PyDict_GetItemWithError(dict, key);
-    int rc;
-    if (mine == NULL) {
-        if (PyErr_Occurred()) {
-            Py_DECREF(key);
-            return -1;
-        }
-        PyObject *row = PyList_New(1);
-        if (row == NULL) {
-            Py_DECREF(key);
-            return -1;
-        }
-        Py_INCREF(item);
-        PyList_SET_ITEM(row, 0, item);
-        rc = PyDict_SetItem(dict, key, row);
-        Py_DECREF(row);
-    } else {
-        rc = PyList_Append(mine, item);
-    }
-    Py_DECREF(key);
-    return rc;
 }
 
 /* counts[level] += n */
@@ -476,7 +657,7 @@ typedef struct {
 } Wrote;
 
 typedef struct {
-    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level, *pending;
+    PyObject *obj, *starts, *values, *writers, *writes, *reads, *passed, *level, *pending, *pending_at;
     PyObject *log_rows, *log_where, *log_readers, *log_by;  /* the read log's, while `log_known` */
     int log_known;
     long long size;
@@ -525,6 +706,7 @@ static void mems_free(Mems *ms) {
         Py_XDECREF(m->obj); Py_XDECREF(m->starts); Py_XDECREF(m->values); Py_XDECREF(m->writers);
         Py_XDECREF(m->writes); Py_XDECREF(m->reads); Py_XDECREF(m->passed); Py_XDECREF(m->level);
         Py_XDECREF(m->pending);
+        Py_XDECREF(m->pending_at);
         if (m->codes_open)
             PyBuffer_Release(&m->codes.buf);
         if (m->full_open)
@@ -563,10 +745,12 @@ static Mem *mem_of(Mems *ms, PyObject *obj) {
     if ((m->starts = PyObject_GetAttr(obj, S_starts)) == NULL || (m->values = PyObject_GetAttr(obj, S_values)) == NULL
         || (m->writers = PyObject_GetAttr(obj, S_writers)) == NULL || (m->writes = PyObject_GetAttr(obj, S_writes)) == NULL
         || (m->reads = PyObject_GetAttr(obj, S_reads)) == NULL || (m->passed = PyObject_GetAttr(obj, S_passed)) == NULL
-        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL || (m->pending = PyObject_GetAttr(obj, S_pending)) == NULL)
+        || (m->level = PyObject_GetAttr(obj, S_level)) == NULL || (m->pending = PyObject_GetAttr(obj, S_pending)) == NULL
+        || (m->pending_at = PyObject_GetAttr(obj, S_pending_at)) == NULL)
         return NULL;
-    if (!PyList_Check(m->pending)) {
-        PyErr_SetString(PyExc_TypeError, "command: a memory's pending codes must be a list");
+    if (!Py_IS_TYPE(m->pending, &LogType) || ((Log *)m->pending)->width != 3 || !PyList_Check(m->pending_at)
+        || PyList_GET_SIZE(m->pending_at) != ((Log *)m->pending)->n) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's pending codes must be a Log of 3 and a list");
         return NULL;
     }
     m->size = int_attr(obj, S_size);
@@ -647,11 +831,10 @@ done:
 }
 
 /* A read logged (`_ReadLog.add`), then `prune(mem)` if the log has doubled; `o_lo`, `o_hi`,
-   `o_epoch`: lo, hi, epoch as ints (put in the log's rows, none made per read). */
-static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, PyObject *o_lo,
-                    PyObject *o_hi, PyObject *o_epoch, PyObject *prune) {
-    PyObject *log = m->reads, *row = NULL;
-    int rc = -1;
+   `o_epoch`: lo, hi, epoch as ints (put in the reader's summary, none made per read). */
+static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long tid, long long epoch,
+                    PyObject *o_lo, PyObject *o_hi, PyObject *o_epoch, PyObject *prune) {
+    PyObject *log = m->reads;
     if (!m->log_known) {  /* (looked up once until a pruning or a hook) */
         if ((m->log_rows = PyObject_GetAttr(log, S_rows)) == NULL
             || (m->log_where = PyObject_GetAttr(log, S_where)) == NULL
@@ -660,47 +843,34 @@ static int log_read(Mem *m, PyObject *fp, long long lo, long long hi, long long 
             mem_forget_log(m);
             return -1;
         }
-        if (!PyList_Check(m->log_rows) || !PyList_Check(m->log_where) || !PyDict_Check(m->log_readers)
+        if (as_log(m->log_rows, 4) == NULL || !PyList_Check(m->log_where) || !PyDict_Check(m->log_readers)
             || !PyDict_Check(m->log_by)) {
             mem_forget_log(m);
+            PyErr_Clear();
             PyErr_SetString(PyExc_TypeError, "command: a read log's rows, where, readers, by");
             return -1;
         }
         m->log_known = 1;
     }
-    PyObject *rows = m->log_rows, *where = m->log_where, *readers = m->log_readers, *by = m->log_by;
-    {  /* (epoch, lo, hi, tid), in the rows and the thread's own list (no format to parse) */
-        PyObject *o_tid = PyLong_FromLongLong(tid);
-        if (o_tid != NULL && (row = PyTuple_New(4)) != NULL) {
-            PyObject *r4[4] = {o_epoch, o_lo, o_hi, o_tid};
-            for (int q = 0; q < 4; q++) {
-                Py_INCREF(r4[q]);
-                PyTuple_SET_ITEM(row, q, r4[q]);
-            }
-        }
-        Py_XDECREF(o_tid);
-        if (row == NULL || PyList_Append(rows, row) < 0 || PyList_Append(where, fp) < 0)
-            goto done;
-    }
-    long long n = PyList_GET_SIZE(rows) - 1;  /* (`n`, the rows logged, before this one) */
-    if (note(readers, tid, lo, hi, o_epoch, o_lo, o_hi) < 0)
-        goto done;
-    if (append_to(by, tid, row) < 0)
-        goto done;
+    Log *rows = (Log *)m->log_rows, *mine;
+    const int64_t row[4] = {epoch, lo, hi, tid};  /* in the rows and the thread's own log */
+    if (log_push(rows, row) < 0 || PyList_Append(m->log_where, fp) < 0)
+        return -1;
+    if (note(m->log_readers, tid, lo, hi, o_epoch, o_lo, o_hi) < 0)
+        return -1;
+    if ((mine = log_in(m->log_by, tid, 4)) == NULL || log_push(mine, row) < 0)
+        return -1;
     long long pruned_at = int_attr(log, S_pruned_at);
     if (pruned_at == -1 && PyErr_Occurred())
-        goto done;
-    if (n + 1 >= 2 * pruned_at) {
+        return -1;
+    if (rows->n >= 2 * pruned_at) {
         mem_forget_log(m);
         PyObject *r = PyObject_CallOneArg(prune, m->obj);
         if (r == NULL)
-            goto done;
+            return -1;
         Py_DECREF(r);
     }
-    rc = 0;
-done:
-    Py_XDECREF(row);
-    return rc;
+    return 0;
 }
 
 /* Whether some thread read [start, stop) of `log` after what `seen` has of it (the
@@ -819,89 +989,6 @@ static int for_rows(const Foot *f, int (*each)(void *, long long), void *ctx) {
     }
 }
 
-/* Over the bytes of a footprint's rows inside the window [wlo, wlo + n) (`win`, a flag per
-   byte): set them (test 0), or whether one of them is set (test 1). */
-typedef struct {
-    long long wlo, n, run;
-    unsigned char *win;
-    int test;
-} Bytes;
-
-static int bytes_row(void *bytes, long long at) {
-    const Bytes *x = bytes;
-    at -= x->wlo;
-    long long a = at < 0 ? 0 : at, b = at + x->run > x->n ? x->n : at + x->run;
-    for (long long q = a; q < b; q++) {
-        if (!x->test)
-            x->win[q] = 1;
-        else if (x->win[q])
-            return 1;
-    }
-    return 0;
-}
-
-static int foot_bytes(const Foot *f, long long wlo, long long n, unsigned char *win, int test) {
-    Bytes x = {wlo, n, f->run, win, test};
-    return for_rows(f, bytes_row, &x);
-}
-
-/* `native.read_overlapping` (found or not): whether a read of `log` by a thread other
-   than `tid`, after the epoch `seen` has of it, overlaps footprint `fp` byte by byte.
-   1 / 0, -1 on error. */
-static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long long *seen, Py_ssize_t n_seen) {
-    Foot w;
-    if (foot_of(fp, &w) < 0)
-        return -1;
-    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL;
-    int out = 0;
-    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL) {
-        out = -1;
-        goto end;
-    }
-    if (!PyList_Check(rows) || !PyList_Check(where) || PyList_GET_SIZE(where) != PyList_GET_SIZE(rows)) {
-        PyErr_SetString(PyExc_TypeError, "command: a read log's rows and where");
-        out = -1;
-        goto end;
-    }
-    const long long end = w.base + w.span;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows) && out == 0; i++) {
-        PyObject *row = PyList_GET_ITEM(rows, i);
-        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 4) {
-            PyErr_SetString(PyExc_TypeError, "command: a read is (epoch, lo, hi, thread)");
-            out = -1;
-            break;
-        }
-        long long e = item_ll(row, 0), lo = item_ll(row, 1), hi = item_ll(row, 2), r = item_ll(row, 3);
-        if (reader_fails(r, n_seen)) {
-            out = -1;
-            break;
-        }
-        if (!(lo < end && hi > w.base && r != tid && e > seen[r]))
-            continue;
-        Foot o;
-        if (foot_of(PyList_GET_ITEM(where, i), &o) < 0) {
-            out = -1;
-            break;
-        }
-        long long wlo = w.base > o.base ? w.base : o.base, whi = end < o.base + o.span ? end : o.base + o.span;
-        if (wlo >= whi)
-            continue;
-        unsigned char *win = PyMem_Calloc((size_t)(whi - wlo), 1);
-        if (win == NULL) {
-            PyErr_NoMemory();
-            out = -1;
-            break;
-        }
-        foot_bytes(&w, wlo, whi - wlo, win, 0);
-        out = foot_bytes(&o, wlo, whi - wlo, win, 1);
-        PyMem_Free(win);
-    }
-end:
-    Py_XDECREF(rows);
-    Py_XDECREF(where);
-    return out;
-}
-
 /* ---- granule codes (`Memory.code`, int32 per granule) */
 
 /* The memory's granule codes (opened the first time: `Memory.code`, int32 per granule). */
@@ -1003,23 +1090,25 @@ static int fill_row(void *fill, long long at) {
     return 0;
 }
 
-/* `Memory._flush`: the codes of the writes still pending (`Memory.pending`: (lo, hi, code,
-   footprint or None for every granule of [lo, hi)), in order) into `code`, the list emptied
-   (in place: the memory keeps it). 0; -1 on error. */
+/* `Memory._flush`: the codes of the writes still pending (`Memory.pending`: (lo, hi, code), and
+   `pending_at`: the footprint, or None for every granule of [lo, hi), in order) into `code`,
+   both emptied (in place: the memory keeps them). 0; -1 on error. */
 static int flush(Mem *m) {
-    if (PyList_GET_SIZE(m->pending) == 0)
+    Log *pending = (Log *)m->pending;
+    if (pending->n == 0)
         return 0;
     Codes *c = codes_of(m);  /* (its first opening reads `Memory.code`, which flushes them itself) */
     if (c == NULL)
         return -1;
-    PyObject *pending = m->pending;
-    Py_ssize_t n = PyList_GET_SIZE(pending);
+    Py_ssize_t n = pending->n;
+    if (PyList_GET_SIZE(m->pending_at) != n) {
+        PyErr_SetString(PyExc_TypeError, "command: a memory's pending codes and footprints differ in length");
+        return -1;
+    }
     for (Py_ssize_t e = 0; e < n; e++) {
-        long long lo, hi, v;
-        PyObject *fp;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(pending, e), "LLLO;command: a pending write is (lo, hi, code, footprint)",
-                              &lo, &hi, &v, &fp))
-            return -1;
+        const int64_t *p = pending->v + 3 * e;
+        long long lo = p[0], hi = p[1], v = p[2];
+        PyObject *fp = PyList_GET_ITEM(m->pending_at, e);
         if (lo < 0 || hi > c->n) {
             PyErr_SetString(PyExc_ValueError, "command: a pending write out of its memory");
             return -1;
@@ -1034,40 +1123,33 @@ static int flush(Mem *m) {
             for_rows(&f, fill_row, &fill);
         }
     }
-    return PyList_SetSlice(pending, 0, n, NULL);
+    pending->n = 0;
+    return PyList_SetSlice(m->pending_at, 0, n, NULL);
 }
 
-/* (lo, hi, code, fp) onto `Memory.pending`. */
-static int pend(void *pending, long long lo, long long hi, PyObject *fp, long long code) {
-    PyObject *t = PyTuple_New(4);
-    long long v[3] = {lo, hi, code};
-    for (int q = 0; t != NULL && q < 3; q++) {
-        PyObject *o = PyLong_FromLongLong(v[q]);
-        if (o == NULL)
-            Py_CLEAR(t);
-        else
-            PyTuple_SET_ITEM(t, q, o);
+/* (lo, hi, code) onto `Memory.pending`, `fp` onto `pending_at` (`m`: the Mem). */
+static int pend(void *m, long long lo, long long hi, PyObject *fp, long long code) {
+    const int64_t e[3] = {lo, hi, code};
+    if (log_push((Log *)((Mem *)m)->pending, e) < 0)
+        return -1;
+    if (PyList_Append(((Mem *)m)->pending_at, fp) < 0) {
+        ((Log *)((Mem *)m)->pending)->n--;
+        return -1;
     }
-    if (t != NULL) {
-        Py_INCREF(fp);
-        PyTuple_SET_ITEM(t, 3, fp);
-    }
-    int rc = t == NULL ? -1 : PyList_Append((PyObject *)pending, t);
-    Py_XDECREF(t);
-    return rc;
+    return 0;
 }
 
-static int pend_fill(void *pending, long long a, long long b, long long v) {
-    return pend(pending, a, b, Py_None, v);
+static int pend_fill(void *m, long long a, long long b, long long v) {
+    return pend(m, a, b, Py_None, v);
 }
 
 /* A strided write's codes left pending (`Memory.pending`, applied by `flush` when some check or
    Python looks at the codes; most never are): first, the known runs over its hull [lo, hi) as
    `Memory._fill` would bring them into `code` (its hull's runs become unknown), then its own. */
 static int defer(Mem *m, PyObject *fp, long long lo, long long hi, long long code) {
-    if (known_runs(m->starts, m->values, lo, hi, pend_fill, m->pending) < 0)
+    if (known_runs(m->starts, m->values, lo, hi, pend_fill, m) < 0)
         return -1;
-    return pend(m->pending, lo, hi, fp, code);
+    return pend(m, lo, hi, fp, code);
 }
 
 /* Whether none of p[0..n) is 0; in blocks the compiler vectorises (no exit inside one). */
@@ -1833,9 +1915,180 @@ static int same_grid(const Foot *a, const Foot *b) {
     return 1;
 }
 
-static int cmp_pair(const void *a, const void *b) {
-    const long long *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
+/* The writes of the commands an expectation names to one memory, in order (`next_write`). */
+typedef struct {
+    struct Checks *const *by_number;  /* the plan's checks per command number */
+    Py_ssize_t n_numbers, q, j;  /* at the q-th expected writer's j-th write */
+    const Exp *x;
+    PyObject *mem;
+} WritesOf;
+
+/* The next write of `it` (NULL after the last). */
+static const Acc *next_write(WritesOf *it) {
+    for (; it->q < it->x->n_writers; it->q++, it->j = 0) {
+        long long w = it->x->writers[it->q];
+        const Checks *k = w >= 0 && w < it->n_numbers ? it->by_number[w] : NULL;
+        while (k != NULL && it->j < k->n_writes) {
+            const Acc *o = &k->acc[k->n_reads + it->j++];
+            if (o->mem == it->mem)
+                return o;
+        }
+    }
+    return NULL;
+}
+
+/* Sort the `n` (first, end) pairs of `iv` by first: a natural merge sort (the rows of one
+   footprint come in order, so the rows of a few come as a few runs: a few passes). 0; -1 on
+   error. */
+static int sort_rows(long long *iv, Py_ssize_t n) {
+    long long *tmp = PyMem_Malloc((size_t)(2 * n + 2) * sizeof(long long)), *src = iv, *dst = tmp;
+    if (tmp == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (;;) {
+        Py_ssize_t runs = 0, i = 0, o = 0;
+        while (i < n) {  /* the next two runs [i, b) and [b, c) merged into dst */
+            Py_ssize_t b = i + 1, c;
+            while (b < n && src[2 * (b - 1)] <= src[2 * b])
+                b++;
+            for (c = b < n ? b + 1 : b; c < n && src[2 * (c - 1)] <= src[2 * c]; c++)
+                ;
+            Py_ssize_t p = i, q = b;
+            while (p < b || q < c) {
+                Py_ssize_t from = q < c && (p >= b || src[2 * q] < src[2 * p]) ? q++ : p++;
+                dst[2 * o] = src[2 * from];
+                dst[2 * o + 1] = src[2 * from + 1];
+                o++;
+            }
+            runs++;
+            i = c;
+        }
+        long long *t = src;
+        src = dst;
+        dst = t;
+        if (runs <= 1)
+            break;
+    }
+    if (src != iv)
+        memcpy(iv, src, (size_t)(2 * n) * sizeof(long long));
+    PyMem_Free(tmp);
+    return 0;
+}
+
+/* Sort the `n` intervals (first, end pairs) of `iv` and merge those that touch or overlap, in
+   place: disjoint and in order after it. How many are left; -1 on error. */
+static Py_ssize_t merge_rows(long long *iv, Py_ssize_t n) {
+    if (n == 0)
+        return 0;
+    if (sort_rows(iv, n) < 0)
+        return -1;
+    Py_ssize_t m = 0;
+    for (Py_ssize_t e = 0; e < n; e++) {
+        if (m > 0 && iv[2 * e] <= iv[2 * m - 1]) {
+            if (iv[2 * e + 1] > iv[2 * m - 1])
+                iv[2 * m - 1] = iv[2 * e + 1];
+        } else {
+            iv[2 * m] = iv[2 * e];
+            iv[2 * m + 1] = iv[2 * e + 1];
+            m++;
+        }
+    }
+    return m;
+}
+
+/* Whether [lo, hi) lies inside one of the `m` merged intervals `iv` (`merge_rows`). */
+static int rows_hold(const long long *iv, Py_ssize_t m, long long lo, long long hi) {
+    Py_ssize_t a0 = 0, a1 = m;  /* the last one starting at or before lo */
+    while (a0 < a1) {
+        Py_ssize_t mid = (a0 + a1) / 2;
+        if (iv[2 * mid] <= lo)
+            a0 = mid + 1;
+        else
+            a1 = mid;
+    }
+    return a0 > 0 && iv[2 * (a0 - 1) + 1] >= hi;
+}
+
+/* Whether a row [at, at + run) shares a byte with the `m` merged intervals `iv` (`merge_rows`). */
+typedef struct {
+    const long long *iv;
+    Py_ssize_t m;
+    long long run;
+} Hits;
+
+static int hits_row(void *hits, long long at) {
+    const Hits *x = hits;
+    Py_ssize_t a0 = 0, a1 = x->m;  /* the last one starting before the row's end: the one reaching furthest */
+    while (a0 < a1) {
+        Py_ssize_t mid = (a0 + a1) / 2;
+        if (x->iv[2 * mid] < at + x->run)
+            a0 = mid + 1;
+        else
+            a1 = mid;
+    }
+    return a0 > 0 && x->iv[2 * (a0 - 1) + 1] > at;
+}
+
+/* `native.read_overlapping` (found or not): whether a read of `log` by a thread other
+   than `tid`, after the epoch `seen` has of it, shares a byte with footprint `fp` (the
+   write's rows merged once, each row of such a read against them: no pass over bytes).
+   1 / 0, -1 on error. */
+static int reads_overlap(PyObject *log, PyObject *fp, long long tid, const long long *seen, Py_ssize_t n_seen) {
+    Foot w;
+    if (foot_of(fp, &w) < 0)
+        return -1;
+    const long long end = w.base + w.span;
+    Near mine = {w.base, end, w.run, NULL, 0, 0};  /* the write's rows, merged when first needed (`hits`) */
+    Hits hits = {NULL, 0, 0};
+    PyObject *rows = PyObject_GetAttr(log, S_rows), *where = NULL;
+    int out = 0;
+    if (rows == NULL || (where = PyObject_GetAttr(log, S_where)) == NULL) {
+        out = -1;
+        goto end;
+    }
+    const Log *l = as_log(rows, 4);
+    if (l == NULL || l->width != 4 || !PyList_Check(where) || PyList_GET_SIZE(where) != l->n) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "command: a read log's rows and where");
+        out = -1;
+        goto end;
+    }
+    for (Py_ssize_t i = 0; i < l->n && out == 0; i++) {
+        const int64_t *row = l->v + 4 * i;
+        long long e = row[0], lo = row[1], hi = row[2], r = row[3];
+        if (reader_fails(r, n_seen)) {
+            out = -1;
+            break;
+        }
+        if (!(lo < end && hi > w.base && r != tid && e > seen[r]))
+            continue;
+        Foot o;
+        if (foot_of(PyList_GET_ITEM(where, i), &o) < 0) {
+            out = -1;
+            break;
+        }
+        if (hits.iv == NULL) {
+            if (for_rows(&w, near_row, &mine) < 0) {
+                out = -1;
+                break;
+            }
+            if (mine.n == 0)
+                break;  /* (an empty write overlaps nothing) */
+            hits.iv = mine.rows;
+            if ((hits.m = merge_rows(mine.rows, mine.n)) < 0) {
+                out = -1;
+                break;
+            }
+        }
+        hits.run = o.run;
+        out = for_rows(&o, hits_row, &hits);
+    }
+end:
+    PyMem_Free(mine.rows);
+    Py_XDECREF(rows);
+    Py_XDECREF(where);
+    return out;
 }
 
 /* Whether the writes of the commands `x` expects (`by_number`: their checks) to the memory of
@@ -1850,108 +2103,49 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
     for (int d = 0; d < r.nd; d++)
         if (r.dims[d] <= 0)
             return 0;
-    {  /* the writes on the read's grid: each of its rows covered by their rows of the same index */
-        long long stack[2 * 16], *iv = stack;
-        Py_ssize_t n_iv = 0, cap = 16;
-        int out = 0;
-        for (Py_ssize_t q = 0; q < x->n_writers && out == 0; q++) {
-            long long w = x->writers[q];
-            const Checks *k = w >= 0 && w < n_numbers ? by_number[w] : NULL;
-            for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
-                const Acc *o = &k->acc[k->n_reads + j];
-                Foot f;
-                if (o->mem != a->mem)
-                    continue;
-                if (foot_of(o->fp, &f) < 0) {
-                    out = -1;
-                    break;
-                }
-                if (!same_grid(&r, &f) || f.run <= 0)
-                    continue;
-                if (n_iv == cap) {
-                    long long *more = PyMem_Malloc((size_t)(4 * cap) * sizeof(long long));
-                    if (more == NULL) {
-                        PyErr_NoMemory();
-                        out = -1;
-                        break;
-                    }
-                    memcpy(more, iv, (size_t)(2 * n_iv) * sizeof(long long));
-                    if (iv != stack)
-                        PyMem_Free(iv);
-                    iv = more;
-                    cap *= 2;
-                }
-                iv[2 * n_iv] = f.base;
-                iv[2 * n_iv + 1] = f.base + f.run;
-                n_iv++;
-            }
-        }
-        if (out == 0) {
-            qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
-            long long at = r.base;  /* [r.base, at) covered so far */
-            for (Py_ssize_t q = 0; q < n_iv && at < r.base + r.run; q++)
-                if (iv[2 * q] <= at && iv[2 * q + 1] > at)
-                    at = iv[2 * q + 1];
-            out = at >= r.base + r.run;
-        }
-        if (iv != stack)
-            PyMem_Free(iv);
-        if (out != 0)
-            return out;
-    }
-    /* else their rows near the read, merged, against each of its rows */
     const long long lo = r.base, hi = r.base + r.span;
-    Near theirs = {lo, hi, 0, NULL, 0, 0}, mine = {lo, hi, r.run, NULL, 0, 0};
-    int out = 1;
-    for (Py_ssize_t q = 0; q < x->n_writers && out == 1; q++) {
-        long long w = x->writers[q];
-        const Checks *k = w >= 0 && w < n_numbers ? by_number[w] : NULL;
-        for (Py_ssize_t j = 0; k != NULL && j < k->n_writes; j++) {
-            const Acc *o = &k->acc[k->n_reads + j];
-            Foot f;
-            if (o->mem != a->mem || o->base >= hi || o->base + o->span <= lo)
-                continue;
-            if (foot_of(o->fp, &f) < 0) {
-                out = -1;
-                break;
-            }
-            theirs.run = f.run;
-            if (for_rows(&f, near_row, &theirs) < 0) {
-                out = -1;
-                break;
-            }
+    /* the writes on the read's grid: each of its rows covered by their rows of the same index
+       (their first rows against its first) */
+    Near grid = {LLONG_MIN, LLONG_MAX, 0, NULL, 0, 0}, theirs = {lo, hi, 0, NULL, 0, 0},
+         mine = {lo, hi, r.run, NULL, 0, 0};
+    WritesOf it = {by_number, n_numbers, 0, 0, x, a->mem};
+    const Acc *o;
+    Foot f;
+    int out = 0;
+    while (out == 0 && (o = next_write(&it)) != NULL) {
+        if (foot_of(o->fp, &f) < 0)
+            out = -1;
+        else if (same_grid(&r, &f) && f.run > 0) {
+            grid.run = f.run;
+            out = near_row(&grid, f.base);
         }
     }
-    if (out == 1 && for_rows(&r, near_row, &mine) < 0)
-        out = -1;
-    long long *iv = theirs.rows;
-    Py_ssize_t n_iv = theirs.n;
-    if (out == 1) {
-        qsort(iv, (size_t)n_iv, 2 * sizeof(long long), cmp_pair);
-        Py_ssize_t m = 0;  /* merged in place: disjoint, in order */
-        for (Py_ssize_t e = 0; e < n_iv; e++) {
-            if (m > 0 && iv[2 * e] <= iv[2 * m - 1]) {
-                if (iv[2 * e + 1] > iv[2 * m - 1])
-                    iv[2 * m - 1] = iv[2 * e + 1];
-            } else {
-                iv[2 * m] = iv[2 * e];
-                iv[2 * m + 1] = iv[2 * e + 1];
-                m++;
-            }
+    if (out == 0) {
+        Py_ssize_t m = merge_rows(grid.rows, grid.n);
+        out = m < 0 ? -1 : rows_hold(grid.rows, m, r.base, r.base + r.run);
+    }
+    PyMem_Free(grid.rows);
+    if (out != 0)
+        return out;
+    /* else their rows near the read, merged, against each of its rows */
+    WritesOf again = {by_number, n_numbers, 0, 0, x, a->mem};
+    while (out == 0 && (o = next_write(&again)) != NULL) {
+        if (o->base >= hi || o->base + o->span <= lo)
+            continue;
+        if (foot_of(o->fp, &f) < 0)
+            out = -1;
+        else {
+            theirs.run = f.run;
+            out = for_rows(&f, near_row, &theirs);
         }
-        for (Py_ssize_t e = 0; e < mine.n && out == 1; e++) {  /* the last merged one starting at or before it */
-            Py_ssize_t a0 = 0, a1 = m;
-            while (a0 < a1) {
-                Py_ssize_t mid = (a0 + a1) / 2;
-                if (iv[2 * mid] <= mine.rows[2 * e])
-                    a0 = mid + 1;
-                else
-                    a1 = mid;
-            }
-            out = a0 > 0 && iv[2 * (a0 - 1) + 1] >= mine.rows[2 * e + 1];
-        }
-        if (mine.n == 0)
-            out = 0;
+    }
+    if (out == 0)
+        out = for_rows(&r, near_row, &mine);
+    if (out == 0 && mine.n > 0) {
+        Py_ssize_t m = merge_rows(theirs.rows, theirs.n);
+        out = m < 0 ? -1 : 1;
+        for (Py_ssize_t e = 0; e < mine.n && out == 1; e++)
+            out = rows_hold(theirs.rows, m, mine.rows[2 * e], mine.rows[2 * e + 1]);
     }
     PyMem_Free(theirs.rows);
     PyMem_Free(mine.rows);
@@ -2242,7 +2436,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
         if (!fine && (fine = granules_fine(m, fp, seen, n_seen, 1)) < 0)
             goto done;
         if (fine) {
-            if (log_read(m, fp, a->base, a->base + a->span, tid, a->o_base, a->o_end, o_epoch, h_prune) < 0)
+            if (log_read(m, fp, a->base, a->base + a->span, tid, epoch, a->o_base, a->o_end, o_epoch, h_prune) < 0)
                 goto done;
         } else {
             PyObject *runs = runs_list(&rr[i]);
@@ -2291,7 +2485,7 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
             goto done;
         if (ok) {
             int u = readers_unseen(log, seen, n_seen, tid, start, stop);
-            if (u > 0)  /* some may overlap it: looked at byte by byte */
+            if (u > 0)  /* some may overlap it: looked at row by row */
                 u = reads_overlap(log, fp, tid, seen, n_seen);
             if (u < 0)
                 goto done;
@@ -2308,13 +2502,13 @@ static PyObject *command_of(PyObject *task, long long tid, long long number, Che
             }
             if (note(wr, tid, start, stop, o_epoch, a->o_base, a->o_end) < 0)
                 goto done;
-            PyObject *wlog = m->writes;
-            PyObject *item = PyTuple_Pack(3, o_epoch, a->o_base, a->o_end);
-            int bad = item == NULL || !PyDict_Check(wlog) || append_to(wlog, tid, item) < 0;
-            if (bad && !PyErr_Occurred())
+            if (!PyDict_Check(m->writes)) {
                 PyErr_SetString(PyExc_TypeError, "command: a memory's writes must be a dict");
-            Py_XDECREF(item);
-            if (bad)
+                goto done;
+            }
+            const int64_t entry[3] = {epoch, start, stop};
+            Log *wlog = log_in(m->writes, tid, 3);
+            if (wlog == NULL || log_push(wlog, entry) < 0)
                 goto done;
         } else {
             if (seen_list == NULL && (seen_list = clock_list(seen, n_seen)) == NULL)
@@ -2387,28 +2581,23 @@ static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     where = PyObject_GetAttr(log, S_where);
     if (rows == NULL || where == NULL)
         goto done;
-    if (!PyList_Check(rows) || !PyList_Check(where) || PyList_GET_SIZE(rows) != PyList_GET_SIZE(where)) {
-        PyErr_SetString(PyExc_TypeError, "prune: a log's rows and footprints are two lists of one length");
+    const Log *l = Py_IS_TYPE(rows, &LogType) ? (const Log *)rows : NULL;
+    if (l == NULL || l->width != 4 || !PyList_Check(where) || l->n != PyList_GET_SIZE(where)) {
+        PyErr_SetString(PyExc_TypeError, "prune: a log's rows (a Log of 4) and footprints (a list) of one length");
         goto done;
     }
-    if ((new_rows = PyList_New(0)) == NULL || (new_where = PyList_New(0)) == NULL)
+    if ((new_rows = (PyObject *)log_new(4)) == NULL || (new_where = PyList_New(0)) == NULL)
         goto done;
-    for (Py_ssize_t i = 0; any && i < PyList_GET_SIZE(rows); i++) {
-        PyObject *r = PyList_GET_ITEM(rows, i);
-        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 4) {
-            PyErr_SetString(PyExc_TypeError, "prune: a row is (epoch, lo, hi, thread)");
-            goto done;
-        }
-        long long epoch = item_ll(r, 0), lo = item_ll(r, 1), hi = item_ll(r, 2), tid = item_ll(r, 3);
-        if (PyErr_Occurred())
-            goto done;
+    for (Py_ssize_t i = 0; any && i < l->n; i++) {
+        const int64_t *r = l->v + 4 * i;
+        long long epoch = r[0], lo = r[1], hi = r[2], tid = r[3];
         if (tid < 0 || tid >= nt) {
             PyErr_SetString(PyExc_IndexError, "prune: a reader is not in the clocks");
             goto done;
         }
         if (!(epoch > known[tid]))
             continue;
-        if (PyList_Append(new_rows, r) < 0 || PyList_Append(new_where, PyList_GET_ITEM(where, i)) < 0)
+        if (log_push((Log *)new_rows, r) < 0 || PyList_Append(new_where, PyList_GET_ITEM(where, i)) < 0)
             goto done;
         if (!has[tid]) {  /* `_note_max` */
             has[tid] = 1;
@@ -2436,7 +2625,7 @@ static PyObject *prune(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         if (rc < 0)
             goto done;
     }
-    Py_ssize_t n = PyList_GET_SIZE(new_rows);
+    Py_ssize_t n = ((Log *)new_rows)->n;
     PyObject *at = PyLong_FromSsize_t(n > 64 ? n : 64);
     int rc = at && PyObject_SetAttr(log, S_rows, new_rows) == 0 && PyObject_SetAttr(log, S_where, new_where) == 0
              && PyObject_SetAttr(log, S_readers, readers) == 0 && PyObject_SetAttr(log, S_pruned_at, at) == 0;
@@ -2789,6 +2978,8 @@ typedef struct {
     Mems mems;  /* the memories the checks looked at, read once a run */
     Time last;  /* the latest end of a slice added (`any_slice`) */
     int any_slice;
+    PyObject *t_seen[2];  /* the last two times slices were given as objects, the latest first */
+    Time t_was[2];
 } Loop;
 
 static inline int ev_less(const Event *a, const Event *b) {
@@ -2847,12 +3038,29 @@ static inline void join_rows(int64_t *d, const int64_t *s, Py_ssize_t n) {
 }
 
 /* timeline.append(Slice(core, unit, index, label, start, end, wait)) */
+/* Time `t` as a Python number for a slice: the object of one of the last two such times if
+   equal (a wait's end is its command's start; commands end together), else a new one. */
+static PyObject *slice_time(Loop *L, Time t) {
+    for (int q = 0; q < 2; q++)
+        if (L->t_seen[q] != NULL && L->t_was[q].isint == t.isint && memcmp(&L->t_was[q].v, &t.v, sizeof(double)) == 0)
+            return Py_NewRef(L->t_seen[q]);
+    PyObject *o = t_obj(t);
+    if (o != NULL) {
+        Py_XDECREF(L->t_seen[1]);
+        L->t_seen[1] = L->t_seen[0];
+        L->t_was[1] = L->t_was[0];
+        L->t_seen[0] = Py_NewRef(o);
+        L->t_was[0] = t;
+    }
+    return o;
+}
+
 static int add_slice(Loop *L, CTask *c, PyObject *unit, PyObject *label, Time start, Time end, int wait) {
     PyTypeObject *type = (PyTypeObject *)L->slice_type;
     PyObject *s = type->tp_alloc(type, 7);
     if (s == NULL)
         return -1;
-    PyObject *a = t_obj(start), *b = t_obj(end);
+    PyObject *a = slice_time(L, start), *b = a == NULL ? NULL : slice_time(L, end);
     if (a == NULL || b == NULL) {
         Py_XDECREF(a);
         Py_XDECREF(b);
@@ -3462,6 +3670,8 @@ done:
     PyMem_Free(L.kind_pos);
     Py_XDECREF(L.macs);
     Py_XDECREF(L.counts_dict);
+    Py_XDECREF(L.t_seen[0]);
+    Py_XDECREF(L.t_seen[1]);
     mems_free(&L.mems);
     PyMem_Free(L.mems.seq);
     PyBuffer_Release(&bvc);
@@ -3493,13 +3703,16 @@ static struct PyModuleDef module = {
 
 /* Bumped whenever a function's arguments or meaning change: native.py uses a build whose
    INTERFACE is its own and falls back to Python for any other. */
-#define LOOP_INTERFACE 4
+#define LOOP_INTERFACE 5
 
 PyMODINIT_FUNC PyInit__loop(void) {
     if (intern_names() < 0)
         return NULL;
+    if (PyType_Ready(&LogType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", LOOP_INTERFACE) < 0) {
+    if (m != NULL && (PyModule_AddIntConstant(m, "INTERFACE", LOOP_INTERFACE) < 0
+                      || PyModule_AddObjectRef(m, "Log", (PyObject *)&LogType) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -18,9 +18,10 @@ semaphores (a wait joins the clocks of the signals it consumes).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 import functools
 import math
+import mmap
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -92,6 +93,14 @@ class Footprint(NamedTuple):
         return self.base + sum(int(i) * s for i, s in zip(pos, self.strides)) + int(pos[-1]) * granule
 
 
+def _zeros(n: int) -> np.ndarray:
+    """n int32 zeros in an anonymous mapping of their own: pages of zeros the system gives
+    when first touched (a granule code array is up to hundreds of MB, of which a run touches
+    a little; `np.zeros` from the heap, where a freed array of the last run makes the
+    allocator zero it all again, cost ~15% of a prepared MobileNetV2 timing-only run)."""
+    return np.frombuffer(mmap.mmap(-1, 4 * max(n, 1)), dtype=np.int32)[:n]
+
+
 @functools.lru_cache(maxsize=65536)
 def _layout(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> tuple:
     """(shape, byte strides, run, span) of a footprint: tiles of a program repeat a few
@@ -142,20 +151,24 @@ class Memory:
         # without numerics (a timing-only run) there are no bytes, only the hazard codes
         self.data = np.zeros(extent if numerics else 0, dtype=np.uint8)
         # strided writes whose codes the C loop has not put into `code` yet, in order: (lo, hi,
-        # code, footprint or None for all of granules [lo, hi)); `code` applies them first
-        self.pending: list[tuple[int, int, int, Footprint | None]] = []
-        self._code = np.zeros(-(-extent // granule), dtype=np.int32) if track else None
+        # code) in `pending` (a `native.Log`), the footprint or None for all of granules [lo,
+        # hi) in `pending_at`; `code` applies them first
+        self.pending: Any = native.Log(3)
+        self.pending_at: list[Footprint | None] = []
+        # the codes per granule, made when first looked at (`code`), in pages of their own
+        # (`_zeros`)
+        self._code: np.ndarray | None = None
+        self.size = -(-extent // granule) if track else 0  # granules
         # per block of BLOCK granules: known to be all written (codes never return to 0)
         # (a bytearray: a slice's `0 in` test is much cheaper than numpy's .all())
-        self.full = bytearray(-(-self.code.size // self.BLOCK)) if track else None
+        self.full = bytearray(-(-self.size // self.BLOCK)) if track else None
         self.reads = _ReadLog()
         # per thread that wrote here: [epoch of its last write, hull lo, hull hi) of all its
         # writes (a few threads write each memory: a Python loop beats numpy on them)
         self.writers: dict[int, list[int]] = {}
-        # per writing thread, (epoch, lo, hi) of each write in order: which of its writes
-        # a thread has not seen may touch an access (`_wrote_since`)
-        self.writes: dict[int, list[tuple[int, int, int]]] = {}
-        self.size = self.code.size if track else 0
+        # per writing thread, (epoch, lo, hi) of each write in order (a `native.Log`): which of
+        # its writes a thread has not seen may touch an access (`_wrote_since`)
+        self.writes: dict[int, Any] = {}
         self.starts: list[int] = [0]
         self.values: list[int] = [0]
         self.token = -1  # the last unknown-run token given (-2, -3, ...: no code is below -1)
@@ -175,7 +188,12 @@ class Memory:
 
     @property
     def code(self) -> np.ndarray | None:
-        """The writer code per granule (those of the pending writes applied first)."""
+        """The writer code per granule (those of the pending writes applied first); None
+        without hazard tracking."""
+        if self._code is None:
+            if not self._modes[0]:
+                return None
+            self._code = _zeros(self.size)
         if self.pending:
             self._flush()
         return self._code
@@ -183,12 +201,13 @@ class Memory:
     def _flush(self) -> None:
         assert self._code is not None
         g, code = self.granule, self._code
-        for lo, hi, c, fp in self.pending:
+        for (lo, hi, c), fp in zip(self.pending, self.pending_at):
             if fp is None:
                 code[lo:hi] = c
             else:
                 fp.view(code, g)[...] = c
-        self.pending.clear()  # (in place: the C loop holds the list)
+        self.pending.clear()  # (in place: the C loop holds them)
+        self.pending_at.clear()
 
     def record_write(self, fp: Footprint, hull: tuple[int, int, bool], code: int, tid: int,
                      epoch: int) -> None:
@@ -202,9 +221,8 @@ class Memory:
         _note(self.writers, tid, epoch, fp.base, fp.base + fp.span)
         log = self.writes.get(tid)
         if log is None:
-            self.writes[tid] = [(epoch, fp.base, fp.base + fp.span)]
-        else:
-            log.append((epoch, fp.base, fp.base + fp.span))
+            log = self.writes[tid] = native.Log(3)
+        log.append((epoch, fp.base, fp.base + fp.span))
 
     def mark(self, lo: int, hi: int, code: int | None) -> None:
         """Granules [lo, hi) now hold `code` (None: unknown, some of them do)."""
@@ -289,7 +307,7 @@ class Memory:
     def host_wrote(self, base: int, nbytes: int) -> None:
         """The host wrote [base, base + nbytes) (its hazard codes; `host_write` without the
         bytes, for a memory that keeps none)."""
-        if self.code is not None:
+        if self._modes[0]:  # (tracked: its runs; `code` is not made for this)
             g = self.granule
             lo, hi = base // g, -(-(base + nbytes) // g)
             self.mark(lo, hi, HazardTracker.HOST_CODE)  # `code` filled in when looked at
@@ -308,20 +326,21 @@ class Memory:
 
 
 class _ReadLog:
-    """Reads of one memory: (epoch, lo, hi, thread) rows (a Python list: one append per read;
-    `cols` gives them as arrays when a write or a pruning needs them) + footprints, and per
-    reading thread [its latest epoch, hull lo, hull hi) over its logged reads (a write
-    looks at the log only if some thread's summary says it may conflict)."""
+    """Reads of one memory: (epoch, lo, hi, thread) rows (a `native.Log`: in C numbers where
+    the C module is built, no object per read; `cols` gives them as arrays when a write or a
+    pruning needs them) + footprints, and per reading thread [its latest epoch, hull lo,
+    hull hi) over its logged reads (a write looks at the log only if some thread's summary
+    says it may conflict)."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[int, int, int, int]] = []
+        self.rows: Any = native.Log(4)
         self.where: list[Footprint] = []
         self.pruned_at = 64
         self.readers: dict[int, list[int]] = {}
-        # per reading thread, the rows of its reads in order (the same tuples: epoch, lo, hi
-        # first, as in a write log), never pruned: which of its reads a writer has not seen
-        # may touch a write (`_wrote_since`)
-        self.by: dict[int, list[tuple[int, int, int, int]]] = {}
+        # per reading thread, the rows of its reads in order (epoch, lo, hi first, as in a
+        # write log; a `native.Log` each), never pruned: which of its reads a writer has not
+        # seen may touch a write (`_wrote_since`)
+        self.by: dict[int, Any] = {}
 
     @property
     def n(self) -> int:
@@ -331,7 +350,7 @@ class _ReadLog:
     @property
     def cols(self) -> np.ndarray:
         """The rows as a (4, n) int64 array: lo, hi, thread, epoch."""
-        return np.array(self.rows, dtype=np.int64).reshape(-1, 4)[:, [1, 2, 3, 0]].T
+        return np.array(list(self.rows), dtype=np.int64).reshape(-1, 4)[:, [1, 2, 3, 0]].T
 
     def add(self, fp: Footprint, tid: int, epoch: int) -> None:
         lo, hi = fp.base, fp.base + fp.span
@@ -349,13 +368,12 @@ class _ReadLog:
                 summary[2] = hi
         mine = self.by.get(tid)
         if mine is None:
-            self.by[tid] = [row]
-        else:
-            mine.append(row)
+            mine = self.by[tid] = native.Log(4)
+        mine.append(row)
 
     def keep(self, mask: list[bool]) -> None:
         """Keep the reads where `mask` is true (and their threads' summaries)."""
-        self.rows = [r for r, k in zip(self.rows, mask) if k]
+        self.rows = native.Log(4, [r for r, k in zip(self.rows, mask) if k])
         self.where = [w for w, k in zip(self.where, mask) if k]
         readers: dict[int, list[int]] = {}
         for epoch, lo, hi, tid in self.rows:
@@ -391,7 +409,7 @@ def _note_max(summary: dict[int, list[int]], tid: int, epoch: int, lo: int, hi: 
         mine[2] = hi
 
 
-def _wrote_since(log: list[tuple[int, ...]], seen: int, lo: int, hi: int,
+def _wrote_since(log: Sequence[tuple[int, ...]], seen: int, lo: int, hi: int,
                  limit: int = 32) -> bool:
     """Whether a thread's writes (or reads) after epoch `seen` (its `log` of (epoch, lo,
     hi) or, for reads, read log rows (epoch, lo, hi, thread); epochs non-decreasing) may

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,13 +39,28 @@ except ImportError:  # not built (a plain source tree) or not buildable here
 TID_BITS = 8
 """The thread bits of a writer code (`HazardTracker.TID_BITS`, which is this)."""
 
-INTERFACE = 4
+INTERFACE = 5
 """The `_loop.c` interface this file calls (its `LOOP_INTERFACE`)."""
 NATIVE = bool(_loop is not None and os.environ.get("STC_LOOP_NATIVE", "1") != "0"
               and getattr(_loop, "INTERFACE", None) == INTERFACE)
 """Whether the C path is used (tests compare both; a module built from an older `_loop.c`
 is not, whose functions may be missing or take other arguments: rebuild it with `python
 setup.py build_ext --inplace`)."""
+
+
+class ListLog(list):
+    """`Log` without the C module: a list of the entries (tuples)."""
+
+    def __init__(self, width: int, entries: Any = ()) -> None:
+        super().__init__(tuple(e) for e in entries)
+
+
+Log: Any = _loop.Log if _loop is not None and getattr(_loop, "INTERFACE", None) == INTERFACE else ListLog
+"""An access log: `Log(width, entries=())`, entries of `width` ints appended (`append`) and
+read as tuples (`len`, index, iteration, `==` with a list of tuples). The C module's keeps
+them as C numbers (a logged read or write makes no Python object; the C checks read them
+directly) and is used whenever the module is built, with the C path on or off
+(`STC_LOOP_NATIVE=0`), so both paths share one memory state."""
 
 
 def numpy_join(dst: np.ndarray, src: np.ndarray) -> None:
@@ -81,7 +96,7 @@ settled: Callable[..., tuple[list[int] | None, bool, bool]] = _loop.settled if N
 """See `python_settled`."""
 
 
-def _wrote_since(log: list[tuple[int, ...]], seen: int, lo: int, hi: int, limit: int = 32) -> bool:
+def _wrote_since(log: Sequence[tuple[int, ...]], seen: int, lo: int, hi: int, limit: int = 32) -> bool:
     """`memory._wrote_since` (repeated here: memory imports this module)."""
     for i in range(len(log) - 1, max(len(log) - 1 - limit, -1), -1):
         epoch, wlo, whi = log[i][:3]

@@ -26,9 +26,10 @@ TARGET = targets.load("stcp920")
 ROWS, WIDTH = 4, 64  # the L1 buffer: ROWS rows of WIDTH f16 (128 bytes: the period of the tiles' rows)
 
 
-def _program(writes: list[tuple[int, int]], read: tuple[int, int], expects: list[int], wait: bool = True):
+def _program(writes: list[tuple[int, ...]], read: tuple[int, int], expects: list[int], wait: bool = True):
     """Core 0's DMA writes slices [offset, offset + n) of every row of an L1 buffer (one
-    command per (offset, n) of `writes`, in order, from an input); then a relu reads slice
+    command per (offset, n) of `writes`, in order, from an input; (offset, n, rows): of its
+    first rows only); then a relu reads slice
     `read` of every row (after the last write signals, if `wait`), expecting the writes
     numbered `expects`, and a DMA stores it."""
     b = ProgramBuilder("covered")
@@ -38,9 +39,10 @@ def _program(writes: list[tuple[int, int]], read: tuple[int, int], expects: list
     out = tile(b.buffer("o", "l1", ROWS * read[1] * 2, core=0), (ROWS, read[1]))
     b.semaphore("in")
     b.semaphore("done")
-    for k, (offset, n) in enumerate(writes):
+    for k, (offset, n, *rows) in enumerate(writes):
+        shape = (rows[0] if rows else ROWS, n)
         b.add(0, "dma", signals=["in"] if k == len(writes) - 1 else [],
-              src=tile("x", (ROWS, n), 2 * offset, (WIDTH, 1)), dst=tile(buf, (ROWS, n), 2 * offset, (WIDTH, 1)))
+              src=tile("x", shape, 2 * offset, (WIDTH, 1)), dst=tile(buf, shape, 2 * offset, (WIDTH, 1)))
     b.add(0, "unary", waits=["in"] if wait else [], signals=["done"], kind="relu",
           input=tile(buf, (ROWS, read[1]), 2 * read[0], (WIDTH, 1)), output=out)
     b.add(0, "dma", waits=["done"], src=out, dst=y)
@@ -108,6 +110,10 @@ def test_a_cover_missing_granules_is_a_provenance_error():
     # the rest of the rows written by a dense write (one run) before the strided one: their
     # codes come from that run when the strided write's are put in (`defer`'s fills)
     got = _same(*_program([(0, WIDTH), (0, 16)], (0, 32), [1]))
+    assert got[:2] == ("hazard", "provenance") and "last written by core 0, command #0" in got[2]
+    # the expected write covers the read's first row only, on a grid of its own (one row):
+    # the read's first row is not all of it
+    got = _same(*_program([(0, 32), (0, 32, 1)], (0, 32), [1]))
     assert got[:2] == ("hazard", "provenance") and "last written by core 0, command #0" in got[2]
 
 

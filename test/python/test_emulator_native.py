@@ -102,7 +102,7 @@ def _random_memory(rng: random.Random, name: str) -> Memory:
     mem.code[:] = [rng.choice([0, 1 << 8, (rng.randint(1, 5) << 8) | rng.randint(1, 4)]) for _ in range(size)]
     for tid in rng.sample(range(1, 5), rng.randint(0, 3)):  # threads that wrote here
         log = [(e, *sorted(rng.sample(range(size + 1), 2))) for e in sorted(rng.choices(range(1, 6), k=rng.randint(1, 40)))]
-        mem.writes[tid] = log
+        mem.writes[tid] = native.Log(3, log)
         mem.writers[tid] = [log[-1][0], min(lo for _, lo, _ in log), max(hi for _, _, hi in log)]
     for _ in range(rng.randint(0, 70)):  # reads logged (the log may be due for a pruning)
         tid = rng.randint(1, 4)
@@ -134,8 +134,7 @@ def _state(mems, code_of, counts, calls):
     for m in mems:
         log = m.reads
         out.append((m.starts, m.values, m.token, m.writers, m.writes, m.code.tolist(), bytes(m.full), m.passed, log.rows,
-                    log.where, log.n, log.readers, log.by,
-                    [any(r is s for s in log.by[r[3]]) for r in log.rows]))  # (a thread's list holds the rows)
+                    log.where, log.n, log.readers, log.by))
     return repr(out)
 
 

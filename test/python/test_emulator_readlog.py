@@ -24,6 +24,7 @@ def test_rows_summaries_and_keep_match_plain_lists():
     for _ in range(200):
         log = _ReadLog()
         truth: list[tuple[int, int, int, int]] = []
+        every: list[tuple[int, int, int, int]] = []  # (never pruned)
         fps: list[Footprint] = []
         epochs: dict[int, int] = {}
         for _ in range(rng.randint(0, 60)):
@@ -33,6 +34,7 @@ def test_rows_summaries_and_keep_match_plain_lists():
             fp = Footprint(base, (), (), span, span)
             log.add(fp, tid, epochs[tid])
             truth.append((epochs[tid], base, base + span, tid))
+            every.append(truth[-1])
             fps.append(fp)
             if rng.random() < 0.1:  # keep a random subset, as a pruning does
                 mask = [rng.random() < 0.6 for _ in truth]
@@ -47,9 +49,9 @@ def test_rows_summaries_and_keep_match_plain_lists():
             cols = log.cols
             assert cols.shape == (4, len(truth)) and cols.dtype == np.int64
             assert cols.T.tolist() == [[lo, hi, tid, epoch] for epoch, lo, hi, tid in truth]
-        # the per-thread history a writer scans is never pruned, and holds the rows themselves
-        assert sum(len(v) for v in log.by.values()) >= log.n
-        assert all(any(r is s for s in log.by[r[3]]) for r in log.rows)
+        # the per-thread history a writer scans is never pruned: every read of the thread, in order
+        assert {t: list(v) for t, v in log.by.items()} == {t: [r for r in every if r[3] == t] for t in log.by}
+        assert sorted(log.by) == sorted({r[3] for r in every})
 
 
 def test_pruning_forgets_only_reads_every_live_thread_has_seen():

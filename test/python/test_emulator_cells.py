@@ -89,6 +89,9 @@ def test_writes_of_half_the_rows_each_cover_the_read():
     [(0, 6, 0, WIDTH), (0, 3, 1, 31), (3, 3, 0, 32)],  # the first rows' first element
     [(0, 6, 0, WIDTH), (0, 2, 0, 32), (3, 3, 0, 32)],  # a row between
     [(0, 6, 0, WIDTH), (0, 3, 0, 13), (0, 3, 14, 18), (3, 3, 0, 32)],  # an element between
+    # the last rows' first 8 elements: every row length and stride a multiple of 32, the
+    # block's offset not (cells of 32 elements would take its rows for the read's)
+    [(0, 6, 0, WIDTH), (0, 3, 0, 32), (3, 3, 8, 32)],
 ])
 def test_a_cover_missing_a_granule_is_a_provenance_error(writes):
     got = _same(writes, (0, 32), list(range(1, len(writes))))

@@ -1854,7 +1854,9 @@ static int checks_of(PyObject *reads, PyObject *writes, PyObject *expect, Checks
 }
 
 /* The rows of footprint `f` that touch [lo, hi), as (first byte, end) pairs in order, added to
-   `rows` (`n` pairs; grown as needed, `cap`). */
+   `rows` (`n` pairs; grown as needed, `cap`); a row starting inside the last pair or at its end
+   extends it (their union, all `merge_rows` and its readers look at, is the same; rows that
+   touch make one pair, not one each to sort). */
 typedef struct {
     long long lo, hi, run, *rows;
     Py_ssize_t n, cap;
@@ -1864,6 +1866,12 @@ static int near_row(void *near, long long at) {
     Near *r = near;
     if (at >= r->hi || at + r->run <= r->lo)
         return 0;
+    long long *last = r->rows + 2 * (r->n - 1);
+    if (r->n > 0 && last[0] <= at && at <= last[1]) {
+        if (at + r->run > last[1])
+            last[1] = at + r->run;
+        return 0;
+    }
     if (r->n == r->cap) {
         Py_ssize_t more = r->cap ? 2 * r->cap : 256;
         long long *grown = PyMem_Realloc(r->rows, (size_t)(2 * more) * sizeof(long long));
@@ -2091,117 +2099,30 @@ end:
     return out;
 }
 
-static long long gcd_of(long long a, long long b) {
-    a = a < 0 ? -a : a;
-    b = b < 0 ? -b : b;
-    while (b != 0) {
-        long long t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* `g`: the gcd of `g` and footprint `f`'s row length, its base's offset from `lo` and its
-   strides (of dimensions longer than 1); its rows' count added to `rows` (kept below 2^40). */
-static long long foot_grain(const Foot *f, long long lo, long long g, long long *rows) {
-    long long n = 1;
-    g = gcd_of(gcd_of(g, f->run), f->base - lo);
-    for (int d = 0; d < f->nd; d++) {
-        if (f->dims[d] > 1)
-            g = gcd_of(g, f->steps[d]);
-        n = n > (1LL << 40) / f->dims[d] ? 1LL << 40 : n * f->dims[d];
-    }
-    *rows = *rows + n > (1LL << 40) ? 1LL << 40 : *rows + n;
-    return g;
-}
-
-/* The cells of `g` bytes from `lo` (`n` of them): a row [at, at + run) (`run` and `at - lo`
-   multiples of `g`) adds 1 at its first cell and -1 after its last (`c`, n + 1 counts). */
-typedef struct {
-    long long lo, g, n, run, *c;
-} Cells;
-
-static int cells_add(void *cells, long long at) {
-    Cells *x = cells;
-    long long a = (at - x->lo) / x->g, b = a + x->run / x->g;
-    a = a < 0 ? 0 : a;
-    b = b > x->n ? x->n : b;
-    if (a < b) {
-        x->c[a]++;
-        x->c[b]--;
-    }
-    return 0;
-}
-
-/* 1 (stopping `for_rows`) when the row at `at` has a cell no write covers (`c`: how many
-   uncovered cells come before each cell). */
-static int cells_miss(void *cells, long long at) {
-    const Cells *x = cells;
-    long long a = (at - x->lo) / x->g;
-    return x->c[a + x->run / x->g] != x->c[a];
-}
-
-/* `writers_cover`'s test of read `r` (of memory `mem`, bytes [lo, hi)) against the rows near it
-   of the writes `x` expects, on cells of the gcd `g` of every row's length, offset from `lo`
-   and stride (so each cell is wholly in a row or out of it: exact): each write row counted on
-   its cells (a difference array), then each read row's cells looked up in one prefix of the
-   uncovered ones. Linear, no sort; 2 (undecided) when the cells would outnumber four times the
-   rows, 1 / 0 / -1 (error) otherwise. */
-static int cells_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, const Exp *x,
-                       PyObject *mem, const Foot *r) {
-    const long long lo = r->base, hi = r->base + r->span;
-    for (int d = 0; d < r->nd; d++)
-        if (r->steps[d] < 0 && r->dims[d] > 1)
-            return 2;  /* (rows before its base) */
-    long long rows = 0, g = foot_grain(r, lo, r->run, &rows);
-    WritesOf it = {by_number, n_numbers, 0, 0, x, mem};
+/* The writes of `it` touching [lo, hi) when they have one grid (`u`: the first's footprint; at
+   most 32 of them): their first rows merged (`firsts`: how many pairs). Their rows of each
+   index are then those pairs moved to that index: their rows' union is that of the
+   footprints `u` with each pair as its first row. 0 when they have not, -1 on error. */
+static Py_ssize_t one_grid(WritesOf *it, long long lo, long long hi, Foot *u, long long firsts[64]) {
+    int k = 0;
     const Acc *o;
     Foot f;
-    while ((o = next_write(&it)) != NULL) {
+    while ((o = next_write(it)) != NULL) {
         if (o->base >= hi || o->base + o->span <= lo)
             continue;
+        if (k == 32)
+            return 0;
         if (foot_of(o->fp, &f) < 0)
             return -1;
-        int empty = f.span <= 0 || f.run <= 0;
-        for (int d = 0; d < f.nd; d++)
-            empty |= f.dims[d] <= 0;
-        if (!empty)
-            g = foot_grain(&f, lo, g, &rows);
+        if (f.run <= 0 || (k > 0 && !same_grid(u, &f)))
+            return 0;
+        if (k == 0)
+            *u = f;
+        firsts[2 * k] = f.base;
+        firsts[2 * k + 1] = f.base + f.run;
+        k++;
     }
-    const long long n = (r->span + g - 1) / g;
-    if (n > 4 * rows + 4096)
-        return 2;
-    Cells cells = {lo, g, n, 0, PyMem_Calloc((size_t)n + 1, sizeof(long long))};
-    if (cells.c == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    int out = 0;
-    WritesOf again = {by_number, n_numbers, 0, 0, x, mem};
-    while (out == 0 && (o = next_write(&again)) != NULL) {
-        if (o->base >= hi || o->base + o->span <= lo)
-            continue;
-        if (foot_of(o->fp, &f) < 0)
-            out = -1;
-        else {
-            cells.run = f.run;
-            out = for_rows(&f, cells_add, &cells);
-        }
-    }
-    if (out == 0) {
-        long long covering = 0, uncovered = 0;
-        for (long long i = 0; i < n; i++) {  /* the counts -> the uncovered cells before each */
-            covering += cells.c[i];
-            cells.c[i] = uncovered;
-            uncovered += covering == 0;
-        }
-        cells.c[n] = uncovered;
-        cells.run = r->run;
-        out = for_rows(r, cells_miss, &cells) == 0;
-    }
-    PyMem_Free(cells.c);
-    return out;
+    return merge_rows(firsts, k);
 }
 
 /* Whether the writes of the commands `x` expects (`by_number`: their checks) to the memory of
@@ -2240,12 +2161,21 @@ static int writers_cover(struct Checks *const *by_number, Py_ssize_t n_numbers, 
     PyMem_Free(grid.rows);
     if (out != 0)
         return out;
-    /* else their rows near the read against each of its rows: on cells (`cells_cover`), or,
-       when cells would be too many, merged */
-    if ((out = cells_cover(by_number, n_numbers, x, a->mem, &r)) != 2)
-        return out;
-    out = 0;
+    /* else their rows near the read, merged, against each of its rows (when they have one grid,
+       those of a footprint per merged first row: `one_grid`; rows that touch make one pair) */
     WritesOf again = {by_number, n_numbers, 0, 0, x, a->mem};
+    long long firsts[64];
+    Py_ssize_t n_firsts = one_grid(&again, lo, hi, &f, firsts);
+    if (n_firsts < 0)
+        return -1;
+    for (Py_ssize_t e = 0; e < n_firsts && out == 0; e++) {
+        f.span += firsts[2 * e + 1] - firsts[2 * e] - f.run;  /* (its last row as far from its base) */
+        f.base = firsts[2 * e];
+        theirs.run = f.run = firsts[2 * e + 1] - firsts[2 * e];
+        out = for_rows(&f, near_row, &theirs);
+    }
+    if (n_firsts == 0)
+        again = (WritesOf){by_number, n_numbers, 0, 0, x, a->mem};
     while (out == 0 && (o = next_write(&again)) != NULL) {
         if (o->base >= hi || o->base + o->span <= lo)
             continue;

@@ -1,9 +1,10 @@
-"""A read's cover by writes on grids other than its own (`_loop.c` `cells_cover`): the
-expected writes' rows near the read counted on cells of the gcd of every row's length,
-offset and stride, each of the read's rows looked up in the uncovered cells. Each case
-compares the C loop with the Python loop and checks (`native.python_command`), which have no
-cover: a cover that settles a read some of whose granules another command wrote last is a
-provenance error missed."""
+"""A read's cover by writes on grids other than its own (`_loop.c` `writers_cover`): the
+expected writes' rows near the read merged and each of the read's rows looked up in them;
+when those writes have one grid, their first rows merged stand for them (`one_grid`: a
+footprint per merged first row), and rows that touch are kept as one pair (`near_row`).
+Each case compares the C loop with the Python loop and checks (`native.python_command`),
+which have no cover: a cover that settles a read some of whose granules another command
+wrote last is a provenance error missed."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _program(writes: list[tuple[int, int, int, int]], read: tuple[int, int], exp
     elements [offset, offset + n) of those rows of an L1 buffer; then a relu reads elements
     `read` (offset, n) of every row, expecting the writes numbered `expects`, and a DMA stores
     it."""
-    b = ProgramBuilder("cells")
+    b = ProgramBuilder("cover")
     b.input("x", (ROWS, WIDTH))
     y = b.output("y", (ROWS, read[1]))
     buf = b.buffer("t", "l1", ROWS * WIDTH * 2, core=0)
@@ -80,21 +81,28 @@ def _same(writes, read, expects):
 
 def test_writes_of_half_the_rows_each_cover_the_read():
     assert _same([(0, 3, 0, 32), (3, 3, 0, 32)], (0, 32), [0, 1])[0] == "ok"
-    # slices starting before the read's, a granule (one f16) apart: cells of one granule
+    # slices starting before the read's; the first rows' blocks of one grid, then another
     assert _same([(0, 3, 1, 9), (0, 3, 10, 30), (3, 3, 0, 40)], (3, 33), [0, 1, 2])[0] == "ok"
+    # all the buffer, read whole (one row), by two slices of every row: one pair
+    assert _same([(0, 6, 0, 40), (0, 6, 40, 24)], (0, WIDTH), [0, 1])[0] == "ok"
 
 
-@pytest.mark.parametrize("writes", [
-    [(0, 6, 0, WIDTH), (0, 3, 0, 32), (3, 3, 0, 31)],  # the last rows' last element
-    [(0, 6, 0, WIDTH), (0, 3, 1, 31), (3, 3, 0, 32)],  # the first rows' first element
-    [(0, 6, 0, WIDTH), (0, 2, 0, 32), (3, 3, 0, 32)],  # a row between
-    [(0, 6, 0, WIDTH), (0, 3, 0, 13), (0, 3, 14, 18), (3, 3, 0, 32)],  # an element between
-    # the last rows' first 8 elements: every row length and stride a multiple of 32, the
-    # block's offset not (cells of 32 elements would take its rows for the read's)
-    [(0, 6, 0, WIDTH), (0, 3, 0, 32), (3, 3, 8, 32)],
+@pytest.mark.parametrize("writes, read", [
+    ([(0, 6, 0, WIDTH), (0, 3, 0, 32), (3, 3, 0, 31)], (0, 32)),  # the last rows' last element
+    ([(0, 6, 0, WIDTH), (0, 3, 1, 31), (3, 3, 0, 32)], (0, 32)),  # the first rows' first element
+    ([(0, 6, 0, WIDTH), (0, 2, 0, 32), (3, 3, 0, 32)], (0, 32)),  # a row between
+    ([(0, 6, 0, WIDTH), (0, 3, 0, 13), (0, 3, 14, 18), (3, 3, 0, 32)], (0, 32)),  # an element between
+    ([(0, 6, 0, WIDTH), (0, 3, 0, 32), (3, 3, 8, 32)], (0, 32)),  # the last rows' first 8 elements
+    # read whole (one row): an element of every row; the last of every row (the rows of one
+    # write a granule apart); the 4th row's first (after three rows that touch); the 3rd row's
+    # second half (the first rows' writes of two grids)
+    ([(0, 6, 0, WIDTH), (0, 6, 0, 40), (0, 6, 41, 23)], (0, WIDTH)),
+    ([(0, 6, 0, WIDTH), (0, 6, 0, WIDTH - 1)], (0, WIDTH)),
+    ([(0, 6, 0, WIDTH), (0, 3, 0, 40), (0, 3, 40, 24), (3, 3, 1, WIDTH - 1)], (0, WIDTH)),
+    ([(0, 6, 0, WIDTH), (0, 3, 0, 32), (0, 2, 32, 32), (3, 3, 0, WIDTH)], (0, WIDTH)),
 ])
-def test_a_cover_missing_a_granule_is_a_provenance_error(writes):
-    got = _same(writes, (0, 32), list(range(1, len(writes))))
+def test_a_cover_missing_a_granule_is_a_provenance_error(writes, read):
+    got = _same(writes, read, list(range(1, len(writes))))
     assert got[:2] == ("hazard", "provenance") and "last written by core 0, command #0" in got[2]
 
 

@@ -1866,8 +1866,8 @@ static int near_row(void *near, long long at) {
     Near *r = near;
     if (at >= r->hi || at + r->run <= r->lo)
         return 0;
-    long long *last = r->rows + 2 * (r->n - 1);
-    if (r->n > 0 && last[0] <= at && at <= last[1]) {
+    long long *last = r->n > 0 ? r->rows + 2 * (r->n - 1) : NULL;
+    if (last != NULL && last[0] <= at && at <= last[1]) {
         if (at + r->run > last[1])
             last[1] = at + r->run;
         return 0;

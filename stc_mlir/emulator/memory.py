@@ -188,8 +188,11 @@ class Memory:
 
     @property
     def code(self) -> np.ndarray | None:
-        """The writer code per granule (those of the pending writes applied first); None
-        without hazard tracking."""
+        """The per-granule codes (those of the pending writes applied first); None without
+        hazard tracking. Under a known run (`values` > 0) they are that run's code only
+        where something filled it in (`_fill`: a check that looked at those granules), else
+        stale or 0: the tracker's code of a granule is its run's where known, this array's
+        under unknown runs only (`codes` gives them with the runs filled in)."""
         if self._code is None:
             if not self._modes[0]:
                 return None

@@ -3,80 +3,26 @@ expected writes' rows near the read merged and each of the read's rows looked up
 when those writes have one grid, their first rows merged stand for them (`one_grid`: a
 footprint per merged first row), and rows that touch are kept as one pair (`near_row`).
 Each case compares the C loop with the Python loop and checks (`native.python_command`),
-which have no cover: a cover that settles a read some of whose granules another command
+which have no cover (outcome, report and every granule's writer code: `cover_programs.same`): a cover that settles a read some of whose granules another command
 wrote last is a provenance error missed."""
 
 from __future__ import annotations
 
-import dataclasses
 import random
 
-import numpy as np
 import pytest
 
-from stc_mlir import target as targets
-from stc_mlir.emulator import HazardError, native, prepare, run, tile
-from stc_mlir.emulator.builder import ProgramBuilder
+from stc_mlir.emulator import native
+
+from cover_programs import WIDTH, grid_program, same
 
 pytestmark = pytest.mark.skipif(not native.NATIVE, reason="the C loop is not built (or STC_LOOP_NATIVE=0)")
 
-TARGET = targets.load("stcp920")
-ROWS, WIDTH = 6, 64  # the L1 buffer: ROWS rows of WIDTH f16
-
-
-def _program(writes: list[tuple[int, int, int, int]], read: tuple[int, int], expects: list[int]):
-    """Core 0's DMA writes, one command per (first row, rows, offset, n) of `writes`, in order,
-    elements [offset, offset + n) of those rows of an L1 buffer; then a relu reads elements
-    `read` (offset, n) of every row, expecting the writes numbered `expects`, and a DMA stores
-    it."""
-    b = ProgramBuilder("cover")
-    b.input("x", (ROWS, WIDTH))
-    y = b.output("y", (ROWS, read[1]))
-    buf = b.buffer("t", "l1", ROWS * WIDTH * 2, core=0)
-    out = tile(b.buffer("o", "l1", ROWS * read[1] * 2, core=0), (ROWS, read[1]))
-    b.semaphore("in")
-    b.semaphore("done")
-    for k, (row, rows, offset, n) in enumerate(writes):
-        at = 2 * (row * WIDTH + offset)
-        b.add(0, "dma", signals=["in"] if k == len(writes) - 1 else [],
-              src=tile("x", (rows, n), at, (WIDTH, 1)), dst=tile(buf, (rows, n), at, (WIDTH, 1)))
-    b.add(0, "unary", waits=["in"], signals=["done"], kind="relu",
-          input=tile(buf, (ROWS, read[1]), 2 * read[0], (WIDTH, 1)), output=out)
-    b.add(0, "dma", waits=["done"], src=out, dst=y)
-    program = b.build()
-    stream = program.cores[0]
-    n = len(writes)
-    stream[n] = dataclasses.replace(stream[n], expects={"input": tuple((0, e) for e in expects)})
-    stream[n + 1] = dataclasses.replace(stream[n + 1], expects={"src": ((0, n),)})
-    return program, {"x": np.random.default_rng(1).standard_normal((ROWS, WIDTH)).astype(np.float16)}
-
-
-def _outcome(program, inputs, use_c: bool):
-    """Two timing-only runs of a prepared `program` (the second with the plan's covers found):
-    the result or hazard of each. Without `use_c`: the Python loop and checks, the reference."""
-    with pytest.MonkeyPatch.context() as mp:
-        if not use_c:
-            mp.setattr(native, "command", native.python_command)
-            mp.setattr(native, "prune", native.python_prune)
-        prepared = prepare(program, TARGET, True, False)
-        if not use_c:
-            prepared.plan = None
-        out = []
-        for _ in range(2):
-            try:
-                _, report = run(program, dict(inputs), TARGET, numerics=False, prepared=prepared)
-                out.append(("ok", repr(report.as_dict())))
-            except HazardError as err:
-                out.append(("hazard", err.kind, str(err), err.core, err.index, err.address))
-    return out
+ROWS = 6  # the L1 buffer's rows (of WIDTH f16)
 
 
 def _same(writes, read, expects):
-    program, inputs = _program(writes, read, expects)
-    c = _outcome(program, inputs, True)
-    assert c == _outcome(program, inputs, False)
-    assert c[0] == c[1]
-    return c[0]
+    return same(*grid_program(writes, read, expects, ROWS))
 
 
 def test_writes_of_half_the_rows_each_cover_the_read():

@@ -12,6 +12,7 @@ to fp32 once, and a conv's im2col columns are built once, however many commands 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+import functools
 
 import numpy as np
 
@@ -77,14 +78,12 @@ def _erf(x: np.ndarray, gelu: bool) -> np.ndarray | None:
     return out
 
 
-_CONV_PLANS: dict[tuple, tuple] = {}
-"""Per conv geometry (input and weight shapes, strides, pads, dilations, groups, whether
-`halves` has its C path): what `_conv_plan` says (the same for every command of that shape)."""
-
-
+@functools.lru_cache(maxsize=4096)
 def _conv_plan(key: tuple) -> tuple:
     """(the input slots left in fp16, the key of its columns or None, whether it works on
-    depthwise windows, the shape of its product) of a conv of geometry `key` (see `_CONV_PLANS`)."""
+    depthwise windows, the shape of its product) of a conv of geometry `key` (input and
+    weight shapes, strides, pads, dilations, groups, whether `halves` has its C path): the
+    same for every command of that geometry (cached)."""
     x_shape, w_shape, strides, pads, dilations, groups, _ = key
     geometry = (strides, pads, dilations, groups)
     columns = kernels.uses_columns(w_shape, groups, strides, pads)
@@ -97,18 +96,14 @@ def _conv_plan(key: tuple) -> tuple:
     shape = (x_shape[0], w_shape[0],
              *(kernels.window_output_size(x_shape[2 + i], w_shape[2 + i], strides[i], pads[i],
                                           pads[2 + i], dilations[i]) for i in range(2)))
-    plan = (keep, ("columns", w_shape[2:], *geometry) if columns else None, windows, shape)
-    if len(_CONV_PLANS) > 4096:  # (many programs in one process)
-        _CONV_PLANS.clear()
-    _CONV_PLANS[key] = plan
-    return plan
+    return keep, ("columns", w_shape[2:], *geometry) if columns else None, windows, shape
 
 
 def _conv2d(p: Mapping, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.ndarray],
             derived: Derived) -> None:
     strides, pads, dilations, groups = geometry = p["strides"], p["pads"], p["dilations"], p["groups"]
     key = (ins["input"].shape, ins["weight"].shape, *geometry, halves.NATIVE)
-    keep, columns_key, uses_windows, shape = _CONV_PLANS.get(key) or _conv_plan(key)
+    keep, columns_key, uses_windows, shape = _conv_plan(key)
     ins = _upcast(ins, derived, keep)
     x, w = ins["input"], ins["weight"]
     bias, residual, out, act = ins.get("bias"), ins.get("residual"), outs["output"], p["act"]

@@ -29,6 +29,7 @@ np.matmul. Without it (another BLAS, no symbol, a check failing) or with
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import os
 
@@ -287,13 +288,11 @@ def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | 
                           *strides, *dilations, ho, wo, pads[0], pads[1])
 
 
-_MATMUL_PLANS: dict[tuple, tuple | None] = {}
-"""Per matmul geometry (the shapes of `a`, `b`, bias, residual and `out`, the activation):
-`_f16.matmul`'s arguments after the operands, or None (numpy's path), the same for every
-command of that geometry."""
-
-
+@functools.lru_cache(maxsize=4096)
 def _matmul_plan(key: tuple) -> tuple | None:
+    """Per matmul geometry `key` (the shapes of `a`, `b`, bias, residual and `out`, the
+    activation): `_f16.matmul`'s arguments after the operands, or None (numpy's path), the
+    same for every command of that geometry (cached)."""
     a_shape, b_shape, bias_shape, residual_shape, out_shape, activation = key
     if len(a_shape) < 2 or len(b_shape) < 2 or (bias_shape is not None and bias_shape[-1:] != b_shape[-1:]):
         return None
@@ -319,15 +318,9 @@ def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | Non
     fp32 (..., m, k) and (..., k, p), their batches equal or either of one matrix, `bias` p
     fp32 values: the bits
     of `kernels.matmul`, `+= bias`, `kernels.epilogue` and `store`. False as `conv` (the
-    checks of shapes once per geometry, `_MATMUL_PLANS`; types and layouts in C)."""
+    checks of shapes once per geometry, `_matmul_plan`; types and layouts in C)."""
     if not PRODUCTS:
         return False
-    key = (a.shape, b.shape, None if bias is None else bias.shape,
-           None if residual is None else residual.shape, out.shape, activation)
-    try:
-        plan = _MATMUL_PLANS[key]
-    except KeyError:
-        if len(_MATMUL_PLANS) > 4096:  # (many programs in one process)
-            _MATMUL_PLANS.clear()
-        plan = _MATMUL_PLANS[key] = _matmul_plan(key)
+    plan = _matmul_plan((a.shape, b.shape, None if bias is None else bias.shape,
+                         None if residual is None else residual.shape, out.shape, activation))
     return plan is not None and _f16.matmul(a, b, out, bias, residual, *plan)

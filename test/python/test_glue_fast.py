@@ -73,7 +73,7 @@ def test_a_matmul_plan_is_per_geometry_and_activation():
     """One geometry planned once: the same shapes with another activation, output type or
     residual shape are still declined (the plan holds shapes, C checks types)."""
     rng = np.random.default_rng(3)
-    halves._MATMUL_PLANS.clear()
+    halves._matmul_plan.cache_clear()
     out, a, b, bias, _ = _matmul_operands(rng)
     assert halves.matmul(out, a, b, bias, None, "relu")
     want = np.maximum(np.matmul(a, b) + bias, 0).astype(np.float16)

@@ -216,6 +216,14 @@ PRODUCTS = _products()
 """Whether `conv`, `depthwise` and `matmul` compute in C (numpy's BLAS found and agreeing)."""
 
 
+def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+    """Whether float32 `got` has `want`'s bits, or NaN where it has NaN (NaN payloads are not
+    promised)."""
+    nan = np.isnan(want)
+    return np.array_equal(nan, np.isnan(got)) and np.array_equal(got.view(np.uint32)[~nan],
+                                                                 want.view(np.uint32)[~nan])
+
+
 def _depthwise_gemv() -> int:
     """Which mirror of OpenBLAS's sgemv_n kernels in `_f16.c` (1 Haswell, 2 SkylakeX) gives
     np.matmul's bits (NaN where it has NaN) for x (k) @ a (k, p), the product `depthwise`
@@ -241,8 +249,7 @@ def _depthwise_gemv() -> int:
             a, x = pool[i * 61 % 4096:][:k * p].reshape(k, p), pool[-k - i % 3 * 400:][:k]
             want, y = np.matmul(x, a), np.empty(p, np.float32)
             _f16.gemv(kinds[0], a, x, y)
-            nan = np.isnan(want)
-            if not (np.array_equal(nan, np.isnan(y)) and np.array_equal(y.view(np.uint32)[~nan], want.view(np.uint32)[~nan])):
+            if not same_bits(y, want):
                 kinds = []
     return kinds[0] if kinds and _f16.set_gemv(kinds[0]) else 0
 

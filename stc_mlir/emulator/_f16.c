@@ -630,12 +630,20 @@ static PyObject *size_error(const char *what, const operands *ops) {
 }
 
 /* A command's arguments: the five operands (`take`, a_runs passed on), an activation 0-2 and
-   `n` sizes >= 1 (0 allowed from `zero_from` on): 1 (the operands held), 0 (declined: an
-   operand not of its kind, no BLAS, no F16C; nothing held) or -1 (an error set, nothing held). */
+   `n` sizes >= 1 (0 allowed from `zero_from` on), then optionally a `Pool` (or None), set in
+   *pool (NULL for none): 1 (the operands held), 0 (declined: an operand not of its kind, no
+   BLAS, no F16C; nothing held) or -1 (an error set, nothing held). */
+static PyTypeObject PoolType;
 static int begin(const char *what, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t n,
-                 Py_ssize_t zero_from, int a_runs, int *act, Py_ssize_t *d, operands *ops) {
-    if (nargs != 6 + n) {
-        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments, not %zd", what, 6 + n, nargs);
+                 Py_ssize_t zero_from, int a_runs, int *act, Py_ssize_t *d, operands *ops,
+                 PyObject **pool) {
+    if (nargs != 6 + n && nargs != 7 + n) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments (and a pool), not %zd", what, 6 + n, nargs);
+        return -1;
+    }
+    *pool = nargs == 7 + n && args[6 + n] != Py_None ? args[6 + n] : NULL;
+    if (*pool != NULL && !PyObject_TypeCheck(*pool, &PoolType)) {
+        PyErr_Format(PyExc_TypeError, "%s: the last argument is not a Pool", what);
         return -1;
     }
     long a = PyLong_AsLong(args[5]);
@@ -690,11 +698,66 @@ F16C static int batched(const float *a, const float *b, const float *bias, const
 }
 #endif
 
-/* The shared end of conv and matmul: the slices' products and epilogues with the GIL
-   released; True, or False (the caller's numpy path) for m == p == 1 or a NaN met. */
-static PyObject *run_batched(const char *what, operands *ops, int act, Py_ssize_t m,
+/* A command's product once its operands are held (`begin`) and their sizes checked: a
+   conv's or matmul's slices (`batched`) or a depthwise conv; `compute` works it out without
+   the GIL (and without Python: PyMem_Raw* only), on the caller's thread (`now`) or on a
+   pool's (`handed`, a `Job`). */
+enum { SLICES, DEPTHWISE };
+typedef struct {
+    int kind, act, rows;
+    operands ops;
+    Py_ssize_t d[14];  /* SLICES: m, n, p, batch, a_mod, b_mod, groups; DEPTHWISE: depthwise's sizes */
+} product;
+
+static int compute(product *pr);
+
+/* the product worked out here with the GIL released, its operands let go: True, or False
+   (the caller's numpy path) for m == p == 1 or a NaN met */
+static PyObject *now(product *pr) {
+    int done;
+    Py_BEGIN_ALLOW_THREADS
+    done = compute(pr);
+    Py_END_ALLOW_THREADS
+    release(&pr->ops);
+    return done < 0 ? PyErr_NoMemory() : PyBool_FromLong(done);
+}
+
+static PyObject *handed(product *pr, PyObject *pool);
+
+/* `now`, or `handed` to `pool` (not NULL) */
+static PyObject *finish(product *pr, PyObject *pool) {
+    return pool != NULL ? handed(pr, pool) : now(pr);
+}
+
+/* the slices' products and epilogues: 1, 0 (m == p == 1, a NaN met) or -1 (no memory) */
+static int slices(product *pr) {
+    int done = 0;
+#if HAVE_F16C_PATH
+    const Py_ssize_t *d = pr->d;
+    Py_ssize_t m = d[0], n = d[1], p = d[2];
+    if (m == 1 && p == 1) {
+        return 0;
+    }
+    float *acc = PyMem_RawMalloc((size_t)(m * p) * sizeof(float));
+    if (acc == NULL) {
+        return -1;
+    }
+    operands *ops = &pr->ops;
+    done = batched((const float *)ops->view[0].buf, (const float *)ops->view[1].buf,
+                   ops->held[3] ? (const float *)ops->view[3].buf : NULL, ops->held[4] ? &ops->res : NULL,
+                   pr->act, &ops->out, m, n, p, d[3], d[4], d[5], d[6], pr->rows, acc);
+    PyMem_RawFree(acc);
+#else
+    (void)pr;
+#endif
+    return done;
+}
+
+/* The shared end of conv and matmul: their sizes checked, the slices computed (`finish`). */
+static PyObject *run_batched(const char *what, product *pr, PyObject *pool, Py_ssize_t m,
                              Py_ssize_t n, Py_ssize_t p, Py_ssize_t batch, Py_ssize_t a_mod,
                              Py_ssize_t b_mod, Py_ssize_t groups, int rows) {
+    operands *ops = &pr->ops;
     Py_ssize_t out_n = batch * m * p;
     if (count(ops, 0) != a_mod * m * n || count(ops, 1) != b_mod * n * p || count(ops, 2) != out_n
             || (ops->held[3] && count(ops, 3) != (rows ? p : groups * m))
@@ -703,65 +766,57 @@ static PyObject *run_batched(const char *what, operands *ops, int act, Py_ssize_
         release(ops);
         return err;
     }
-    int done = 0;
-#if HAVE_F16C_PATH
-    float *acc = m == 1 && p == 1 ? NULL : PyMem_RawMalloc((size_t)(m * p) * sizeof(float));
-    if (acc != NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        done = batched((const float *)ops->view[0].buf, (const float *)ops->view[1].buf,
-                       ops->held[3] ? (const float *)ops->view[3].buf : NULL,
-                       ops->held[4] ? &ops->res : NULL, act, &ops->out, m, n, p, batch, a_mod,
-                       b_mod, groups, rows, acc);
-        Py_END_ALLOW_THREADS
-        PyMem_RawFree(acc);
-    } else if (!(m == 1 && p == 1)) {
+    if (m == 1 && p == 1) {  /* (numpy's dot) */
         release(ops);
-        return PyErr_NoMemory();
+        Py_RETURN_FALSE;
     }
-#endif
-    release(ops);
-    return PyBool_FromLong(done);
+    pr->kind = SLICES;
+    pr->rows = rows;
+    Py_ssize_t sizes[7] = {m, n, p, batch, a_mod, b_mod, groups};
+    memcpy(pr->d, sizes, sizeof(sizes));
+    return finish(pr, pool);
 }
 
-/* conv(w, columns, out, bias, residual, act, n, groups, og, k, p) -> bool: a conv's product
-   np.matmul(w (groups, og, k), columns (n, groups, k, p)), + bias (one per output channel),
-   + residual (fp32 or fp16, out's shape), act, into out (n, groups * og, p) fp16 or fp32. False
-   (nothing held): an operand not of that kind, m == p == 1, no BLAS, a NaN (out partly
-   written). */
+/* conv(w, columns, out, bias, residual, act, n, groups, og, k, p[, pool]) -> bool: a conv's
+   product np.matmul(w (groups, og, k), columns (n, groups, k, p)), + bias (one per output
+   channel), + residual (fp32 or fp16, out's shape), act, into out (n, groups * og, p) fp16 or
+   fp32. False (nothing held): an operand not of that kind, m == p == 1, no BLAS, a NaN (out
+   partly written). With a pool: a Job computing it there (its `wait` says True or False),
+   or False (declined as above, nothing queued). */
 static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    int act;
     Py_ssize_t d[5];
-    operands ops;
-    int begun = begin("conv", args, nargs, 5, 5, 0, &act, d, &ops);
+    product pr;
+    PyObject *pool;
+    int begun = begin("conv", args, nargs, 5, 5, 0, &pr.act, d, &pr.ops, &pool);
     if (begun <= 0) {
         return not_begun(begun);
     }
     Py_ssize_t n = d[0], groups = d[1], og = d[2], k = d[3], p = d[4];
-    return run_batched("conv", &ops, act, og, k, p, n * groups, groups, n * groups, groups, 0);
+    return run_batched("conv", &pr, pool, og, k, p, n * groups, groups, n * groups, groups, 0);
 }
 
-/* matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p) -> bool:
+/* matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p[, pool]) -> bool:
    np.matmul(a (a_batch, m, k), b (b_batch, k, p)) with a_batch and b_batch each batch or 1
    (broadcast), + bias (p values), + residual (out's shape), act, into out (batch, m, p) fp16 or
-   fp32; False as conv. */
+   fp32; False, or with a pool a Job, as conv. */
 static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    int act;
     Py_ssize_t d[6];
-    operands ops;
-    int begun = begin("matmul", args, nargs, 6, 6, 0, &act, d, &ops);
+    product pr;
+    PyObject *pool;
+    int begun = begin("matmul", args, nargs, 6, 6, 0, &pr.act, d, &pr.ops, &pool);
     if (begun <= 0) {
         return not_begun(begun);
     }
     Py_ssize_t batch = d[0], a_batch = d[1], b_batch = d[2], m = d[3], k = d[4], p = d[5];
     if ((a_batch != 1 && a_batch != batch) || (b_batch != 1 && b_batch != batch)) {
-        release(&ops);
+        release(&pr.ops);
         PyErr_Format(PyExc_ValueError, "matmul: operand batches %zd and %zd do not broadcast "
                      "to %zd", a_batch, b_batch, batch);
         return NULL;
     }
-    return run_batched("matmul", &ops, act, m, k, p, batch, a_batch, b_batch, 1, 1);
+    return run_batched("matmul", &pr, pool, m, k, p, batch, a_batch, b_batch, 1, 1);
 }
 
 /* ---- a depthwise conv's product straight from its input, numpy's sgemv mirrored ----
@@ -1102,82 +1157,369 @@ static PyObject *gemv(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl)
-   -> bool: a depthwise conv of x (n, c, h, w; fp32 or fp16, a view in runs of whole rows as
-   out may be) with w (c, 1, kh, kw): its windows
-   (c, kh * kw, n * ho * wo) (conv_windows), the product np.matmul(w (c, 1, kh * kw),
-   windows) (c, n * ho * wo), + bias per channel, + residual (out's shape), act, into out
-   (n, c, ho, wo) fp16 or fp32; False as conv. */
-static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    int act;
-    Py_ssize_t d[14];
-    operands ops;
-    int begun = begin("depthwise", args, nargs, 14, 12, 1, &act, d, &ops);
-    if (begun <= 0) {
-        return not_begun(begun);
-    }
+/* a depthwise conv's windows, product and epilogue (`depthwise`'s sizes in pr->d): 1, 0 (a
+   NaN met) or -1 (no memory) */
+static int depthwise_product(product *pr) {
+    int done = 0;
+#if HAVE_F16C_PATH
+    const Py_ssize_t *d = pr->d;
     Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], kh = d[4], kw = d[5], sh = d[6], sw = d[7];
     Py_ssize_t dh = d[8], dw = d[9], ho = d[10], wo = d[11], pt = d[12], pl = d[13];
     Py_ssize_t k = kh * kw, p = n * ho * wo, out_n = c * p;
-    if (count(&ops, 0) != n * c * h * w || count(&ops, 1) != c * k || count(&ops, 2) != out_n
-            || (ops.held[3] && count(&ops, 3) != c) || (ops.held[4] && count(&ops, 4) != out_n)) {
-        PyObject *err = size_error("depthwise", &ops);
-        release(&ops);
-        return err;
-    }
-    int done = 0;
-    if (ops.a.inner % w) {  /* (x's rows not whole in its runs: numpy's path) */
-        release(&ops);
-        Py_RETURN_FALSE;
-    }
-#if HAVE_F16C_PATH
-    const float *bias = ops.held[3] ? (const float *)ops.view[3].buf : NULL;
-    const layout *res = ops.held[4] ? &ops.res : NULL;
+    operands *ops = &pr->ops;
+    const float *bias = ops->held[3] ? (const float *)ops->view[3].buf : NULL;
+    const layout *res = ops->held[4] ? &ops->res : NULL;
     if (gemv_takes(gemv_kind, k, p)) {  /* (the usual case) straight from x, numpy's sgemv mirrored */
         Py_ssize_t hp = (ho - 1) * sh + (kh - 1) * dh + 1, u = ((wo - 1) * sw + (kw - 1) * dw + sw) / sw;
         Py_ssize_t planes = sw * hp * u + u + GEMV_LANES + 2 * u;  /* (the planes, what is read past them, a row) */
         float *plane = PyMem_RawMalloc((size_t)(planes + p + GEMV_LANES + h * w) * sizeof(float));
         if (plane == NULL) {
-            release(&ops);
-            return PyErr_NoMemory();
+            return -1;
         }
-        Py_BEGIN_ALLOW_THREADS
         float *acc = plane + planes;
         memset(plane + sw * hp * u, 0, (size_t)(u + GEMV_LANES) * sizeof(float));
-        done = depthwise_direct(&ops.a, (const float *)ops.view[1].buf, bias, res, act, &ops.out, n, c, h,
-                                w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl, hp, u, plane, acc,
+        done = depthwise_direct(&ops->a, (const float *)ops->view[1].buf, bias, res, pr->act, &ops->out, n, c,
+                                h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl, hp, u, plane, acc,
                                 acc + p + GEMV_LANES);
-        Py_END_ALLOW_THREADS
         PyMem_RawFree(plane);
-        release(&ops);
-        return PyBool_FromLong(done);
+        return done;
     }
-    int x_f32 = ops.a.itemsize == 4 && ops.a.inner >= n * c * h * w;  /* (else converted into xf) */
-    float *win = p == 1 ? NULL : PyMem_RawMalloc((size_t)(c * k * p + out_n + (x_f32 ? 0 : n * c * h * w))
-                                                 * sizeof(float));
-    if (win != NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        float *acc = win + c * k * p, *xf = acc + out_n;
-        const float *weights = (const float *)ops.view[1].buf;
-        if (!x_f32) {
-            x_elements(&ops.a, 0, n * c * h * w, xf);
-        }
-        conv_windows(x_f32 ? (const float *)ops.view[0].buf : xf, win, 0, n, c, h, w, kh, kw, sh, sw, pt, pl,
-                     dh, dw, ho, wo);
-        for (Py_ssize_t ch = 0; ch < c; ch++) {
-            slice_product(weights + ch * k, win + ch * k * p, acc + ch * p, 1, k, p);
-        }
-        done = epilogue_halves(acc, bias, c, ho * wo, res, act, &ops.out, out_n, n, 0);
-        Py_END_ALLOW_THREADS
-        PyMem_RawFree(win);
-    } else if (p != 1) {
-        release(&ops);
-        return PyErr_NoMemory();
+    if (p == 1) {
+        return 0;
     }
+    int x_f32 = ops->a.itemsize == 4 && ops->a.inner >= n * c * h * w;  /* (else converted into xf) */
+    float *win = PyMem_RawMalloc((size_t)(c * k * p + out_n + (x_f32 ? 0 : n * c * h * w)) * sizeof(float));
+    if (win == NULL) {
+        return -1;
+    }
+    float *acc = win + c * k * p, *xf = acc + out_n;
+    const float *weights = (const float *)ops->view[1].buf;
+    if (!x_f32) {
+        x_elements(&ops->a, 0, n * c * h * w, xf);
+    }
+    conv_windows(x_f32 ? (const float *)ops->view[0].buf : xf, win, 0, n, c, h, w, kh, kw, sh, sw, pt, pl,
+                 dh, dw, ho, wo);
+    for (Py_ssize_t ch = 0; ch < c; ch++) {
+        slice_product(weights + ch * k, win + ch * k * p, acc + ch * p, 1, k, p);
+    }
+    done = epilogue_halves(acc, bias, c, ho * wo, res, pr->act, &ops->out, out_n, n, 0);
+    PyMem_RawFree(win);
+#else
+    (void)pr;
 #endif
-    release(&ops);
-    return PyBool_FromLong(done);
+    return done;
+}
+
+static int compute(product *pr) {
+    return pr->kind == SLICES ? slices(pr) : depthwise_product(pr);
+}
+
+/* depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl[, pool])
+   -> bool: a depthwise conv of x (n, c, h, w; fp32 or fp16, a view in runs of whole rows as
+   out may be) with w (c, 1, kh, kw): its windows
+   (c, kh * kw, n * ho * wo) (conv_windows), the product np.matmul(w (c, 1, kh * kw),
+   windows) (c, n * ho * wo), + bias per channel, + residual (out's shape), act, into out
+   (n, c, ho, wo) fp16 or fp32; False, or with a pool a Job, as conv. */
+static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    product pr;
+    PyObject *pool;
+    int begun = begin("depthwise", args, nargs, 14, 12, 1, &pr.act, pr.d, &pr.ops, &pool);
+    if (begun <= 0) {
+        return not_begun(begun);
+    }
+    const Py_ssize_t *d = pr.d;
+    Py_ssize_t n = d[0], c = d[1], h = d[2], w = d[3], k = d[4] * d[5], out_n = c * n * d[10] * d[11];
+    if (count(&pr.ops, 0) != n * c * h * w || count(&pr.ops, 1) != c * k || count(&pr.ops, 2) != out_n
+            || (pr.ops.held[3] && count(&pr.ops, 3) != c) || (pr.ops.held[4] && count(&pr.ops, 4) != out_n)) {
+        PyObject *err = size_error("depthwise", &pr.ops);
+        release(&pr.ops);
+        return err;
+    }
+    if (pr.ops.a.inner % w || (n * d[10] * d[11] == 1 && !gemv_takes(gemv_kind, k, 1))) {
+        /* (x's rows not whole in its runs, or one output per channel: numpy's path) */
+        release(&pr.ops);
+        Py_RETURN_FALSE;
+    }
+    pr.kind = DEPTHWISE;
+    return finish(&pr, pool);
+}
+
+/* ---- products on a pool's threads: the event loop hands a command's product over ----
+
+   A `Job` is a command's product with its operands held (`conv`, `matmul` or `depthwise`
+   given a `Pool`): the pool's threads, which never touch Python (no GIL), take the queued
+   jobs in order; `Job.wait` (the event loop's thread, with the GIL) waits for one, working
+   out queued jobs itself meanwhile (the one waited for first, if no thread has taken it),
+   then lets its operands go. Each job is computed by one thread as `now` computes it: the
+   same calls, the same bits. An idle thread spins `spin_us` before it sleeps (a wake from a
+   condition variable costs ~0.1 ms in these VMs; a product, tens of microseconds). */
+
+#include <pthread.h>
+#include <time.h>
+
+#define POOL_MAX 16
+enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+typedef struct Job {
+    PyObject_HEAD
+    product pr;
+    int state, result, held;  /* held: pr.ops not yet let go */
+    struct Job *prev, *next;  /* the queue's links (while queued) */
+    struct Pool *pool;
+} Job;
+
+typedef struct Pool {
+    PyObject_HEAD
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;  /* a job queued (or stop); a job done */
+    Job *head, *tail;
+    int queued, stop, sleepers, waiters, threads, started;
+    long spin_ns;
+    pthread_t thread[POOL_MAX];
+} Pool;
+
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* until *flag != value (read without the lock) or spin_ns passed: whether it changed */
+static int spin_while(const int *flag, int value, long spin_ns) {
+    long until = spin_ns > 0 ? now_ns() + spin_ns : 0;
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == value) {
+        if (spin_ns <= 0 || now_ns() > until) {
+            return 0;
+        }
+#if HAVE_F16C_PATH
+        _mm_pause();
+#endif
+    }
+    return 1;
+}
+
+/* (the lock held) */
+static void unlink_job(Pool *p, Job *j) {
+    if (j->prev) j->prev->next = j->next; else p->head = j->next;
+    if (j->next) j->next->prev = j->prev; else p->tail = j->prev;
+    j->prev = j->next = NULL;
+    __atomic_store_n(&p->queued, p->queued - 1, __ATOMIC_RELEASE);
+}
+
+/* computes j, taken off the queue by this thread (the lock held on entry and on return) */
+static void run_job(Pool *p, Job *j) {
+    j->state = JOB_RUNNING;
+    pthread_mutex_unlock(&p->lock);
+    int result = compute(&j->pr);
+    pthread_mutex_lock(&p->lock);
+    j->result = result;
+    __atomic_store_n(&j->state, JOB_DONE, __ATOMIC_RELEASE);
+    if (p->waiters) {
+        pthread_cond_broadcast(&p->done);
+    }
+}
+
+static void *pool_thread(void *arg) {
+    Pool *p = arg;
+    pthread_setname_np(pthread_self(), "stc-products");  /* (as top and perf show it) */
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        if (p->head != NULL) {
+            Job *j = p->head;
+            unlink_job(p, j);
+            run_job(p, j);
+            continue;
+        }
+        if (p->stop) {
+            break;
+        }
+        pthread_mutex_unlock(&p->lock);
+        spin_while(&p->queued, 0, p->spin_ns);
+        pthread_mutex_lock(&p->lock);
+        if (p->head == NULL && !p->stop) {
+            p->sleepers++;
+            pthread_cond_wait(&p->work, &p->lock);
+            p->sleepers--;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* stops and joins the threads once the queue is empty (the GIL released) */
+static void pool_stop(Pool *p) {
+    if (!p->started) {
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->threads; i++) {
+        pthread_join(p->thread[i], NULL);
+    }
+    Py_END_ALLOW_THREADS
+    p->threads = 0;
+    p->started = 0;
+}
+
+static PyObject *pool_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    int threads;
+    double spin_us = 100.0;
+    static char *names[] = {"threads", "spin_us", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "i|d", names, &threads, &spin_us)) {
+        return NULL;
+    }
+    if (threads < 1 || threads > POOL_MAX) {
+        PyErr_Format(PyExc_ValueError, "Pool: %d threads (1-%d)", threads, POOL_MAX);
+        return NULL;
+    }
+    Pool *p = (Pool *)type->tp_alloc(type, 0);
+    if (p == NULL) {
+        return NULL;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->spin_ns = (long)(spin_us * 1000.0);
+    p->started = 1;
+    for (int i = 0; i < threads; i++) {
+        if (pthread_create(&p->thread[i], NULL, pool_thread, p) != 0) {
+            pool_stop(p);
+            Py_DECREF(p);
+            PyErr_SetString(PyExc_RuntimeError, "Pool: a thread could not be started");
+            return NULL;
+        }
+        p->threads = i + 1;
+    }
+    return (PyObject *)p;
+}
+
+static void pool_dealloc(Pool *p) {
+    pool_stop(p);  /* (no job is queued: each holds its pool) */
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+static PyObject *pool_close(Pool *p, PyObject *unused) {
+    (void)unused;
+    pool_stop(p);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef pool_methods[] = {
+    {"close", (PyCFunction)pool_close, METH_NOARGS,
+     "close(): stop the threads once every queued job is done (the pool takes no more)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PoolType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stc_mlir.emulator._f16.Pool",
+    .tp_basicsize = sizeof(Pool),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Pool(threads, spin_us=100): threads computing the products handed to them "
+              "(conv, matmul or depthwise given the pool: a Job).",
+    .tp_new = pool_new,
+    .tp_dealloc = (destructor)pool_dealloc,
+    .tp_methods = pool_methods,
+};
+
+/* waits for j (the GIL released), computing queued jobs meanwhile; its result */
+static int job_settle(Job *j) {
+    Pool *p = j->pool;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&p->lock);
+    while (j->state != JOB_DONE) {
+        if (j->state == JOB_QUEUED) {
+            unlink_job(p, j);
+            run_job(p, j);
+        } else if (p->head != NULL) {
+            Job *other = p->head;
+            unlink_job(p, other);
+            run_job(p, other);
+        } else {
+            pthread_mutex_unlock(&p->lock);
+            int changed = spin_while(&j->state, JOB_RUNNING, p->spin_ns);
+            pthread_mutex_lock(&p->lock);
+            if (!changed && j->state == JOB_RUNNING && p->head == NULL) {
+                p->waiters++;
+                pthread_cond_wait(&p->done, &p->lock);
+                p->waiters--;
+            }
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    Py_END_ALLOW_THREADS
+    if (j->held) {
+        release(&j->pr.ops);
+        j->held = 0;
+    }
+    return j->result;
+}
+
+static PyObject *job_wait(Job *j, PyObject *unused) {
+    (void)unused;
+    int result = job_settle(j);
+    return result < 0 ? PyErr_NoMemory() : PyBool_FromLong(result);
+}
+
+static void job_dealloc(Job *j) {
+    job_settle(j);  /* (a job dropped unwaited: its operands are in use until it is done) */
+    Py_DECREF(j->pool);
+    Py_TYPE(j)->tp_free((PyObject *)j);
+}
+
+static PyMethodDef job_methods[] = {
+    {"wait", (PyCFunction)job_wait, METH_NOARGS,
+     "wait() -> bool: once the product is done (computed here if no thread has taken it), "
+     "True, or False (nothing more done: the caller's numpy path) for m == p == 1 or a NaN met."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject JobType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stc_mlir.emulator._f16.Job",
+    .tp_basicsize = sizeof(Job),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A command's product handed to a Pool (see its wait).",
+    .tp_dealloc = (destructor)job_dealloc,
+    .tp_methods = job_methods,
+};
+
+/* pr (its operands held) as a Job queued on pool */
+static PyObject *handed(product *pr, PyObject *pool) {
+    Pool *p = (Pool *)pool;
+    if (!p->started) {
+        release(&pr->ops);
+        PyErr_SetString(PyExc_ValueError, "the pool is closed");
+        return NULL;
+    }
+    Job *j = PyObject_New(Job, &JobType);
+    if (j == NULL) {
+        release(&pr->ops);
+        return NULL;
+    }
+    j->pr = *pr;
+    j->held = 1;
+    j->result = 0;
+    j->pool = (Pool *)Py_NewRef(pool);
+    j->next = NULL;
+    pthread_mutex_lock(&p->lock);
+    j->state = JOB_QUEUED;
+    j->prev = p->tail;
+    if (p->tail) p->tail->next = j; else p->head = j;
+    p->tail = j;
+    __atomic_store_n(&p->queued, p->queued + 1, __ATOMIC_RELEASE);
+    if (p->sleepers) {
+        pthread_cond_signal(&p->work);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return (PyObject *)j;
 }
 
 /* convert(src, dst, itemsize of src): both C-contiguous buffers with the same element count */
@@ -1425,14 +1767,16 @@ static struct PyModuleDef module = {
 /* Bumped whenever a function's arguments or meaning change: halves.py uses a build whose
    INTERFACE is its own and falls back to numpy for any other (an older build in a source
    tree would otherwise read fp16 columns as fp32). */
-#define F16_INTERFACE 5
+#define F16_INTERFACE 6
 
 PyMODINIT_FUNC PyInit__f16(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) {
         return NULL;
     }
-    if (PyModule_AddIntConstant(m, "available", cpu_has_f16c()) < 0
+    if (PyType_Ready(&PoolType) < 0 || PyType_Ready(&JobType) < 0
+        || PyModule_AddObjectRef(m, "Pool", (PyObject *)&PoolType) < 0
+        || PyModule_AddIntConstant(m, "available", cpu_has_f16c()) < 0
         || PyModule_AddIntConstant(m, "INTERFACE", F16_INTERFACE) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -32,6 +32,8 @@ import ctypes
 import functools
 import math
 import os
+import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -42,7 +44,7 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _f16 = None
 
-INTERFACE = 5
+INTERFACE = 6
 """The `_f16.c` interface this file calls (its `F16_INTERFACE`)."""
 NATIVE = bool(_f16 is not None and _f16.available and os.environ.get("STC_F16_NATIVE", "1") != "0"
               and getattr(_f16, "INTERFACE", None) == INTERFACE)
@@ -258,6 +260,42 @@ DEPTHWISE_GEMV = _depthwise_gemv()
 """The sgemv_n mirror `depthwise` runs (`_depthwise_gemv`), 0 for none."""
 
 
+_HANDING = threading.local()
+"""Per thread, while `handing` runs: the pool its products go to and the jobs queued there."""
+
+
+def pool(threads: int):
+    """An `_f16.Pool` of `threads` threads to hand products to (`handing`), or None without
+    the C products."""
+    return _f16.Pool(threads) if PRODUCTS else None
+
+
+def handing(pool, work: Callable[[], None]) -> list:
+    """Calls `work()` with the products `conv`, `depthwise` and `matmul` take handed to `pool`
+    (each queued there as a job, `_f16.Job`) instead of computed here, and returns the jobs.
+    Each job must be waited for (`Job.wait`) before its outputs are read or its operands
+    changed; a wait that answers False (a NaN met) leaves the product to numpy's path."""
+    jobs: list = []
+    _HANDING.to = (pool, jobs)
+    try:
+        work()
+    finally:
+        _HANDING.to = None
+    return jobs
+
+
+def _product(f, *args) -> bool:
+    """`f(*args)` (a C command), or with `handing` on this thread its job queued."""
+    to = getattr(_HANDING, "to", None)
+    if to is None:
+        return f(*args)
+    job = f(*args, to[0])
+    if job is False:
+        return False
+    to[1].append(job)
+    return True
+
+
 def _epilogue_operands(out: np.ndarray, residual: np.ndarray | None, activation: str, shape: tuple) -> bool:
     """Whether `out` and `residual` (of `shape`) are what the C commands take (the rest, the
     operands' types and layouts, is checked in C)."""
@@ -276,8 +314,8 @@ def conv(out: np.ndarray, w: np.ndarray, columns: np.ndarray, bias: np.ndarray |
     if not PRODUCTS or not _epilogue_operands(out, residual, activation, shape):
         return False
     n, groups, k, p = columns.shape
-    return _f16.conv(w, columns, out, bias, residual, ACTIVATIONS[activation], n, groups,
-                     w.size // (groups * k), k, p)
+    return _product(_f16.conv, w, columns, out, bias, residual, ACTIVATIONS[activation], n, groups,
+                    w.size // (groups * k), k, p)
 
 
 def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
@@ -291,8 +329,8 @@ def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | 
     ho, wo = shape[2:]
     if not PRODUCTS or not _epilogue_operands(out, residual, activation, shape):
         return False
-    return _f16.depthwise(x, w, out, bias, residual, ACTIVATIONS[activation], n, c, h, wd, kh, kw,
-                          *strides, *dilations, ho, wo, pads[0], pads[1])
+    return _product(_f16.depthwise, x, w, out, bias, residual, ACTIVATIONS[activation], n, c, h, wd, kh, kw,
+                    *strides, *dilations, ho, wo, pads[0], pads[1])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -330,4 +368,4 @@ def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | Non
         return False
     plan = _matmul_plan((a.shape, b.shape, None if bias is None else bias.shape,
                          None if residual is None else residual.shape, out.shape, activation))
-    return plan is not None and _f16.matmul(a, b, out, bias, residual, *plan)
+    return plan is not None and _product(_f16.matmul, a, b, out, bias, residual, *plan)

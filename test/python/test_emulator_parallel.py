@@ -1,6 +1,7 @@
 """Commands' values on several threads (`stc_mlir.emulator.parallel`): the same bits and
 the same report as on one thread, the same hazards, and the helpers do compute."""
 
+import os
 import threading
 
 import numpy as np
@@ -95,7 +96,38 @@ def test_a_hazard_is_reported_the_same_with_two_threads(every_command_handed_ove
             run(_racy_after_products(), inputs, threads=threads)
         errors.append((info.value.kind, str(info.value), info.value.report.as_dict()))
     assert errors[0] == errors[1] and errors[0][0] == "uninitialized_read"
-    assert not [t for t in threading.enumerate() if t.name.startswith("stc-values")]  # stopped
+    assert "stc-products" not in _thread_names()  # (the pool stopped)
+
+
+def _thread_names() -> list[str]:
+    """The names of this process's threads (Linux's /proc; Python's own otherwise)."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return [t.name for t in threading.enumerate()]
+    names = []
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:  # (a thread ending meanwhile)
+            pass
+    return names
+
+
+def test_the_pool_runs_while_products_are_handed_over_and_stops_after(every_command_handed_over, monkeypatch):
+    seen = []
+    start = simulator.Values.start
+
+    def looked(self, key, work):
+        start(self, key, work)
+        seen.append("stc-products" in _thread_names())
+
+    monkeypatch.setattr(simulator.Values, "start", looked)
+    x, w = f16(1, 8, 8, 8), f16(8, 8, 3, 3, scale=0.2)
+    run(conv_by_rows(x.shape, w, cores=2), {"x": x}, threads=2)
+    assert seen and all(seen)
+    assert "stc-products" not in _thread_names()
 
 
 def test_a_value_made_from_a_copy_is_not_kept_once_the_alias_went():

@@ -1,6 +1,7 @@
 """Build of the optional C accelerators (everything else is in pyproject.toml).
 
-`stc_mlir.emulator._f16` converts fp16 <-> fp32 with the x86 F16C instructions; it is
+`stc_mlir.emulator._f16` converts fp16 <-> fp32 with the x86 F16C instructions and computes
+conv and matmul commands, on the caller's thread or on a pool of POSIX threads; it is
 optional: if it cannot be built (no compiler, not x86), the install goes on and
 `stc_mlir.emulator.halves` uses numpy's casts, which give the same bits.
 `stc_mlir.emulator._loop` has helpers of the event loop in C; optional the same way

@@ -1288,8 +1288,8 @@ static long now_ns(void) {
 /* until *flag != value (read without the lock) or spin_ns passed: whether it changed */
 static int spin_while(const int *flag, int value, long spin_ns) {
     long until = spin_ns > 0 ? now_ns() + spin_ns : 0;
-    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == value) {
-        if (spin_ns <= 0 || now_ns() > until) {
+    for (unsigned i = 1; __atomic_load_n(flag, __ATOMIC_ACQUIRE) == value; i++) {
+        if (spin_ns <= 0 || (i % 64 == 0 && now_ns() > until)) {  /* (the clock read now and then) */
             return 0;
         }
 #if HAVE_F16C_PATH

@@ -16,8 +16,9 @@ copies for a 3x3 kernel otherwise), the same values.
 
 `conv`, `depthwise` and `matmul` do a whole conv or matmul command (its windows for a
 depthwise conv, the product, the epilogue and the store into an fp16 tile, or an fp32 one:
-a partial sum) in one C call that releases the GIL, so that a second value thread
-(`stc_mlir.emulator.parallel`) computes while this one runs the event loop. The output and
+a partial sum) in one C call that releases the GIL; inside `handing` they queue it on a
+pool of C threads instead (`_f16.Pool`), so that the products of a run with several value
+threads (`stc_mlir.emulator.parallel`) are computed while this one runs the event loop. The output and
 residual tiles may be views of larger memories (runs of whole rows or planes). The product
 calls the BLAS numpy calls, its sgemm or sgemv with numpy's arguments (`_f16.c` mirrors
 numpy's matmul), so the bits are np.matmul's; the library is numpy's own OpenBLAS

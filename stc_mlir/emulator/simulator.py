@@ -372,8 +372,8 @@ def _prepare_fence(queues: list[list[_Task]], tracker: HazardTracker, core: int,
 
 
 OFFLOAD_MACS = 1 << 18
-"""The matrix-unit work from which a command's values are computed on a helper thread
-(`_parallel`): a smaller product costs less than handing it over (and a gather, which
+"""The matrix-unit work from which a command's product is handed to the pool of product
+threads (`_parallel`): a smaller product costs less than handing it over (and a gather, which
 may raise for an index out of range, does it where it would without helpers)."""
 
 
@@ -750,7 +750,7 @@ class Simulator:
             self._offload(task)
 
     def _offload(self, task: _Task) -> None:
-        """A large product's values on a helper thread (`_hand`)."""
+        """A large product's values: its Python work here, its product on the pool (`_hand`)."""
         assert self.values is not None
         self.values.start((task.core, task.index), partial(self.compute, task))
 

@@ -507,7 +507,7 @@ static PyObject *set_blas(PyObject *self, PyObject *args) {
 typedef struct {
     Py_buffer view[5];  /* a, b, out, bias, residual */
     int held[5];
-    layout a, out, res;  /* (a: depthwise's x, fp32 or fp16, in runs) */
+    layout a, b, out, res;  /* (a: depthwise's x, a and b: a matmul's, fp32 or fp16, in runs) */
 } operands;
 
 static void release(operands *ops) {
@@ -573,15 +573,16 @@ static int overlap(const layout *x, Py_ssize_t xn, const layout *y, Py_ssize_t y
 
 /* Takes a, b (fp32), out (fp16 or fp32, writable), bias (None or fp32), residual (None, fp32 or
    fp16): 1, or 0 (nothing held, no error) when one is not such a buffer, or out overlaps a,
-   b or (laid out otherwise) the residual (numpy's path then works on copies). `a_runs`: a
-   may be fp16 too, and laid out in runs as out may (ops->a). */
+   b or (laid out otherwise) the residual (numpy's path then works on copies). `a_runs` 1: a
+   may be fp16 too, and laid out in runs as out may (ops->a); 2: a and b both (ops->a,
+   ops->b), and the bias fp16 too. */
 static int take(PyObject *const *objs, operands *ops, int a_runs) {
     memset(ops, 0, sizeof(*ops));
     for (int i = 0; i < 5; i++) {
         if (objs[i] == Py_None && i >= 3) {
             continue;
         }
-        int runs = i == 2 || i == 4 || (i == 0 && a_runs);
+        int runs = i == 2 || i == 4 || (i == 0 && a_runs) || (i == 1 && a_runs == 2);
         int flags = PyBUF_FORMAT | (runs ? PyBUF_STRIDES : PyBUF_C_CONTIGUOUS) | (i == 2 ? PyBUF_WRITABLE : 0);
         if (PyObject_GetBuffer(objs[i], &ops->view[i], flags) < 0) {
             PyErr_Clear();
@@ -590,10 +591,10 @@ static int take(PyObject *const *objs, operands *ops, int a_runs) {
         }
         ops->held[i] = 1;
         Py_buffer *v = &ops->view[i];
-        int halves = runs && format_is(v, 'e') && v->itemsize == 2;
+        int halves = (runs || (i == 3 && a_runs == 2)) && format_is(v, 'e') && v->itemsize == 2;
         int ok = halves || (format_is(v, 'f') && v->itemsize == 4);
         if (ok && runs) {
-            ok = strided_layout(v, i == 2 ? &ops->out : i == 4 ? &ops->res : &ops->a);
+            ok = strided_layout(v, i == 2 ? &ops->out : i == 4 ? &ops->res : i == 1 ? &ops->b : &ops->a);
         }
         if (!ok || (uintptr_t)v->buf % (uintptr_t)v->itemsize) {
             release(ops);
@@ -603,7 +604,8 @@ static int take(PyObject *const *objs, operands *ops, int a_runs) {
     Py_ssize_t n = ops->view[2].len / ops->out.itemsize;
     for (int i = 0; i < 2; i++) {
         Py_ssize_t in_n = ops->view[i].len / ops->view[i].itemsize;
-        layout in = i == 0 && a_runs ? ops->a : contiguous(ops->view[i].buf, in_n, 4);
+        layout in = i == 0 && a_runs ? ops->a : i == 1 && a_runs == 2 ? ops->b
+                    : contiguous(ops->view[i].buf, in_n, 4);
         if (overlap(&ops->out, n, &in, in_n)) {
             release(ops);
             return 0;
@@ -704,7 +706,7 @@ F16C static int batched(const float *a, const float *b, const float *bias, const
    pool's (`handed`, a `Job`). */
 enum { SLICES, DEPTHWISE };
 typedef struct {
-    int kind, act, rows;
+    int kind, act, rows, laid;  /* laid: a, b (and the bias) as `take` with a_runs 2 took them */
     operands ops;
     Py_ssize_t d[14];  /* SLICES: m, n, p, batch, a_mod, b_mod, groups; DEPTHWISE: depthwise's sizes */
 } product;
@@ -729,23 +731,56 @@ static PyObject *finish(product *pr, PyObject *pool) {
     return pool != NULL ? handed(pr, pool) : now(pr);
 }
 
-/* the slices' products and epilogues: 1, 0 (m == p == 1, a NaN met) or -1 (no memory) */
+#if HAVE_F16C_PATH
+F16C static void x_elements(const layout *x, Py_ssize_t e, Py_ssize_t count, float *dst);
+
+/* the count elements of x (laid out as `take` took it) as C-contiguous fp32: where they lie,
+   or converted into *into (which moves on past them) */
+static const float *as_floats(const layout *x, Py_ssize_t count, float **into) {
+    if (x->itemsize == 4 && x->inner >= count) {
+        return (const float *)x->base;
+    }
+    float *dst = *into;
+    x_elements(x, 0, count, dst);
+    *into += count;
+    return dst;
+}
+#endif
+
+/* the slices' products and epilogues: 1, 0 (m == p == 1, a NaN met) or -1 (no memory); laid
+   out or fp16 operands are converted first (as to_f32 converts them: the same fp32 values) */
 static int slices(product *pr) {
     int done = 0;
 #if HAVE_F16C_PATH
     const Py_ssize_t *d = pr->d;
-    Py_ssize_t m = d[0], n = d[1], p = d[2];
+    Py_ssize_t m = d[0], n = d[1], p = d[2], a_n = d[4] * m * n, b_n = d[5] * n * p;
     if (m == 1 && p == 1) {
         return 0;
     }
-    float *acc = PyMem_RawMalloc((size_t)(m * p) * sizeof(float));
+    operands *ops = &pr->ops;
+    Py_ssize_t bias_n = ops->held[3] ? count(ops, 3) : 0, extra = 0;
+    int bias_halves = bias_n && ops->view[3].itemsize == 2;
+    if (pr->laid) {
+        extra = (ops->a.itemsize == 4 && ops->a.inner >= a_n ? 0 : a_n)
+                + (ops->b.itemsize == 4 && ops->b.inner >= b_n ? 0 : b_n) + (bias_halves ? bias_n : 0);
+    }
+    float *acc = PyMem_RawMalloc((size_t)(m * p + extra) * sizeof(float));
     if (acc == NULL) {
         return -1;
     }
-    operands *ops = &pr->ops;
-    done = batched((const float *)ops->view[0].buf, (const float *)ops->view[1].buf,
-                   ops->held[3] ? (const float *)ops->view[3].buf : NULL, ops->held[4] ? &ops->res : NULL,
-                   pr->act, &ops->out, m, n, p, d[3], d[4], d[5], d[6], pr->rows, acc);
+    float *into = acc + m * p;
+    const float *a = (const float *)ops->view[0].buf, *b = (const float *)ops->view[1].buf;
+    const float *bias = bias_n ? (const float *)ops->view[3].buf : NULL;
+    if (pr->laid) {
+        a = as_floats(&ops->a, a_n, &into);
+        b = as_floats(&ops->b, b_n, &into);
+        if (bias_halves) {
+            run_to_floats((const uint16_t *)ops->view[3].buf, into, bias_n);
+            bias = into;
+        }
+    }
+    done = batched(a, b, bias, ops->held[4] ? &ops->res : NULL, pr->act, &ops->out, m, n, p, d[3], d[4],
+                   d[5], d[6], pr->rows, acc);
     PyMem_RawFree(acc);
 #else
     (void)pr;
@@ -789,6 +824,7 @@ static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     product pr;
     PyObject *pool;
     int begun = begin("conv", args, nargs, 5, 5, 0, &pr.act, d, &pr.ops, &pool);
+    pr.laid = 0;
     if (begun <= 0) {
         return not_begun(begun);
     }
@@ -799,13 +835,15 @@ static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 /* matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p[, pool]) -> bool:
    np.matmul(a (a_batch, m, k), b (b_batch, k, p)) with a_batch and b_batch each batch or 1
    (broadcast), + bias (p values), + residual (out's shape), act, into out (batch, m, p) fp16 or
-   fp32; False, or with a pool a Job, as conv. */
+   fp32; a, b and the bias fp32 or fp16 (a and b views in runs as out may be: converted to
+   fp32 as to_f32 converts them, inside the product); False, or with a pool a Job, as conv. */
 static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     Py_ssize_t d[6];
     product pr;
     PyObject *pool;
-    int begun = begin("matmul", args, nargs, 6, 6, 0, &pr.act, d, &pr.ops, &pool);
+    int begun = begin("matmul", args, nargs, 6, 6, 2, &pr.act, d, &pr.ops, &pool);
+    pr.laid = 1;
     if (begun <= 0) {
         return not_begun(begun);
     }
@@ -1225,6 +1263,7 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
     product pr;
     PyObject *pool;
     int begun = begin("depthwise", args, nargs, 14, 12, 1, &pr.act, pr.d, &pr.ops, &pool);
+    pr.laid = 0;
     if (begun <= 0) {
         return not_begun(begun);
     }
@@ -1276,6 +1315,7 @@ typedef struct Pool {
     Job *head, *tail;
     int queued, stop, sleepers, waiters, threads, started;
     long spin_ns;
+    long long by_threads, by_waiters, idle_ns;  /* jobs computed by the pool's threads, by waiters; waiters' idle time */
     pthread_t thread[POOL_MAX];
 } Pool;
 
@@ -1328,6 +1368,7 @@ static void *pool_thread(void *arg) {
         if (p->head != NULL) {
             Job *j = p->head;
             unlink_job(p, j);
+            p->by_threads++;
             run_job(p, j);
             continue;
         }
@@ -1411,9 +1452,24 @@ static PyObject *pool_close(Pool *p, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+static PyObject *pool_stats(Pool *p, PyObject *unused) {
+    (void)unused;
+    long long by_threads, by_waiters, idle_ns;
+    pthread_mutex_lock(&p->lock);
+    by_threads = p->by_threads;
+    by_waiters = p->by_waiters;
+    idle_ns = p->idle_ns;
+    pthread_mutex_unlock(&p->lock);
+    return Py_BuildValue("{sLsLsd}", "by_threads", by_threads, "by_waiters", by_waiters, "waiters_idle_s",
+                         (double)idle_ns * 1e-9);
+}
+
 static PyMethodDef pool_methods[] = {
     {"close", (PyCFunction)pool_close, METH_NOARGS,
      "close(): stop the threads once every queued job is done (the pool takes no more)."},
+    {"stats", (PyCFunction)pool_stats, METH_NOARGS,
+     "stats() -> {by_threads, by_waiters, waiters_idle_s}: the jobs the pool's threads and the "
+     "waiters computed, and the seconds waiters spent waiting for a thread's job."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1437,12 +1493,15 @@ static int job_settle(Job *j) {
     while (j->state != JOB_DONE) {
         if (j->state == JOB_QUEUED) {
             unlink_job(p, j);
+            p->by_waiters++;
             run_job(p, j);
         } else if (p->head != NULL) {
             Job *other = p->head;
             unlink_job(p, other);
+            p->by_waiters++;
             run_job(p, other);
         } else {
+            long idle = now_ns();
             pthread_mutex_unlock(&p->lock);
             int changed = spin_while(&j->state, JOB_RUNNING, p->spin_ns);
             pthread_mutex_lock(&p->lock);
@@ -1451,6 +1510,7 @@ static int job_settle(Job *j) {
                 pthread_cond_wait(&p->done, &p->lock);
                 p->waiters--;
             }
+            p->idle_ns += now_ns() - idle;
         }
     }
     pthread_mutex_unlock(&p->lock);
@@ -1744,8 +1804,8 @@ static PyMethodDef methods[] = {
      "gemv(kind, a, x, y): y = x @ a (fp32 (k,), (k, p), (p,)) by the sgemv_n mirror `kind` (the check "
      "at import)."},
     {"matmul", (PyCFunction)(void (*)(void))matmul, METH_FASTCALL,
-     "matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p) -> bool: a matmul "
-     "command's product, epilogue and fp16 store in one call."},
+     "matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p[, pool]) -> bool: a matmul "
+     "command's product (fp32 or fp16 operands), epilogue and fp16 store in one call."},
     {"to_f32", to_f32, METH_VARARGS,
      "to_f32(src, dst) -> bool: the fp16 elements of src (C-contiguous, or a view in runs of rows or "
      "planes, 8 elements or more) as fp32 into contiguous dst; False (nothing done) for another view."},

@@ -134,10 +134,15 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
     if cmd.op == "conv2d":
         _conv2d(p, ins, outs, derived)
         return
-    if cmd.op == "matmul":  # (its residual converted in the epilogue, C or numpy)
+    if cmd.op == "matmul":  # (the whole command in one C call, the GIL released: the usual case)
+        # fp16 operands as they lie, converted inside the product (on the pool's thread when
+        # handed over); else fp32 copies (its residual converted in the epilogue, C or numpy)
+        out, bias, residual = outs["output"], ins.get("bias"), ins.get("residual")
+        if halves.matmul(out, ins["lhs"], ins["rhs"], bias, residual, p["act"]):
+            return
         ins = _upcast(ins, derived, ("residual",))
-        if halves.matmul(outs["output"], ins["lhs"], ins["rhs"], ins.get("bias"), ins.get("residual"), p["act"]):
-            return  # (the whole command in one C call, the GIL released: the usual case)
+        if halves.matmul(out, ins["lhs"], ins["rhs"], ins.get("bias"), residual, p["act"]):
+            return
     elif cmd.op not in MOVEMENT:
         ins = _upcast(ins, derived)
     match cmd.op:

@@ -353,16 +353,17 @@ def _matmul_plan(key: tuple) -> tuple | None:
     m, k = a_shape[-2:]
     p = b_shape[-1]
     if (b_shape[-2] != k or not k or not math.prod(out_shape) or activation not in ACTIVATIONS
-            or residual_shape not in (None, (*batch_shape, m, p))):
-        return None
+            or residual_shape not in (None, (*batch_shape, m, p)) or m == p == 1
+            or math.prod(out_shape) != max(a_count, b_count) * m * p):
+        return None  # (m == p == 1: numpy's dot, not mirrored; an output of another size: numpy's error)
     return ACTIVATIONS[activation], max(a_count, b_count), a_count, b_count, m, k, p
 
 
 def matmul(out: np.ndarray, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None,
            residual: np.ndarray | None, activation: str) -> bool:
     """`out` = act(np.matmul(a, b) + bias + residual) (fp16 or fp32 as `conv`), `a` and `b`
-    fp32 (..., m, k) and (..., k, p), their batches equal or either of one matrix, `bias` p
-    fp32 values: the bits
+    fp32 or fp16 (..., m, k) and (..., k, p) (fp16 converted as `to_f32` does, in C), their
+    batches equal or either of one matrix, `bias` p fp32 or fp16 values: the bits
     of `kernels.matmul`, `+= bias`, `kernels.epilogue` and `store`. False as `conv` (the
     checks of shapes once per geometry, `_matmul_plan`; types and layouts in C)."""
     if not PRODUCTS:

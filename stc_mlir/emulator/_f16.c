@@ -815,7 +815,7 @@ static PyObject *run_batched(const char *what, product *pr, PyObject *pool, Py_s
 /* conv(w, columns, out, bias, residual, act, n, groups, og, k, p[, pool]) -> bool: a conv's
    product np.matmul(w (groups, og, k), columns (n, groups, k, p)), + bias (one per output
    channel), + residual (fp32 or fp16, out's shape), act, into out (n, groups * og, p) fp16 or
-   fp32. False (nothing held): an operand not of that kind, m == p == 1, no BLAS, a NaN (out
+   fp32; w, columns and the bias fp32 or fp16 as matmul's operands. False (nothing held): an operand not of that kind, m == p == 1, no BLAS, a NaN (out
    partly written). With a pool: a Job computing it there (its `wait` says True or False),
    or False (declined as above, nothing queued). */
 static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -823,8 +823,8 @@ static PyObject *conv(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t d[5];
     product pr;
     PyObject *pool;
-    int begun = begin("conv", args, nargs, 5, 5, 0, &pr.act, d, &pr.ops, &pool);
-    pr.laid = 0;
+    int begun = begin("conv", args, nargs, 5, 5, 2, &pr.act, d, &pr.ops, &pool);
+    pr.laid = 1;
     if (begun <= 0) {
         return not_begun(begun);
     }
@@ -1792,8 +1792,8 @@ static PyMethodDef methods[] = {
     {"set_blas", set_blas, METH_VARARGS,
      "set_blas(sgemm, sgemv): the addresses of numpy's ILP64 cblas_sgemm and cblas_sgemv (0, 0: none)."},
     {"conv", (PyCFunction)(void (*)(void))conv, METH_FASTCALL,
-     "conv(w, columns, out, bias, residual, act, n, groups, og, k, p) -> bool: a conv command's "
-     "product, epilogue and fp16 store in one call (False: the caller's numpy path)."},
+     "conv(w, columns, out, bias, residual, act, n, groups, og, k, p[, pool]) -> bool: a conv command's "
+     "product (fp32 or fp16 operands), epilogue and fp16 store in one call (False: the caller's numpy path)."},
     {"depthwise", (PyCFunction)(void (*)(void))depthwise, METH_FASTCALL,
      "depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl) "
      "-> bool: a depthwise conv command's windows, product, epilogue and store in one call."},

@@ -104,18 +104,25 @@ def _conv2d(p: Mapping, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.nda
     strides, pads, dilations, groups = geometry = p["strides"], p["pads"], p["dilations"], p["groups"]
     key = (ins["input"].shape, ins["weight"].shape, *geometry, halves.NATIVE)
     keep, columns_key, uses_windows, shape = _conv_plan(key)
-    ins = _upcast(ins, derived, keep)
-    x, w = ins["input"], ins["weight"]
-    bias, residual, out, act = ins.get("bias"), ins.get("residual"), outs["output"], p["act"]
+    residual, out, act = ins.get("residual"), outs["output"], p["act"]
     columns = windows = None
     if columns_key is not None:
-        kernel = columns_key[1]
+        # (the whole command in one C call, the GIL released: the usual case) the weights and
+        # bias as they lie, converted inside the product; else their fp32 copies
+        given = ins
+        ins = _upcast(ins, derived, (*keep, "weight", "bias"))
+        x, kernel = ins["input"], columns_key[1]
         columns = derived("input", columns_key,
                           lambda: halves.conv2d_columns(x, kernel, *geometry))
-        # (the whole command in one C call, the GIL released: the usual case)
-        if halves.conv(out, w, columns, bias, residual, act, shape):
+        if halves.conv(out, ins["weight"], columns, ins.get("bias"), residual, act, shape):
             return
-    elif uses_windows:
+        ins = _upcast(given, derived, keep)
+        if halves.conv(out, ins["weight"], columns, ins.get("bias"), residual, act, shape):
+            return
+    else:
+        ins = _upcast(ins, derived, keep)
+    x, w, bias = ins["input"], ins["weight"], ins.get("bias")
+    if uses_windows and columns_key is None:
         if halves.depthwise(out, x, w, bias, residual, act, strides, pads, dilations, shape):
             return
         windows = halves.depthwise_windows(x, w.shape[2:], strides, pads, dilations)

@@ -173,8 +173,8 @@ def test_nan_and_infinity_inputs(monkeypatch, calls, op):
     ins[first].reshape(-1)[5::13] = -np.inf  # (inf - inf: NaNs in the products)
     c_path, numpy_path = _outputs(monkeypatch, cmd, ins, shape)
     assert np.array_equal(c_path, numpy_path)
-    # (a matmul is tried with its fp16 operands as they lie, then with fp32 copies)
-    assert np.isnan(c_path.view(np.float16)).any() and calls[name] == [False] * (2 if op == "matmul" else 1)
+    # (a matmul or conv is tried with its fp16 operands as they lie, then with fp32 copies)
+    assert np.isnan(c_path.view(np.float16)).any() and calls[name] == [False] * (1 if op == "depthwise" else 2)
     calls[name].clear()
     ins[first], ins[second] = np.abs(ins[first]), np.abs(ins[second])  # only +inf, positive weights
     c_path, numpy_path = _outputs(monkeypatch, cmd, ins, shape)
@@ -286,3 +286,18 @@ def test_a_matmul_takes_its_fp16_operands_where_they_lie(monkeypatch, calls, axi
     out = np.empty((3, 4, 16, 24), np.float16)
     functional.execute(cmd, ins, {"output": out}, lambda slot, what, make: derived.append(slot) or make())
     assert not derived and np.array_equal(out.view(np.uint16), c_path)
+
+
+@products
+def test_a_conv_takes_its_fp16_weights_and_bias_where_they_lie(monkeypatch, calls):
+    """A conv's fp16 weights and bias are converted inside the C command: numpy's bits, and
+    the derived values asked for are the input's columns only."""
+    rng = np.random.default_rng(12)
+    cmd, ins, shape = _conv_case(rng, *CONVS[7], "relu", True, np.float16)
+    c_path, numpy_path = _outputs(monkeypatch, cmd, ins, shape)
+    assert np.array_equal(c_path, numpy_path) and calls["conv"] == [True]
+    monkeypatch.setattr(halves, "PRODUCTS", True)
+    asked = []
+    out = np.empty(shape, np.float16)
+    functional.execute(cmd, dict(ins), {"output": out}, lambda slot, what, make: asked.append((slot, what[0])) or make())
+    assert asked == [("input", "columns")] and np.array_equal(out.view(np.uint16), c_path)

@@ -924,11 +924,11 @@ def numerics_threads(threads: int | None = None) -> int:
     products, for which BLAS threads waiting for a busy core cost more than they gain
     (ResNet-50 b16 took 133 s instead of 15 s on a loaded 2-core machine with the
     library's default), and a BLAS thread count changes the bits of a product; the
-    threads here compute whole commands, each as it would alone (the same bits). On a
-    quiet 2-core machine a second thread takes a prepared run of ResNet-50 b16 from 1.61
-    to 1.18 s (-18 to -27% in every sitting); BERT-base b8 and MobileNetV2 b16 gain up to
-    13% or break even; on a machine with no core to spare it loses ~10%
-    (docs/performance.md, eleventh session, branch emu-threads): hence the load test."""
+    threads beyond the event loop's are a pool that computes whole products handed to it,
+    each as it would alone (the same bits). A second thread takes a prepared run of
+    ResNet-50 b16 from ~2.0-2.5 to ~1.3 s, BERT-base b8 from ~3.3 to ~2.2 s, MobileNetV2 b16
+    from ~0.35 to ~0.26 s (docs/performance.md, thirteenth session); a thread that must share
+    its core with others' work only loses (eleventh session): hence the load test."""
     if threads is None:
         text = os.environ.get(THREADS_VARIABLE)
         if text is None:

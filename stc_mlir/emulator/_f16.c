@@ -1295,6 +1295,7 @@ static PyObject *depthwise(PyObject *self, PyObject *const *args, Py_ssize_t nar
    condition variable costs ~0.1 ms in these VMs; a product, tens of microseconds). */
 
 #include <pthread.h>
+#include <structmember.h>
 #include <time.h>
 
 #define POOL_MAX 16
@@ -1473,11 +1474,17 @@ static PyMethodDef pool_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyMemberDef pool_members[] = {
+    {"threads", T_INT, offsetof(Pool, threads), READONLY, "the threads running (0 once closed)"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyTypeObject PoolType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "stc_mlir.emulator._f16.Pool",
     .tp_basicsize = sizeof(Pool),
     .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_members = pool_members,
     .tp_doc = "Pool(threads, spin_us=100): threads computing the products handed to them "
               "(conv, matmul or depthwise given the pool: a Job).",
     .tp_new = pool_new,

@@ -1,14 +1,12 @@
 """Commands' values on several threads (`stc_mlir.emulator.parallel`): the same bits and
 the same report as on one thread, the same hazards, and the helpers do compute."""
 
-import os
-import threading
 
 import numpy as np
 import pytest
 
 from stc_mlir import models
-from stc_mlir.emulator import HazardError, prepare, program_from_module, run, simulator, tile
+from stc_mlir.emulator import HazardError, halves, prepare, program_from_module, run, simulator, tile
 from stc_mlir.emulator.builder import ProgramBuilder
 from stc_mlir.emulator.examples import conv_by_rows
 from stc_mlir.emulator.tile_cache import TileCache
@@ -88,7 +86,7 @@ def _racy_after_products():
     return b.build()
 
 
-def test_a_hazard_is_reported_the_same_with_two_threads(every_command_handed_over):
+def test_a_hazard_is_reported_the_same_with_two_threads(every_command_handed_over, made_pools):
     inputs = {"a": f16(64, 64), "m": f16(64, 64), "x": f16(256)}
     errors = []
     for threads in (1, 2):
@@ -96,52 +94,35 @@ def test_a_hazard_is_reported_the_same_with_two_threads(every_command_handed_ove
             run(_racy_after_products(), inputs, threads=threads)
         errors.append((info.value.kind, str(info.value), info.value.report.as_dict()))
     assert errors[0] == errors[1] and errors[0][0] == "uninitialized_read"
-    assert "stc-products" not in _thread_names()  # (the pool stopped)
+    assert made_pools and all(pool.threads == 0 for pool in made_pools)  # (every pool stopped)
 
 
-def _thread_names() -> list[str]:
-    """The names of this process's threads (Linux's /proc; Python's own otherwise)."""
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return [t.name for t in threading.enumerate()]
-    names = []
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/comm") as f:
-                names.append(f.read().strip())
-        except OSError:  # (a thread ending meanwhile)
-            pass
-    return names
+@pytest.fixture
+def made_pools(monkeypatch):
+    """The pools of product threads the runs make."""
+    pools = []
+    make = halves.pool
+
+    def recorded(threads):
+        pool = make(threads)
+        pools.append(pool)
+        return pool
+
+    monkeypatch.setattr(halves, "pool", recorded)
+    return pools
 
 
-def test_the_pool_runs_while_products_are_handed_over_and_stops_after(every_command_handed_over, monkeypatch):
+def test_the_pool_runs_while_products_are_handed_over_and_stops_after(every_command_handed_over, made_pools,
+                                                                      monkeypatch):
     seen = []
     start = simulator.Values.start
 
     def looked(self, key, work):
         start(self, key, work)
-        seen.append("stc-products" in _thread_names())
+        seen.append(self.pool.threads)
 
     monkeypatch.setattr(simulator.Values, "start", looked)
     x, w = f16(1, 8, 8, 8), f16(8, 8, 3, 3, scale=0.2)
-    run(conv_by_rows(x.shape, w, cores=2), {"x": x}, threads=2)
-    assert seen and all(seen)
-    assert "stc-products" not in _thread_names()
-
-
-def test_a_value_made_from_a_copy_is_not_kept_once_the_alias_went():
-    """A value looked up at a copy's origin while another thread writes that origin (the
-    alias goes) is returned but not kept: the origin's bytes are no longer the copy's."""
-    cache = TileCache()
-    src, dst = ("l1", 0), ("l1", 1)
-    cache.copied(dst, 0, 64, src, 0)
-
-    def made_while_the_source_is_written():
-        cache.written(src, 0, 64)
-        return np.zeros(4, np.float32)
-
-    key = (0, (4,), (1,), "f16", ("f32",))
-    first = cache.get(dst, 0, 64, key, made_while_the_source_is_written)
-    assert cache.nbytes == 0 and not any(cache.memories.values())
-    assert cache.get(dst, 0, 64, key, lambda: np.ones(4, np.float32)) is not first  # made again
+    run(conv_by_rows(x.shape, w, cores=2), {"x": x}, threads=3)
+    assert seen and set(seen) == {2} and len(made_pools) == 1
+    assert made_pools[0].threads == 0 and made_pools[0].stats()["by_threads"] + made_pools[0].stats()["by_waiters"] > 0

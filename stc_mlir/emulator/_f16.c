@@ -1544,7 +1544,7 @@ static void job_dealloc(Job *j) {
 static PyMethodDef job_methods[] = {
     {"wait", (PyCFunction)job_wait, METH_NOARGS,
      "wait() -> bool: once the product is done (computed here if no thread has taken it), "
-     "True, or False (nothing more done: the caller's numpy path) for m == p == 1 or a NaN met."},
+     "True, or False (nothing more done: the caller's numpy path) for a NaN met."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -272,8 +272,8 @@ def test_strided_outputs_and_residuals(monkeypatch, calls, op, axis, in_place, d
 @pytest.mark.parametrize("bias", ["fp16", "fp32"])
 def test_a_matmul_takes_its_fp16_operands_where_they_lie(monkeypatch, calls, axis, bias):
     """A matmul's fp16 lhs and rhs tiles in larger buffers (whole planes or rows of them)
-    and an fp16 or fp32 bias are converted inside the C command: numpy's bits, no fp32 copy
-    asked of the caller."""
+    and an fp16 or fp32 bias are converted inside the C command: numpy's bits. A command
+    asks the caller for its lhs's fp32 copy only (an lhs meets many chunks of weights)."""
     rng = np.random.default_rng(10 + axis)
     cmd = types.SimpleNamespace(op="matmul", params={"act": "relu"})
     lhs, rhs = _in_larger(_values(rng, (3, 4, 16, 32)), axis), _in_larger(_values(rng, (32, 24)), min(axis, 1))
@@ -281,11 +281,14 @@ def test_a_matmul_takes_its_fp16_operands_where_they_lie(monkeypatch, calls, axi
     c_path, numpy_path = _outputs(monkeypatch, cmd, ins, (3, 4, 16, 24))
     assert np.array_equal(c_path, numpy_path)
     assert calls["matmul"] == [True]
-    derived = []
     monkeypatch.setattr(halves, "PRODUCTS", True)
+    out = np.full((3, 4, 16, 24), np.nan, np.float16)
+    assert halves.matmul(out, lhs, rhs, ins["bias"], None, "relu")
+    assert np.array_equal(out.view(np.uint16), c_path)
+    derived = []
     out = np.empty((3, 4, 16, 24), np.float16)
     functional.execute(cmd, ins, {"output": out}, lambda slot, what, make: derived.append(slot) or make())
-    assert not derived and np.array_equal(out.view(np.uint16), c_path)
+    assert derived == ["lhs"] and np.array_equal(out.view(np.uint16), c_path)
 
 
 @products

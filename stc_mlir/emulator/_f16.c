@@ -1787,6 +1787,109 @@ static PyObject *store(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     return PyBool_FromLong(ok);
 }
 
+/* binary(op, a, b, out) -> bool: out = op(a, b) elementwise in fp32 (op 0 add, 1 sub, 2 mul,
+   3 div), a and b fp16 (converted exactly) or fp32, each repeating with its own element
+   count along out's (numpy's broadcasting of an operand whose shape is a suffix of the
+   result's: the caller checks the shapes), out fp16 (rounded to nearest even, as numpy's
+   store) or fp32; all C-contiguous. The IEEE operation numpy's float32 loop does, so the
+   same bits. out may be an operand itself (an in-place add), else apart from both. False
+   (out partly written, the operands whole, no error): another type, sizes that do not
+   divide out's, out overlapping an operand in part, or a NaN in an operand or the result
+   (numpy's business: its payloads). */
+#define BINARY_OPS 4
+static PyObject *binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "binary(op, a, b, out)");
+        return NULL;
+    }
+    long op = PyLong_AsLong(args[0]);
+    if (op == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (op < 0 || op >= BINARY_OPS) {
+        PyErr_Format(PyExc_ValueError, "binary: op %ld (0-%d)", op, BINARY_OPS - 1);
+        return NULL;
+    }
+    Py_buffer v[3];
+    int got = 0, flags[3] = {PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                             PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE};
+    for (; got < 3; got++) {
+        if (PyObject_GetBuffer(args[1 + got], &v[got], flags[got]) < 0) {
+            PyErr_Clear();
+            break;
+        }
+    }
+    Py_ssize_t size[3];
+    int ok = got == 3 && cpu_has_f16c();
+    for (int i = 0; ok && i < 3; i++) {
+        int half = format_is(&v[i], 'e') && v[i].itemsize == 2, single = format_is(&v[i], 'f') && v[i].itemsize == 4;
+        size[i] = v[i].len / (v[i].itemsize ? v[i].itemsize : 1);
+        ok = (half || single) && size[i] > 0;
+    }
+    ok = ok && size[2] % size[0] == 0 && size[2] % size[1] == 0;
+    int in_place = 0;  /* out is an operand itself: written through a copy, so that a NaN met */
+    for (int i = 0; ok && i < 2; i++) {  /* late leaves the operands whole for numpy's path */
+        const char *o = v[2].buf, *a = v[i].buf;
+        int same = o == a && v[2].len == v[i].len && v[2].itemsize == v[i].itemsize;
+        in_place |= same;
+        ok = same || o + v[2].len <= a || a + v[i].len <= o;
+    }
+    int done = 0;
+#if HAVE_F16C_PATH
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        float x[2][CHUNK], r[CHUNK];
+        Py_ssize_t n = size[2];
+        char *dst = in_place ? malloc((size_t)v[2].len) : v[2].buf;
+        done = dst != NULL;
+        for (Py_ssize_t start = 0; done && start < n; start += CHUNK) {
+            Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
+            for (int i = 0; i < 2; i++) {  /* the operand's elements from start % size, repeating */
+                for (Py_ssize_t k = 0; k < len;) {
+                    Py_ssize_t at = (start + k) % size[i], run = size[i] - at < len - k ? size[i] - at : len - k;
+                    if (v[i].itemsize == 2) {
+                        run_to_floats((const uint16_t *)v[i].buf + at, x[i] + k, run);
+                    } else {
+                        memcpy(x[i] + k, (const float *)v[i].buf + at, (size_t)run * sizeof(float));
+                    }
+                    k += run;
+                }
+            }
+            const float *p = x[0], *q = x[1];
+            switch (op) {
+            case 0: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] + q[k]; break;
+            case 1: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] - q[k]; break;
+            case 2: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] * q[k]; break;
+            default: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] / q[k]; break;
+            }
+            int nan = 0;
+            for (Py_ssize_t k = 0; k < len; k++) {
+                nan |= (p[k] != p[k]) | (q[k] != q[k]) | (r[k] != r[k]);
+            }
+            if (nan) {
+                done = 0;
+            } else if (v[2].itemsize == 2) {
+                floats_to_halves(r, (uint16_t *)dst + start, len);
+            } else {
+                memcpy((float *)dst + start, r, (size_t)len * sizeof(float));
+            }
+        }
+        if (in_place && dst != NULL) {
+            if (done) {
+                memcpy(v[2].buf, dst, (size_t)v[2].len);
+            }
+            free(dst);
+        }
+        Py_END_ALLOW_THREADS
+    }
+#endif
+    for (int i = 0; i < got; i++) {
+        PyBuffer_Release(&v[i]);
+    }
+    return PyBool_FromLong(done);
+}
+
 static PyMethodDef methods[] = {
     {"windows", windows, METH_VARARGS,
      "windows(x, out, columns, n, c, h, w, kh, kw, sh, sw, pt, pl, dh, dw, ho, wo): a conv's "
@@ -1813,6 +1916,9 @@ static PyMethodDef methods[] = {
     {"matmul", (PyCFunction)(void (*)(void))matmul, METH_FASTCALL,
      "matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p[, pool]) -> bool: a matmul "
      "command's product (fp32 or fp16 operands), epilogue and fp16 store in one call."},
+    {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
+     "binary(op, a, b, out) -> bool: an elementwise add, sub, mul or div (op 0-3) of fp16 or fp32 "
+     "operands repeating along out (fp16 or fp32), numpy's float32 bits; False: numpy's path."},
     {"to_f32", to_f32, METH_VARARGS,
      "to_f32(src, dst) -> bool: the fp16 elements of src (C-contiguous, or a view in runs of rows or "
      "planes, 8 elements or more) as fp32 into contiguous dst; False (nothing done) for another view."},
@@ -1834,7 +1940,7 @@ static struct PyModuleDef module = {
 /* Bumped whenever a function's arguments or meaning change: halves.py uses a build whose
    INTERFACE is its own and falls back to numpy for any other (an older build in a source
    tree would otherwise read fp16 columns as fp32). */
-#define F16_INTERFACE 6
+#define F16_INTERFACE 7
 
 PyMODINIT_FUNC PyInit__f16(void) {
     PyObject *m = PyModule_Create(&module);

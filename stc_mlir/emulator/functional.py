@@ -153,6 +153,8 @@ def execute(cmd: Command, ins: Mapping[str, np.ndarray], outs: Mapping[str, np.n
         ins = _upcast(ins, derived, ("residual",))
         if halves.matmul(out, ins["lhs"], ins["rhs"], ins.get("bias"), residual, p["act"]):
             return
+    elif cmd.op == "binary" and halves.binary(p["kind"], ins["lhs"], ins["rhs"], outs["output"]):
+        return  # (fp16 operands converted as they are read: one C pass)
     elif cmd.op not in MOVEMENT:
         ins = _upcast(ins, derived)
     match cmd.op:

@@ -12,7 +12,9 @@ every fp32 class in test/python/test_halves.py). Without it, numpy's casts are u
 `store_epilogue` does a conv's bias, residual, activation and store in one pass in C (four
 numpy passes over the accumulator otherwise), the same float operations in the same order;
 `depthwise_windows` and `conv2d_columns` build a conv's windows in C (nine strided numpy
-copies for a 3x3 kernel otherwise), the same values.
+copies for a 3x3 kernel otherwise), the same values. `binary` does an elementwise add, sub,
+mul or div with its fp16 operands converted as they are read and its store, in one pass
+(an upcast of each operand, numpy's loop and a store otherwise), the same bits.
 
 `conv`, `depthwise` and `matmul` do a whole conv or matmul command (its windows for a
 depthwise conv, the product, the epilogue and the store into an fp16 tile, or an fp32 one:
@@ -45,7 +47,7 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _f16 = None
 
-INTERFACE = 6
+INTERFACE = 7
 """The `_f16.c` interface this file calls (its `F16_INTERFACE`)."""
 NATIVE = bool(_f16 is not None and _f16.available and os.environ.get("STC_F16_NATIVE", "1") != "0"
               and getattr(_f16, "INTERFACE", None) == INTERFACE)
@@ -332,6 +334,37 @@ def depthwise(out: np.ndarray, x: np.ndarray, w: np.ndarray, bias: np.ndarray | 
         return False
     return _product(_f16.depthwise, x, w, out, bias, residual, ACTIVATIONS[activation], n, c, h, wd, kh, kw,
                     *strides, *dilations, ho, wo, pads[0], pads[1])
+
+
+_BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+
+
+@functools.lru_cache(maxsize=4096)
+def _repeats(a_shape: tuple, b_shape: tuple, out_size: int) -> bool:
+    """Whether numpy's broadcasting of `a_shape` with `b_shape` (of `out_size` elements) repeats
+    each operand whole along the result: its shape, after leading ones, a suffix of the
+    result's (a bias along rows, a scalar), as `_f16.binary` reads them."""
+    try:
+        shape = np.broadcast_shapes(a_shape, b_shape)
+    except ValueError:
+        return False  # (numpy's error, on its path)
+    if math.prod(shape) != out_size:
+        return False
+    for s in (a_shape, b_shape):
+        s = s[next((i for i, d in enumerate(s) if d != 1), len(s)):]
+        if s and tuple(shape[-len(s):]) != s:
+            return False
+    return True
+
+
+def binary(kind: str, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+    """`store(out, kernels.binary(kind, a, b))` of an add, sub, mul or div of fp16 or fp32 `a`
+    and `b` in one C pass (`_f16.binary`): the same bits. False when left to numpy's path:
+    no C module, another kind, type or layout, a broadcasting that does not repeat both
+    operands whole (`_repeats`), a NaN."""
+    op = _BINARY_OPS.get(kind)
+    return (NATIVE and op is not None and _repeats(a.shape, b.shape, out.size)
+            and _f16.binary(op, a, b, out))
 
 
 @functools.lru_cache(maxsize=4096)

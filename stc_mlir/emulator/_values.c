@@ -1176,6 +1176,47 @@ static inline double erf_poly(double a) {
     return t * poly;
 }
 
+/* The loops, compiled for AVX-512 and AVX2 too where GCC can dispatch at load time
+   (`target_clones`): the same IEEE operations four or eight at a time (no FMAs: contraction
+   is off, and the objdump of the build has none; the same bits). On BERT-base's gelu tiles
+   (64 x 3072) a whole `functional._erf` takes 0.26 ms, 0.64 with the scalar loops. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define ERF_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ERF_CLONES
+#endif
+
+/* e = -(a a) of x's n elements; whether all are finite */
+ERF_CLONES static int erf_start_loop(const float *restrict x, double *restrict e, Py_ssize_t n, int gelu) {
+    int finite = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float xi = x[i];
+        finite &= xi - xi == 0.0f;
+        double a = fabs((double)erf_arg(xi, gelu));
+        a = a * a;
+        e[i] = -a;
+    }
+    return finite;
+}
+
+/* out = erf(x) or gelu(x) from e = exp(-a a) (inlined per `gelu`, a constant at each call) */
+ERF_CLONES static void erf_finish_loop(const float *restrict x, const double *restrict e, float *restrict out,
+                                       Py_ssize_t n, int gelu) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float xi = x[i], h = erf_arg(xi, gelu);
+        double sign = h > 0.0f ? 1.0 : h < 0.0f ? -1.0 : 0.0; /* (np.sign; no NaN here) */
+        double r = erf_poly(fabs((double)h)) * e[i];
+        r = 1.0 - r;
+        r = sign * r;
+        float f = (float)r;
+        if (gelu) { /* 0.5 x (1 + erf): float32 steps */
+            f = 1.0f + f;
+            f = (0.5f * xi) * f;
+        }
+        out[i] = f;
+    }
+}
+
 static int erf_operands(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, Py_buffer *v, int *gelu) {
     if (nargs != want) {
         PyErr_SetString(PyExc_TypeError, "erf_start(x, e, gelu) / erf_finish(x, e, out, gelu)");
@@ -1206,21 +1247,12 @@ static int erf_operands(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want
    written) for a NaN or an infinity in x */
 static PyObject *py_erf_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_buffer v[2];
-    int gelu, finite = 1;
+    int gelu, finite;
     if (erf_operands(args, nargs, 3, v, &gelu) < 0) {
         return NULL;
     }
-    const float *x = v[0].buf;
-    double *e = v[1].buf;
-    Py_ssize_t n = v[0].len / 4;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        float xi = x[i];
-        finite &= xi - xi == 0.0f;
-        double a = fabs((double)erf_arg(xi, gelu));
-        a = a * a;
-        e[i] = -a;
-    }
+    finite = erf_start_loop(v[0].buf, v[1].buf, v[0].len / 4, gelu);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&v[0]);
     PyBuffer_Release(&v[1]);
@@ -1235,23 +1267,11 @@ static PyObject *py_erf_finish(PyObject *self, PyObject *const *args, Py_ssize_t
     if (erf_operands(args, nargs, 4, v, &gelu) < 0) {
         return NULL;
     }
-    const float *x = v[0].buf;
-    const double *e = v[1].buf;
-    float *out = v[2].buf;
-    Py_ssize_t n = v[0].len / 4;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        float xi = x[i], h = erf_arg(xi, gelu);
-        double sign = h > 0.0f ? 1.0 : h < 0.0f ? -1.0 : 0.0; /* (np.sign; no NaN here) */
-        double r = erf_poly(fabs((double)h)) * e[i];
-        r = 1.0 - r;
-        r = sign * r;
-        float f = (float)r;
-        if (gelu) { /* 0.5 x (1 + erf): float32 steps */
-            f = 1.0f + f;
-            f = (0.5f * xi) * f;
-        }
-        out[i] = f;
+    if (gelu) {
+        erf_finish_loop(v[0].buf, v[1].buf, v[2].buf, v[0].len / 4, 1);
+    } else {
+        erf_finish_loop(v[0].buf, v[1].buf, v[2].buf, v[0].len / 4, 0);
     }
     Py_END_ALLOW_THREADS
     for (int i = 0; i < 3; i++) {

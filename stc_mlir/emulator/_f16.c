@@ -704,11 +704,12 @@ F16C static int batched(const float *a, const float *b, const float *bias, const
    conv's or matmul's slices (`batched`) or a depthwise conv; `compute` works it out without
    the GIL (and without Python: PyMem_Raw* only), on the caller's thread (`now`) or on a
    pool's (`handed`, a `Job`). */
-enum { SLICES, DEPTHWISE };
+enum { SLICES, DEPTHWISE, ELEMENTWISE };
 typedef struct {
     int kind, act, rows, laid;  /* laid: a, b (and the bias) as `take` with a_runs 2 took them */
     operands ops;
-    Py_ssize_t d[14];  /* SLICES: m, n, p, batch, a_mod, b_mod, groups; DEPTHWISE: depthwise's sizes */
+    Py_ssize_t d[14];  /* SLICES: m, n, p, batch, a_mod, b_mod, groups; DEPTHWISE: depthwise's sizes;
+                          ELEMENTWISE: op, the element counts of a, b and out, in place */
 } product;
 
 static int compute(product *pr);
@@ -1248,8 +1249,63 @@ static int depthwise_product(product *pr) {
     return done;
 }
 
+/* `binary`'s work: out (view 2) = op (d[0]) of a and b (views 0, 1), each repeating along
+   out, in chunks of CHUNK; 1, or 0 for a NaN met (out partly written; the operands whole:
+   an in-place out, d[4], is written through a copy) or no memory for that copy */
+static int elementwise(product *pr) {
+    int done = 0;
+#if HAVE_F16C_PATH
+    const Py_buffer *v = pr->ops.view;
+    const Py_ssize_t op = pr->d[0], *size = pr->d + 1, n = pr->d[3];
+    float x[2][CHUNK], r[CHUNK];
+    char *dst = pr->d[4] ? PyMem_RawMalloc((size_t)v[2].len) : v[2].buf;
+    done = dst != NULL;
+    for (Py_ssize_t start = 0; done && start < n; start += CHUNK) {
+        Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
+        for (int i = 0; i < 2; i++) {  /* the operand's elements from start % size, repeating */
+            for (Py_ssize_t k = 0; k < len;) {
+                Py_ssize_t at = (start + k) % size[i], run = size[i] - at < len - k ? size[i] - at : len - k;
+                if (v[i].itemsize == 2) {
+                    run_to_floats((const uint16_t *)v[i].buf + at, x[i] + k, run);
+                } else {
+                    memcpy(x[i] + k, (const float *)v[i].buf + at, (size_t)run * sizeof(float));
+                }
+                k += run;
+            }
+        }
+        const float *p = x[0], *q = x[1];
+        switch (op) {
+        case 0: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] + q[k]; break;
+        case 1: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] - q[k]; break;
+        case 2: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] * q[k]; break;
+        default: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] / q[k]; break;
+        }
+        int nan = 0;
+        for (Py_ssize_t k = 0; k < len; k++) {
+            nan |= (p[k] != p[k]) | (q[k] != q[k]) | (r[k] != r[k]);
+        }
+        if (nan) {
+            done = 0;
+        } else if (v[2].itemsize == 2) {
+            floats_to_halves(r, (uint16_t *)dst + start, len);
+        } else {
+            memcpy((float *)dst + start, r, (size_t)len * sizeof(float));
+        }
+    }
+    if (pr->d[4] && dst != NULL) {
+        if (done) {
+            memcpy(v[2].buf, dst, (size_t)v[2].len);
+        }
+        PyMem_RawFree(dst);
+    }
+#else
+    (void)pr;
+#endif
+    return done;
+}
+
 static int compute(product *pr) {
-    return pr->kind == SLICES ? slices(pr) : depthwise_product(pr);
+    return pr->kind == SLICES ? slices(pr) : pr->kind == ELEMENTWISE ? elementwise(pr) : depthwise_product(pr);
 }
 
 /* depthwise(x, w, out, bias, residual, act, n, c, h, w, kh, kw, sh, sw, dh, dw, ho, wo, pt, pl[, pool])
@@ -1787,20 +1843,26 @@ static PyObject *store(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     return PyBool_FromLong(ok);
 }
 
-/* binary(op, a, b, out) -> bool: out = op(a, b) elementwise in fp32 (op 0 add, 1 sub, 2 mul,
-   3 div), a and b fp16 (converted exactly) or fp32, each repeating with its own element
-   count along out's (numpy's broadcasting of an operand whose shape is a suffix of the
-   result's: the caller checks the shapes), out fp16 (rounded to nearest even, as numpy's
+/* binary(op, a, b, out[, pool]) -> bool: out = op(a, b) elementwise in fp32 (op 0 add, 1 sub,
+   2 mul, 3 div), a and b fp16 (converted exactly) or fp32, each repeating with its own
+   element count along out's (numpy's broadcasting of an operand whose shape is a suffix of
+   the result's: the caller checks the shapes), out fp16 (rounded to nearest even, as numpy's
    store) or fp32; all C-contiguous. The IEEE operation numpy's float32 loop does, so the
    same bits. out may be an operand itself (an in-place add), else apart from both. False
    (out partly written, the operands whole, no error): another type, sizes that do not
    divide out's, out overlapping an operand in part, or a NaN in an operand or the result
-   (numpy's business: its payloads). */
+   (numpy's business: its payloads); with a pool, a Job (`elementwise` on its thread) whose
+   wait answers that. */
 #define BINARY_OPS 4
 static PyObject *binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "binary(op, a, b, out)");
+    if (nargs != 4 && nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "binary(op, a, b, out[, pool])");
+        return NULL;
+    }
+    PyObject *pool = nargs == 5 && args[4] != Py_None ? args[4] : NULL;
+    if (pool != NULL && !PyObject_TypeCheck(pool, &PoolType)) {
+        PyErr_SetString(PyExc_TypeError, "binary: the last argument is not a Pool");
         return NULL;
     }
     long op = PyLong_AsLong(args[0]);
@@ -1811,83 +1873,36 @@ static PyObject *binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_Format(PyExc_ValueError, "binary: op %ld (0-%d)", op, BINARY_OPS - 1);
         return NULL;
     }
-    Py_buffer v[3];
-    int got = 0, flags[3] = {PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
-                             PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE};
-    for (; got < 3; got++) {
-        if (PyObject_GetBuffer(args[1 + got], &v[got], flags[got]) < 0) {
+    product pr;
+    memset(&pr, 0, sizeof(pr));
+    pr.kind = ELEMENTWISE;
+    pr.d[0] = op;
+    Py_buffer *v = pr.ops.view;
+    int ok = cpu_has_f16c();
+    for (int i = 0; ok && i < 3; i++) {  /* a, b, out in views 0, 1, 2 */
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 2 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(args[1 + i], &v[i], flags) < 0) {
             PyErr_Clear();
+            ok = 0;
             break;
         }
-    }
-    Py_ssize_t size[3];
-    int ok = got == 3 && cpu_has_f16c();
-    for (int i = 0; ok && i < 3; i++) {
+        pr.ops.held[i] = 1;
         int half = format_is(&v[i], 'e') && v[i].itemsize == 2, single = format_is(&v[i], 'f') && v[i].itemsize == 4;
-        size[i] = v[i].len / (v[i].itemsize ? v[i].itemsize : 1);
-        ok = (half || single) && size[i] > 0;
+        pr.d[1 + i] = v[i].len / (v[i].itemsize ? v[i].itemsize : 1);
+        ok = (half || single) && pr.d[1 + i] > 0;
     }
-    ok = ok && size[2] % size[0] == 0 && size[2] % size[1] == 0;
-    int in_place = 0;  /* out is an operand itself: written through a copy, so that a NaN met */
-    for (int i = 0; ok && i < 2; i++) {  /* late leaves the operands whole for numpy's path */
-        const char *o = v[2].buf, *a = v[i].buf;
+    ok = ok && pr.d[3] % pr.d[1] == 0 && pr.d[3] % pr.d[2] == 0;
+    for (int i = 0; ok && i < 2; i++) {  /* out an operand itself: written through a copy (d[4]), */
+        const char *o = v[2].buf, *a = v[i].buf;  /* so that a NaN met late leaves the operands whole */
         int same = o == a && v[2].len == v[i].len && v[2].itemsize == v[i].itemsize;
-        in_place |= same;
+        pr.d[4] |= same;
         ok = same || o + v[2].len <= a || a + v[i].len <= o;
     }
-    int done = 0;
-#if HAVE_F16C_PATH
-    if (ok) {
-        Py_BEGIN_ALLOW_THREADS
-        float x[2][CHUNK], r[CHUNK];
-        Py_ssize_t n = size[2];
-        char *dst = in_place ? malloc((size_t)v[2].len) : v[2].buf;
-        done = dst != NULL;
-        for (Py_ssize_t start = 0; done && start < n; start += CHUNK) {
-            Py_ssize_t len = n - start < CHUNK ? n - start : CHUNK;
-            for (int i = 0; i < 2; i++) {  /* the operand's elements from start % size, repeating */
-                for (Py_ssize_t k = 0; k < len;) {
-                    Py_ssize_t at = (start + k) % size[i], run = size[i] - at < len - k ? size[i] - at : len - k;
-                    if (v[i].itemsize == 2) {
-                        run_to_floats((const uint16_t *)v[i].buf + at, x[i] + k, run);
-                    } else {
-                        memcpy(x[i] + k, (const float *)v[i].buf + at, (size_t)run * sizeof(float));
-                    }
-                    k += run;
-                }
-            }
-            const float *p = x[0], *q = x[1];
-            switch (op) {
-            case 0: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] + q[k]; break;
-            case 1: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] - q[k]; break;
-            case 2: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] * q[k]; break;
-            default: for (Py_ssize_t k = 0; k < len; k++) r[k] = p[k] / q[k]; break;
-            }
-            int nan = 0;
-            for (Py_ssize_t k = 0; k < len; k++) {
-                nan |= (p[k] != p[k]) | (q[k] != q[k]) | (r[k] != r[k]);
-            }
-            if (nan) {
-                done = 0;
-            } else if (v[2].itemsize == 2) {
-                floats_to_halves(r, (uint16_t *)dst + start, len);
-            } else {
-                memcpy((float *)dst + start, r, (size_t)len * sizeof(float));
-            }
-        }
-        if (in_place && dst != NULL) {
-            if (done) {
-                memcpy(v[2].buf, dst, (size_t)v[2].len);
-            }
-            free(dst);
-        }
-        Py_END_ALLOW_THREADS
+    if (!ok) {
+        release(&pr.ops);
+        Py_RETURN_FALSE;
     }
-#endif
-    for (int i = 0; i < got; i++) {
-        PyBuffer_Release(&v[i]);
-    }
-    return PyBool_FromLong(done);
+    return finish(&pr, pool);
 }
 
 static PyMethodDef methods[] = {
@@ -1917,8 +1932,9 @@ static PyMethodDef methods[] = {
      "matmul(a, b, out, bias, residual, act, batch, a_batch, b_batch, m, k, p[, pool]) -> bool: a matmul "
      "command's product (fp32 or fp16 operands), epilogue and fp16 store in one call."},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
-     "binary(op, a, b, out) -> bool: an elementwise add, sub, mul or div (op 0-3) of fp16 or fp32 "
-     "operands repeating along out (fp16 or fp32), numpy's float32 bits; False: numpy's path."},
+     "binary(op, a, b, out[, pool]) -> bool: an elementwise add, sub, mul or div (op 0-3) of fp16 or "
+     "fp32 operands repeating along out (fp16 or fp32), numpy's float32 bits; False: numpy's path; "
+     "with a pool, a Job."},
     {"to_f32", to_f32, METH_VARARGS,
      "to_f32(src, dst) -> bool: the fp16 elements of src (C-contiguous, or a view in runs of rows or "
      "planes, 8 elements or more) as fp32 into contiguous dst; False (nothing done) for another view."},

@@ -23,7 +23,7 @@
 
 static PyObject *s_memories, *s_aliases, *s_sources, *s_dropped, *s_nbytes, *s_lock, *s_acquire,
     *s_release, *s_copy, *s_pending, *s_seen, *s_wait, *s_data, *s_budget, *s_per_memory, *s_flags,
-    *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what, *s_macs, *s_strided;
+    *s_writeable, *s_views, *s_cmd, *s_dtype, *s_f32_what, *s_hand, *s_strided;
 
 #define BAD(x) ((x) == -1 && PyErr_Occurred())
 
@@ -1053,7 +1053,7 @@ fail:
 
 /* the hook's call: with `values` (helper threads), the values of the commands completed
    since the last start first (`Values.completed`); then task.copy None -> compute(task), or
-   offload(task) with `values` for a product of offload_macs or more; else (dst Memory, lo,
+   offload(task) with `values` for host work (task.hand) of offload_macs or more; else (dst Memory, lo,
    hi, dst key, src Memory, src lo, src key): the copy */
 static PyObject *hook_call(PyObject *state, PyObject *task) {
     PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
@@ -1069,12 +1069,12 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
     if (copy == NULL) {
         return NULL;
     }
-    if (copy == Py_None) { /* (with values, a product of offload_macs or more: offload(task)) */
+    if (copy == Py_None) { /* (with values, host work of offload_macs or more: offload(task)) */
         Py_DECREF(copy);
         PyObject *to = PyTuple_GET_ITEM(state, 1);
         if (values != Py_None) {
             Py_ssize_t macs, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 5));
-            if (BAD(least) || int_attr(task, s_macs, &macs) < 0) {
+            if (BAD(least) || int_attr(task, s_hand, &macs) < 0) {
                 return NULL;
             }
             if (macs >= least) {
@@ -1305,7 +1305,7 @@ static PyMethodDef methods[] = {
      "hook(cache, compute, values, timeline, offload, offload_macs) -> f: f(task) does "
      "values.completed(timeline) if values is not None, then a dense DMA's copy (task.copy: (dst Memory, "
      "lo, hi, dst key, src Memory, src lo, src key)) as TileCache.copy does, or for any other task "
-     "offload(task) if values is not None and task.macs >= offload_macs, else compute(task)."},
+     "offload(task) if values is not None and task.hand >= offload_macs, else compute(task)."},
     {"erf_start", (PyCFunction)(void (*)(void))py_erf_start, METH_FASTCALL,
      "erf_start(x, e, gelu) -> bool: float64 e = -(a a) for a = |x| (gelu: |x / sqrt 2| in float32), "
      "kernels.erf's steps; False for a NaN or infinity in float32 x (numpy's business)."},
@@ -1343,7 +1343,7 @@ PyMODINIT_FUNC PyInit__values(void) {
     NAME(s_views, "views");
     NAME(s_cmd, "cmd");
     NAME(s_dtype, "dtype");
-    NAME(s_macs, "macs");
+    NAME(s_hand, "hand");
     NAME(s_strided, "strided");
     if ((s_f32_what = Py_BuildValue("(s)", "f32")) == NULL) {
         return NULL;
@@ -1353,7 +1353,7 @@ PyMODINIT_FUNC PyInit__values(void) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 6) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", 7) < 0) {
         Py_DECREF(m);
         return NULL;
     }

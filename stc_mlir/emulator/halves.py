@@ -274,8 +274,9 @@ def pool(threads: int):
 
 
 def handing(pool, work: Callable[[], None]) -> list:
-    """Calls `work()` with the products `conv`, `depthwise` and `matmul` take handed to `pool`
-    (each queued there as a job, `_f16.Job`) instead of computed here, and returns the jobs.
+    """Calls `work()` with the products `conv`, `depthwise` and `matmul` take (and `binary`'s
+    pass) handed to `pool` (each queued there as a job, `_f16.Job`) instead of computed here,
+    and returns the jobs.
     Each job must be waited for (`Job.wait`) before its outputs are read or its operands
     changed; a wait that answers False (a NaN met) leaves the product to numpy's path."""
     jobs: list = []
@@ -361,10 +362,10 @@ def binary(kind: str, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
     """`store(out, kernels.binary(kind, a, b))` of an add, sub, mul or div of fp16 or fp32 `a`
     and `b` in one C pass (`_f16.binary`): the same bits. False when left to numpy's path:
     no C module, another kind, type or layout, a broadcasting that does not repeat both
-    operands whole (`_repeats`), a NaN."""
+    operands whole (`_repeats`), a NaN. Inside `handing`, a job as the products'."""
     op = _BINARY_OPS.get(kind)
     return (NATIVE and op is not None and _repeats(a.shape, b.shape, out.size)
-            and _f16.binary(op, a, b, out))
+            and _product(_f16.binary, op, a, b, out))
 
 
 @functools.lru_cache(maxsize=4096)

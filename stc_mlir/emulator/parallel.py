@@ -10,8 +10,9 @@ when a command starts, waiting for the values of every command whose slice the t
 has got since (`Values.start`) waits for all those it depends on; the commands still
 computing are ones running at the same simulated time, which touch none of its bytes
 (each command computes as it does alone, single-threaded BLAS included: the same bits).
-The simulator hands over only large products (a small command is computed where it
-starts, which is as safe: the commands still computing touch none of its bytes).
+The simulator hands over only large products and binary commands (`_Task.hand`; a small
+command is computed where it starts, which is as safe: the commands still computing touch
+none of its bytes).
 
 What is handed over is a product alone: the event loop's thread does a handed command's
 Python work (its operands' views, fp32 copies and columns, from the derived-value cache)

@@ -15,7 +15,7 @@ try:
 except ImportError:  # not built (a plain source tree) or not buildable here
     _values = None
 
-INTERFACE = 6
+INTERFACE = 7
 """The `_values.c` interface this file calls (its `INTERFACE`)."""
 NATIVE = bool(_values is not None and getattr(_values, "INTERFACE", None) == INTERFACE
               and os.environ.get("STC_VALUES_NATIVE", "1") != "0")

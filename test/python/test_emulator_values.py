@@ -92,8 +92,8 @@ def test_the_c_hook_waits_for_what_completed_as_values_completed_does():
     class Task:
         copy = None
 
-        def __init__(self, macs=0):
-            self.macs = macs
+        def __init__(self, hand=0):
+            self.hand = hand
 
     values, timeline, handed, offloaded = FakeValues(), [], [], []
     hook = tile_cache._values.hook(tile_cache.TileCache(), handed.append, values, timeline, offloaded.append, 100)
@@ -106,7 +106,7 @@ def test_the_c_hook_waits_for_what_completed_as_values_completed_does():
     timeline.append(Slice(2, "matrix", 5, "w", 1.0, 4.0))
     hook(task)
     assert values.waited == ["job10", "job25"] and values.seen == 4 and len(handed) == 2
-    large = Task(100)  # (a product of offload_macs or more: to a helper)
+    large = Task(100)  # (host work of offload_macs or more: to a helper)
     hook(large)
     assert offloaded == [large] and len(handed) == 2
 

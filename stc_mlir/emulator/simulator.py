@@ -57,7 +57,7 @@ class _Task:
     duration: float = 0.0  # compute commands
     dma: cost.DmaPlan | None = None
     macs: int = 0
-    hand: int = 0  # its values' host work in MACs (`OFFLOAD_MACS`): a product's macs, a binary's elements
+    hand: int = 0  # its values' host work in MACs (`OFFLOAD_MACS`): a product's, or ELEMENT_MACS per binary element
     start: float = 0.0
     fence: list[_Task] | None = None  # npu.fence: its legs, one in each unit queue of its core
     reads: list[_Access] | None = None  # prepared once: what `_apply` checks, views and counts
@@ -759,7 +759,8 @@ class Simulator:
             self._offload(task)
 
     def _offload(self, task: _Task) -> None:
-        """A large product's (or binary's) values: its Python work here, its C part on the pool (`_hand`)."""
+        """A large product's (or binary's) values: its Python work here, its C pass on the pool
+        (`_hand`)."""
         assert self.values is not None
         self.values.start((task.core, task.index), partial(self.compute, task))
 

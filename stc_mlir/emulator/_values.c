@@ -1053,8 +1053,8 @@ fail:
 
 /* the hook's call: with `values` (helper threads), the values of the commands completed
    since the last start first (`Values.completed`); then task.copy None -> compute(task), or
-   offload(task) with `values` for host work (task.hand) of offload_macs or more; else (dst Memory, lo,
-   hi, dst key, src Memory, src lo, src key): the copy */
+   offload(task) with `values` for host work (task.hand) of offload_macs or more; else (dst
+   Memory, lo, hi, dst key, src Memory, src lo, src key): the copy */
 static PyObject *hook_call(PyObject *state, PyObject *task) {
     PyObject *cache = PyTuple_GET_ITEM(state, 0), *values = PyTuple_GET_ITEM(state, 2),
              *timeline = PyTuple_GET_ITEM(state, 3);
@@ -1073,11 +1073,11 @@ static PyObject *hook_call(PyObject *state, PyObject *task) {
         Py_DECREF(copy);
         PyObject *to = PyTuple_GET_ITEM(state, 1);
         if (values != Py_None) {
-            Py_ssize_t macs, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 5));
-            if (BAD(least) || int_attr(task, s_hand, &macs) < 0) {
+            Py_ssize_t work, least = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 5));
+            if (BAD(least) || int_attr(task, s_hand, &work) < 0) {
                 return NULL;
             }
-            if (macs >= least) {
+            if (work >= least) {
                 to = PyTuple_GET_ITEM(state, 4);
             }
         }
